@@ -1,0 +1,314 @@
+"""The catalog: the whitelist of what a plan may name (SPEC 4).
+
+A TOML file maps entity types onto real tables. It is validated on load and
+every problem is reported at once, each naming the file and the dotted key.
+Nothing outside the catalog can be queried: the normalizer binds plan names
+against it and the executor takes every SQL identifier from it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from enum import StrEnum
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dsl.errors import ErrorType, QdslError
+from dsl.ir import Operator, QueryType
+
+
+class CatalogError(QdslError):
+    """The catalog file itself is wrong: a deployment problem, not a plan problem."""
+
+    type = ErrorType.USAGE
+
+
+class FieldType(StrEnum):
+    TEXT = "text"
+    ENUM = "enum"
+    NUMBER = "number"
+    DATE = "date"
+    DATETIME = "datetime"
+    BOOL = "bool"
+    ID = "id"
+
+
+_ORDERED = frozenset(
+    {
+        Operator.EQUALS,
+        Operator.NOT_EQUALS,
+        Operator.IN,
+        Operator.NOT_IN,
+        Operator.GT,
+        Operator.GTE,
+        Operator.LT,
+        Operator.LTE,
+        Operator.BETWEEN,
+        Operator.IS_NULL,
+    }
+)
+
+# Which operators make sense for which field type; the loader refuses the rest.
+OPERATORS_BY_TYPE: dict[FieldType, frozenset[Operator]] = {
+    FieldType.TEXT: frozenset(
+        {
+            Operator.EQUALS,
+            Operator.NOT_EQUALS,
+            Operator.IN,
+            Operator.NOT_IN,
+            Operator.EQUALS_OR_ALIAS,
+            Operator.CONTAINS,
+            Operator.IS_NULL,
+        }
+    ),
+    FieldType.ENUM: frozenset(
+        {
+            Operator.EQUALS,
+            Operator.NOT_EQUALS,
+            Operator.IN,
+            Operator.NOT_IN,
+            Operator.EQUALS_OR_ALIAS,
+            Operator.IS_NULL,
+        }
+    ),
+    FieldType.NUMBER: _ORDERED,
+    FieldType.DATE: _ORDERED,
+    FieldType.DATETIME: _ORDERED,
+    FieldType.BOOL: frozenset({Operator.EQUALS, Operator.NOT_EQUALS, Operator.IS_NULL}),
+    FieldType.ID: frozenset(
+        {Operator.EQUALS, Operator.NOT_EQUALS, Operator.IN, Operator.NOT_IN, Operator.IS_NULL}
+    ),
+}
+
+EVIDENCE_PROJECTION = "matched_evidence"
+"""A virtual projection every entity accepts: the evidence rows of each match."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FieldSpec(_Strict):
+    name: str = ""
+    column: str | None = None
+    fact: str | None = None
+    type: FieldType = FieldType.TEXT
+    values: tuple[str, ...] = ()
+    operators: tuple[Operator, ...] = (Operator.EQUALS,)
+    # canonical value -> every spelling that means it (the canonical one included)
+    aliases: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    sensitive: bool = False
+    # Words users write for the field itself (状态, status), for the rule planner.
+    synonyms: tuple[str, ...] = ()
+    # For id fields that point at another entity (task.project_id -> project).
+    references: str | None = None
+
+    @property
+    def is_fact(self) -> bool:
+        return self.fact is not None
+
+
+class EntitySpec(_Strict):
+    name: str = ""
+    table: str
+    id: str = "id"
+    tenant: str = "tenant_id"
+    label: str
+    text_search: tuple[str, ...] = ()
+    default_projection: tuple[str, ...] = ()
+    query_types: tuple[QueryType, ...] = ()
+    sorts: tuple[str, ...] = ()
+    default_sort: tuple[str, str] | None = None
+    max_limit: int = Field(default=200, ge=1)
+    default_limit: int = Field(default=20, ge=1)
+    synonyms: tuple[str, ...] = ()
+    # Other names for whitelisted names, e.g. project_id -> id (what LLMs write).
+    names: dict[str, str] = Field(default_factory=dict)
+    fields: dict[str, FieldSpec] = Field(default_factory=dict)
+
+    @cached_property
+    def whitelisted(self) -> frozenset[str]:
+        """Every name a plan may project (SPEC 4), sensitive fields excluded."""
+        names = {self.id, self.label, *self.default_projection, *self.sorts, *self.text_search}
+        names.update(n for n, f in self.fields.items() if not f.sensitive)
+        return frozenset(names)
+
+    @cached_property
+    def sensitive(self) -> frozenset[str]:
+        found = {n for n, f in self.fields.items() if f.sensitive}
+        found.update(f.column for f in self.fields.values() if f.sensitive and f.column)
+        return frozenset(found)
+
+    def column_for(self, name: str) -> str | None:
+        """The table column behind a whitelisted name; None for fact fields."""
+        spec = self.fields.get(name)
+        if spec is not None:
+            return spec.column
+        return name if name in self.whitelisted else None
+
+
+class FactsSpec(_Strict):
+    table: str = "semantic_facts"
+
+
+class Catalog(_Strict):
+    source: str = "<memory>"
+    facts: FactsSpec = FactsSpec()
+    entities: dict[str, EntitySpec]
+
+    def entity(self, name: str) -> EntitySpec:
+        return self.entities[name]
+
+
+def _key(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _check_field(ent: str, name: str, f: FieldSpec) -> list[tuple[str, str]]:
+    key = f"entities.{ent}.fields.{name}"
+    out: list[tuple[str, str]] = []
+    if (f.column is None) == (f.fact is None):
+        which = "both" if f.column else "neither"
+        out.append((key, f"a field is either a `column` or a `fact`, this one has {which}"))
+    allowed = OPERATORS_BY_TYPE[f.type]
+    for op in f.operators:
+        if op not in allowed:
+            out.append(
+                (
+                    f"{key}.operators",
+                    f"operator `{op.value}` cannot apply to a {f.type.value} field",
+                )
+            )
+    if f.type is FieldType.ENUM and not f.values:
+        out.append((f"{key}.values", "an enum field must list its values"))
+    if f.values and f.type is not FieldType.ENUM:
+        out.append((f"{key}.values", "only enum fields list values"))
+    for canon in f.aliases:
+        if f.values and canon not in f.values:
+            out.append((f"{key}.aliases.{canon}", f"`{canon}` is not one of the field's values"))
+    return out
+
+
+def _check_entity(
+    name: str, e: EntitySpec, entities: Mapping[str, EntitySpec]
+) -> list[tuple[str, str]]:
+    key = f"entities.{name}"
+    out: list[tuple[str, str]] = []
+    for fname, f in e.fields.items():
+        out.extend(_check_field(name, fname, f))
+        if f.references is not None and f.references not in entities:
+            out.append((f"{key}.fields.{fname}.references", f"no entity `{f.references}`"))
+    fact_fields = {n for n, f in e.fields.items() if f.is_fact}
+    for s in e.sorts:
+        if s in fact_fields:
+            out.append((f"{key}.sorts", f"`{s}` is a fact field and cannot be sorted on"))
+        elif s in e.sensitive:
+            out.append((f"{key}.sorts", f"`{s}` is sensitive and cannot be sorted on"))
+    if e.default_sort is not None:
+        fld, direction = e.default_sort
+        if fld not in e.sorts:
+            out.append((f"{key}.default_sort", f"sort field `{fld}` is not declared in `sorts`"))
+        if direction not in ("asc", "desc"):
+            out.append((f"{key}.default_sort", f"direction `{direction}` is not asc or desc"))
+    for p in e.default_projection:
+        if p in e.sensitive:
+            out.append((f"{key}.default_projection", f"`{p}` is sensitive and cannot be projected"))
+    for alias, target in e.names.items():
+        if target not in e.whitelisted:
+            out.append((f"{key}.names.{alias}", f"`{target}` is not a whitelisted name"))
+    if e.default_limit > e.max_limit:
+        out.append((f"{key}.default_limit", "default_limit is above max_limit"))
+    return out
+
+
+def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Catalog:
+    """Validate a parsed TOML document into a Catalog, reporting every problem."""
+    data = dict(raw)
+    ents = data.get("entities")
+    if isinstance(ents, dict):
+        patched: dict[str, Any] = {}
+        for ename, raw_ent in ents.items():
+            ent = raw_ent
+            if isinstance(raw_ent, dict):
+                ent = {"name": ename, **raw_ent}
+                fields = ent.get("fields")
+                if isinstance(fields, dict):
+                    ent["fields"] = {
+                        fn: ({**fv, "name": fn} if isinstance(fv, dict) else fv)
+                        for fn, fv in fields.items()
+                    }
+            patched[ename] = ent
+        data["entities"] = patched
+    data["source"] = source
+    try:
+        catalog = Catalog.model_validate(data)
+    except ValidationError as exc:
+        problems = [(_key(err["loc"]), err["msg"]) for err in exc.errors()]
+        raise _catalog_error(source, problems) from None
+    problems = []
+    for ename, ent in catalog.entities.items():
+        problems.extend(_check_entity(ename, ent, catalog.entities))
+    if problems:
+        raise _catalog_error(source, problems)
+    return catalog
+
+
+def _catalog_error(source: str, problems: list[tuple[str, str]]) -> CatalogError:
+    first_key, first_msg = problems[0]
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return CatalogError(
+        "invalid_catalog",
+        f"{source}: {first_key}: {first_msg}{more}",
+        hint="fix the catalog file; every problem is listed in details.problems",
+        details={
+            "file": source,
+            "problems": [{"key": k, "message": m} for k, m in problems],
+        },
+    )
+
+
+def load_catalog(path: str | os.PathLike[str]) -> Catalog:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise CatalogError(
+            "catalog_unreadable",
+            f"cannot read catalog {p.name}: {exc.strerror}",
+            hint="pass an existing TOML file with --catalog or QDSL_CATALOG",
+            details={"file": str(p)},
+        ) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(
+            "invalid_catalog",
+            f"{p.name}: not valid TOML: {exc}",
+            hint="fix the TOML syntax",
+            details={"file": str(p)},
+        ) from None
+    return catalog_from_mapping(raw, source=p.name)
+
+
+_DEMO: Catalog | None = None
+
+
+def demo_catalog() -> Catalog:
+    """The shipped catalog describing the demo schema (parsed once per process)."""
+    global _DEMO  # noqa: PLW0603 - a process-wide cache of an immutable value
+    if _DEMO is None:
+        text = resources.files("dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8")
+        _DEMO = catalog_from_mapping(tomllib.loads(text), source="demo_catalog.toml")
+    return _DEMO
+
+
+def resolve_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
+    """`--catalog` over `QDSL_CATALOG` over the shipped demo catalog."""
+    chosen = path or os.environ.get("QDSL_CATALOG")
+    return load_catalog(chosen) if chosen else demo_catalog()

@@ -1,0 +1,189 @@
+"""The typed, immutable IR of a Query DSL Plan (SPEC 3).
+
+Both the text form and the JSON form land here. Models are frozen and forbid
+unknown keys, so a plan can be hashed, cached and compared, and nothing the
+grammar does not know can ride along. The normalizer returns the same models
+with every name bound to the catalog and every default filled in.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class QueryType(StrEnum):
+    EXISTENCE = "existence"
+    COUNT = "count"
+    LIST = "list"
+    STATUS = "status"
+    EXPLAIN = "explain"
+    DIAGNOSE = "diagnose"
+    COMPARE = "compare"
+    UNKNOWN = "unknown"
+
+
+class AnswerContract(StrEnum):
+    YES_NO_WITH_EVIDENCE = "yes_no_with_evidence"
+    COUNT_SCALAR = "count_scalar"
+    ENTITY_LIST = "entity_list"
+    ENTITY_SNAPSHOT = "entity_snapshot"
+    EXPLANATION_WITH_CITATIONS = "explanation_with_citations"
+    DIAGNOSIS_WITH_EVIDENCE = "diagnosis_with_evidence"
+    COMPARISON_WITH_BASIS = "comparison_with_basis"
+    CLARIFY_OR_FAIL = "clarify_or_fail"
+
+
+CONTRACT_FOR: dict[QueryType, AnswerContract] = {
+    QueryType.EXISTENCE: AnswerContract.YES_NO_WITH_EVIDENCE,
+    QueryType.COUNT: AnswerContract.COUNT_SCALAR,
+    QueryType.LIST: AnswerContract.ENTITY_LIST,
+    QueryType.STATUS: AnswerContract.ENTITY_SNAPSHOT,
+    QueryType.EXPLAIN: AnswerContract.EXPLANATION_WITH_CITATIONS,
+    QueryType.DIAGNOSE: AnswerContract.DIAGNOSIS_WITH_EVIDENCE,
+    QueryType.COMPARE: AnswerContract.COMPARISON_WITH_BASIS,
+    QueryType.UNKNOWN: AnswerContract.CLARIFY_OR_FAIL,
+}
+
+
+class Operator(StrEnum):
+    EQUALS = "equals"
+    NOT_EQUALS = "not_equals"
+    IN = "in"
+    NOT_IN = "not_in"
+    EQUALS_OR_ALIAS = "equals_or_alias"
+    CONTAINS = "contains"
+    GT = "gt"
+    GTE = "gte"
+    LT = "lt"
+    LTE = "lte"
+    BETWEEN = "between"
+    IS_NULL = "is_null"
+
+
+LIST_OPERATORS = frozenset({Operator.IN, Operator.NOT_IN})
+
+
+class ValueSource(StrEnum):
+    USER_TEXT = "user_text"
+    CONTEXT = "context"
+    REFERENCED_OBJECT = "referenced_object"
+    DEFAULT = "default"
+
+
+class SortDirection(StrEnum):
+    ASC = "asc"
+    DESC = "desc"
+
+
+class VerifierCheck(StrEnum):
+    CONTRACT_MATCHES_QUERY_TYPE = "contract_matches_query_type"
+    EVIDENCE_BACKED = "evidence_backed"
+    NO_TOTAL_COUNT_SUBSTITUTION = "no_total_count_substitution"
+    COVERS_CONDITIONS = "covers_conditions"
+    FRESH_EVIDENCE = "fresh_evidence"
+    WITHIN_LIMIT = "within_limit"
+    TENANT_CONSISTENT = "tenant_consistent"
+    ROUTE_CONTRACT_INTERNAL = "route_contract_internal"
+
+
+class EmptyPolicy(StrEnum):
+    """What an empty result turns into (text form: ``on_empty``)."""
+
+    ANSWER_NOT_FOUND = "answer_not_found"
+    CLARIFY = "clarify"
+
+
+class Span(BaseModel):
+    """Where a node was written in plan text (1-based line and column).
+
+    Spans are provenance, not meaning: two plans that say the same thing are
+    equal wherever they were written, so every span compares equal to every
+    other span and to ``None`` in equality of the nodes that hold them.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    start_pos: int
+    end_pos: int
+
+    def __eq__(self, other: object) -> bool:
+        return other is None or isinstance(other, Span)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+Scalar = str | int | float | bool
+Value = Scalar | tuple[Scalar, ...] | None
+
+SpanField = Annotated[Span | None, Field(default=None, exclude=True, repr=False)]
+
+
+class _Node(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+
+class Filter(_Node):
+    field: str = Field(min_length=1)
+    operator: Operator
+    # Scalar for comparisons; a tuple for in / not_in (any length >= 1) and
+    # between (exactly two); a bool for is_null (True: is null, False: is not null).
+    value: Value = None
+    value_source: ValueSource = ValueSource.USER_TEXT
+    span: SpanField = None
+
+
+class ObjectRef(_Node):
+    entity_type: str = Field(min_length=1)
+    id: str = Field(min_length=1)
+    span: SpanField = None
+
+
+class Scope(_Node):
+    tenant_id: str | None = None
+    project_id: str | None = None
+    thread_anchor: str | None = None
+    referenced_objects: tuple[ObjectRef, ...] = ()
+    # Always true: a plan cannot ask to leave its tenant. JSON `false` is refused.
+    tenant_bound: Literal[True] = True
+
+
+class Sort(_Node):
+    field: str = Field(min_length=1)
+    direction: SortDirection = SortDirection.ASC
+    span: SpanField = None
+
+
+class RetrievalPolicy(_Node):
+    facts_first: bool = True
+    allow_fallback_text: bool = False
+    require_fresh_fact: bool = False
+    # Facts observed longer ago than this (or past their valid_until) are stale.
+    freshness_days: int | None = Field(default=None, ge=1, le=36500)
+
+
+class Plan(_Node):
+    plan_version: Literal["v1"] = "v1"
+    query_type: QueryType
+    entity_type: str = Field(min_length=1)
+    answer_contract: AnswerContract | None = None
+    filters: tuple[Filter, ...] = ()
+    scope: Scope = Scope()
+    projection: tuple[str, ...] = ()
+    sort: tuple[Sort, ...] = ()
+    limit: int | None = Field(default=None, ge=1)
+    retrieval_policy: RetrievalPolicy = RetrievalPolicy()
+    verifier_checks: tuple[VerifierCheck, ...] = ()
+    clarify_on_empty: bool = False
+    span: SpanField = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The JSON form (SPEC 3 field names), spans left out."""
+        return self.model_dump(mode="json")

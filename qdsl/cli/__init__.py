@@ -1,0 +1,1 @@
+"""The `qdsl` command line (SPEC 7)."""

@@ -1,0 +1,89 @@
+"""Entry point of the `qdsl` command.
+
+Subcommands load lazily (`COMMANDS` maps a name to `module:attribute`) because
+agent hosts call qdsl once per step: start-up time is paid on every call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from qdsl.cli.state import CliState
+
+COMMANDS: dict[str, str] = {
+    "parse": "qdsl.cli.plan_cmds:parse_cmd",
+    "fmt": "qdsl.cli.plan_cmds:fmt_cmd",
+    "schema": "qdsl.cli.plan_cmds:schema_cmd",
+    "catalog": "qdsl.cli.plan_cmds:catalog_cmd",
+    "compile": "qdsl.cli.exec_cmds:compile_cmd",
+    "run": "qdsl.cli.exec_cmds:run_cmd",
+    "db": "qdsl.cli.db_cmds:db_group",
+    "demo": "qdsl.cli.db_cmds:demo_group",
+    "ask": "qdsl.cli.answer_cmds:ask_cmd",
+    "verify": "qdsl.cli.answer_cmds:verify_cmd",
+    "refs": "qdsl.cli.refs_cmds:refs_group",
+    "chain": "qdsl.cli.chain_cmd:chain_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        cmd = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+
+def _print_version(ctx: click.Context) -> None:
+    from importlib.metadata import version
+
+    click.echo(f"qdsl {version('qdsl')}")
+    ctx.exit()
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--json", "json_mode", is_flag=True, help="Print one JSON envelope (SPEC 8).")
+@click.option("--db", "db_url", envvar="QDSL_DATABASE_URL", help="SQLAlchemy database URL.")
+@click.option("--catalog", "catalog_path", envvar="QDSL_CATALOG", help="Catalog TOML file.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _p, v: _print_version(ctx) if v else None,
+    help="Print the version and exit.",
+)
+@click.pass_context
+def cli(ctx: click.Context, json_mode: bool, db_url: str | None, catalog_path: str | None) -> None:
+    """qdsl: query DSL compiler and answer verifier."""
+    ctx.obj = CliState(json_mode=json_mode, db_url=db_url, catalog_path=catalog_path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    json_mode = "--json" in args
+    try:
+        rv: Any = cli.main(args=args, prog_name="qdsl", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as exc:
+        from qdsl.cli.runner import usage_failure
+
+        sys.exit(usage_failure(exc, json_mode=json_mode))
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

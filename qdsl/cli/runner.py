@@ -1,0 +1,74 @@
+"""Run one CLI operation and send its outcome through the envelope adapter.
+
+A command body returns an `Outcome` or raises a `QdslError`; anything else it
+raises is a defect, reported as `internal/unexpected` without a traceback
+(set QDSL_DEBUG=1 to see one on stderr).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from dsl.errors import InternalError, QdslError, UsageError
+from qdsl.cli.state import current_state
+
+
+@dataclass
+class Outcome:
+    data: Any
+    warnings: list[str] = field(default_factory=list)
+    next_ops: list[dict[str, Any]] = field(default_factory=list)
+    human: str | None = None
+    trace_id: str | None = None
+    # A non-zero exit for a result that is still printed as data (e.g. `verify`
+    # printing a failed verdict exits 5 with the verdict on stdout).
+    exit_code: int = 0
+
+
+def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
+    from envelope import emit_error, emit_success
+
+    state = current_state()
+    try:
+        outcome = body()
+    except QdslError as exc:
+        return emit_error(operation, exc, json_mode=state.json_mode)
+    except Exception as exc:
+        if os.environ.get("QDSL_DEBUG"):
+            traceback.print_exc(file=sys.stderr)
+        internal = InternalError(
+            "unexpected",
+            f"qdsl failed unexpectedly ({type(exc).__name__})",
+            hint="this is a defect in qdsl; rerun with QDSL_DEBUG=1 and report the traceback",
+        )
+        return emit_error(operation, internal, json_mode=state.json_mode)
+    code = emit_success(
+        operation,
+        outcome.data,
+        warnings=outcome.warnings,
+        next_ops=outcome.next_ops,
+        trace_id=outcome.trace_id,
+        json_mode=state.json_mode,
+        human=outcome.human,
+    )
+    return outcome.exit_code or code
+
+
+def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
+    from envelope import emit_error
+
+    ctx = getattr(exc, "ctx", None)
+    operation = ctx.command_path.removeprefix("qdsl").strip() if ctx is not None else ""
+    err = UsageError(
+        "bad_arguments",
+        exc.format_message(),
+        hint=f"see `{ctx.command_path if ctx else 'qdsl'} --help`",
+    )
+    return emit_error(operation or "qdsl", err, json_mode=json_mode)
