@@ -74,6 +74,10 @@ class ExecutionResult(BaseModel):
     # before the limit (None when not computed). `truncated`: rows were capped.
     count: int | None = None
     truncated: bool = False
+    # The tenant's unfiltered number of entities of this type, read as a guard so
+    # the verifier can catch an answer that is really the total ("有 137 个项目"
+    # for "有没有 A 股项目"). None when the template did not read it.
+    baseline_total: int | None = None
     evidence: tuple[Evidence, ...] = ()
     used_fallback: bool = False
     elapsed_ms: float = 0.0
