@@ -1,0 +1,24 @@
+"""The normalizer: a raw plan bound to the catalog and the caller's context.
+
+`normalize(plan, catalog, context)` applies `DEFAULT_RULES`, a tuple of small
+named rules, each a pure function of (plan, env) returning a new plan. A caller
+may pass its own tuple (`rules=DEFAULT_RULES + (my_rule,)`).
+"""
+
+from __future__ import annotations
+
+from dsl.normalize.contract import DEFAULT_CHECKS
+from dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
+from dsl.normalize.limits import DEFAULT_FRESHNESS_DAYS
+from dsl.normalize.pipeline import DEFAULT_RULES, normalize
+
+__all__ = [
+    "DEFAULT_CHECKS",
+    "DEFAULT_FRESHNESS_DAYS",
+    "DEFAULT_RULES",
+    "Env",
+    "NormalizedPlan",
+    "PlanContext",
+    "Rule",
+    "normalize",
+]

@@ -1,0 +1,53 @@
+"""What every normalizer rule receives besides the plan, and what normalize returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsl.catalog import Catalog
+from dsl.ir import ObjectRef, Plan, Span
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What the caller knows and the plan must not decide: above all, the tenant."""
+
+    tenant_id: str | None = None
+    project_id: str | None = None
+    thread_anchor: str | None = None
+    referenced_objects: tuple[ObjectRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class NormalizedPlan:
+    plan: Plan
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class Env:
+    """The catalog, the caller's context and the warnings collected so far."""
+
+    catalog: Catalog
+    context: PlanContext = field(default_factory=PlanContext)
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+
+Rule = Callable[[Plan, Env], Plan]
+"""A normalizer rule: a pure function of the plan and the env returning a new plan."""
+
+
+def where(path: str, span: Span | None = None, **extra: Any) -> dict[str, Any]:
+    """Error details naming the place of a fault: the JSON path and, from text, line/column."""
+    out: dict[str, Any] = {"path": path}
+    if span is not None:
+        out["line"] = span.line
+        out["column"] = span.column
+    out.update(extra)
+    return out

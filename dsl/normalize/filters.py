@@ -1,0 +1,63 @@
+"""Filter binding: each filter's field is a filterable catalog name and its operator is
+one the field allows."""
+
+from __future__ import annotations
+
+from dsl.catalog import EntitySpec, FieldSpec
+from dsl.errors import PlanError
+from dsl.ir import Filter, Plan
+from dsl.normalize.entity import entity_of
+from dsl.normalize.env import Env, where
+from dsl.normalize.names import field_spec, filterable, resolve_filter_field
+from dsl.suggest import did_you_mean, suggest
+
+
+def spec_for(ent: EntitySpec, f: Filter, index: int) -> tuple[str, FieldSpec]:
+    """The bound name and spec of the field a filter names, or an `unknown_field` refusal."""
+    name = resolve_filter_field(ent, f.field)
+    spec = field_spec(ent, name) if name is not None else None
+    if name is not None and spec is not None:
+        return name, spec
+    known = [n for n in filterable(ent) if n not in ent.sensitive]
+    spellings = {n: n for n in known}
+    spellings.update((a, t) for a, t in ent.names.items() if t in known)
+    suggestions = suggest(f.field, spellings)
+    raise PlanError(
+        "unknown_field",
+        f"`{f.field}` is not a filterable field of {ent.name}",
+        hint=did_you_mean(suggestions, known, f"fields of {ent.name}"),
+        details=where(
+            f"filters[{index}].field",
+            f.span,
+            entity=ent.name,
+            field=f.field,
+            suggestions=list(suggestions),
+        ),
+    )
+
+
+def bind_filters(plan: Plan, env: Env) -> Plan:
+    ent = entity_of(plan, env)
+    out: list[Filter] = []
+    for i, f in enumerate(plan.filters):
+        name, spec = spec_for(ent, f, i)
+        if f.operator not in spec.operators:
+            allowed = [op.value for op in spec.operators]
+            suggestions = suggest(f.operator.value, allowed)
+            raise PlanError(
+                "unsupported_operator",
+                f"operator `{f.operator.value}` is not allowed on {ent.name}.{name}",
+                hint=f"{ent.name}.{name} allows: {', '.join(allowed)}",
+                details=where(
+                    f"filters[{i}].operator",
+                    f.span,
+                    entity=ent.name,
+                    field=name,
+                    operator=f.operator.value,
+                    allowed=allowed,
+                    suggestions=list(suggestions),
+                ),
+            )
+        out.append(f if name == f.field else f.model_copy(update={"field": name}))
+    filters = tuple(out)
+    return plan if filters == plan.filters else plan.model_copy(update={"filters": filters})

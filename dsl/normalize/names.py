@@ -1,0 +1,72 @@
+"""Name resolution against one catalog entity (no errors here: the rules decide).
+
+A name written in a plan resolves, in order: as written, through the entity's
+`names` table (project_id -> id, what LLMs write), then case-insensitively
+against both. The entity's id and label are filterable even when the catalog
+does not declare them under `fields`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dsl.catalog import EVIDENCE_PROJECTION, EntitySpec, FieldSpec, FieldType
+from dsl.ir import Operator
+
+EVIDENCE_NAMES = frozenset({EVIDENCE_PROJECTION, "evidence"})
+
+_ID_OPERATORS = (Operator.EQUALS, Operator.NOT_EQUALS, Operator.IN, Operator.NOT_IN)
+_LABEL_OPERATORS = (Operator.EQUALS, Operator.CONTAINS, Operator.IN)
+
+
+def _lookup(name: str, known: Iterable[str], names: dict[str, str]) -> str | None:
+    known = tuple(known)
+    if name in known:
+        return name
+    if names.get(name) in known:
+        return names[name]
+    folded = name.casefold()
+    hits = {k for k in known if k.casefold() == folded}
+    hits |= {t for a, t in names.items() if a.casefold() == folded and t in known}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def filterable(ent: EntitySpec) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*ent.fields, ent.id, ent.label)))
+
+
+def resolve_filter_field(ent: EntitySpec, name: str) -> str | None:
+    return _lookup(name, filterable(ent), ent.names)
+
+
+def field_spec(ent: EntitySpec, name: str) -> FieldSpec | None:
+    """The spec of a filterable name; the implicit id and label get a fixed one."""
+    if name in ent.fields:
+        return ent.fields[name]
+    if name == ent.id:
+        return FieldSpec(name=name, column=name, type=FieldType.ID, operators=_ID_OPERATORS)
+    if name == ent.label:
+        return FieldSpec(name=name, column=name, type=FieldType.TEXT, operators=_LABEL_OPERATORS)
+    return None
+
+
+def projectable(ent: EntitySpec) -> tuple[str, ...]:
+    return (*sorted(ent.whitelisted), EVIDENCE_PROJECTION)
+
+
+def resolve_projection(ent: EntitySpec, name: str) -> str | None:
+    if name.casefold() in EVIDENCE_NAMES:
+        return EVIDENCE_PROJECTION
+    return _lookup(name, projectable(ent), ent.names)
+
+
+def resolve_sort_field(ent: EntitySpec, name: str) -> str | None:
+    return _lookup(name, ent.sorts, ent.names)
+
+
+def is_sensitive(ent: EntitySpec, written: str, resolved: str | None) -> bool:
+    """Whether a name means a sensitive field, however it was spelled."""
+    if written in ent.sensitive or resolved in ent.sensitive:
+        return True
+    folded = written.casefold()
+    return any(s.casefold() == folded for s in ent.sensitive)

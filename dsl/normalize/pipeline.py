@@ -1,0 +1,68 @@
+"""normalize(): the rules applied in order to a raw plan."""
+
+from __future__ import annotations
+
+from dsl.catalog import Catalog
+from dsl.errors import InternalError, QdslError
+from dsl.ir import Plan
+from dsl.normalize.contract import bind_contract, fill_verifier_checks
+from dsl.normalize.entity import bind_entity, check_query_type
+from dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
+from dsl.normalize.filters import bind_filters
+from dsl.normalize.limits import fill_limit, fill_retrieval_policy
+from dsl.normalize.projection import bind_projection
+from dsl.normalize.scope import bind_tenant, merge_context
+from dsl.normalize.sensitive import cleanse_sensitive
+from dsl.normalize.sorting import bind_sort
+from dsl.normalize.values import check_values, normalize_values
+
+# Order matters where a rule relies on an earlier one's refusal: the entity is
+# bound first, the tenant is checked before anything reads data-bearing names,
+# and sensitive names are refused or dropped before binding could call them
+# merely unknown.
+DEFAULT_RULES: tuple[Rule, ...] = (
+    bind_entity,
+    check_query_type,
+    bind_contract,
+    bind_tenant,
+    merge_context,
+    cleanse_sensitive,
+    bind_filters,
+    check_values,
+    normalize_values,
+    bind_projection,
+    bind_sort,
+    fill_limit,
+    fill_retrieval_policy,
+    fill_verifier_checks,
+)
+
+
+def normalize(
+    plan: Plan,
+    catalog: Catalog,
+    context: PlanContext | None = None,
+    *,
+    rules: tuple[Rule, ...] = DEFAULT_RULES,
+) -> NormalizedPlan:
+    """Bind a raw plan to the catalog and the caller's context, filling every default.
+
+    Raises a QdslError subclass naming where the plan is wrong. Normalizing a
+    normalized plan again (same catalog and context) changes nothing and warns
+    about nothing.
+    """
+    env = Env(catalog=catalog, context=context or PlanContext())
+    for rule in rules:
+        try:
+            plan = rule(plan, env)
+        except QdslError:
+            raise
+        except Exception as exc:
+            name = getattr(rule, "__name__", repr(rule))
+            raise InternalError(
+                "normalizer_rule_crashed",
+                f"normalizer rule `{name}` crashed: {type(exc).__name__}: {exc}",
+                hint="this is a defect in qdsl; report it with the plan",
+                details={"rule": name},
+            ) from exc
+    return NormalizedPlan(plan=plan, warnings=tuple(env.warnings))

@@ -1,0 +1,37 @@
+"""Projection binding: whitelisted names only, aliases resolved, defaulted when empty."""
+
+from __future__ import annotations
+
+from dsl.errors import PlanError
+from dsl.ir import Plan
+from dsl.normalize.entity import entity_of
+from dsl.normalize.env import Env, where
+from dsl.normalize.names import projectable, resolve_projection
+from dsl.suggest import did_you_mean, suggest
+
+
+def bind_projection(plan: Plan, env: Env) -> Plan:
+    ent = entity_of(plan, env)
+    bound: list[str] = []
+    for i, name in enumerate(plan.projection):
+        found = resolve_projection(ent, name)
+        if found is None:
+            known = projectable(ent)
+            spellings = {n: n for n in known}
+            spellings.update((a, t) for a, t in ent.names.items() if t in known)
+            suggestions = suggest(name, spellings)
+            raise PlanError(
+                "unknown_field",
+                f"`{name}` is not a projectable field of {ent.name}",
+                hint=did_you_mean(suggestions, known, f"projectable fields of {ent.name}"),
+                details=where(
+                    f"projection[{i}]",
+                    None,
+                    entity=ent.name,
+                    field=name,
+                    suggestions=list(suggestions),
+                ),
+            )
+        bound.append(found)
+    out = tuple(dict.fromkeys(bound)) or ent.default_projection
+    return plan if out == plan.projection else plan.model_copy(update={"projection": out})
