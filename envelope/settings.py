@@ -1,0 +1,144 @@
+"""Where the state lives and the `[io]` settings (SPEC 9).
+
+Each setting is read from its environment variable, then from `[io]` in
+`<state dir>/config.toml`, then its default. The state directory is the
+platform's user state dir (platformdirs knows the XDG / macOS / Windows
+conventions, so we do not re-derive them); `QDSL_STATE_DIR` overrides it.
+platformdirs and tomllib are imported only when needed: start-up time is paid
+on every agent step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dsl.errors import UsageError
+
+FileInputPolicy = Literal["allow", "warn", "deny"]
+FILE_INPUT_POLICIES: tuple[FileInputPolicy, ...] = ("allow", "warn", "deny")
+
+DEFAULT_THRESHOLD = 24576
+# Below this a preview cannot carry even the ref fields, so smaller thresholds
+# are raised to it (0 still means "never persist").
+MIN_THRESHOLD = 1024
+DEFAULT_TTL_MS = 30 * 60 * 1000
+DEFAULT_MAX_COUNT = 50
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The qdsl state root; not created here."""
+    env = os.environ if env is None else env
+    override = env.get("QDSL_STATE_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return platformdirs.user_state_path("qdsl")
+
+
+def load_io_config(root: Path) -> dict[str, Any]:
+    """The `[io]` table of `<root>/config.toml`, or {} when there is none."""
+    path = root / "config.toml"
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as exc:
+        raise UsageError(
+            "bad_config",
+            f"cannot read the qdsl config file ({exc.strerror})",
+            hint="fix the permissions of config.toml in the state dir (`qdsl refs path`)",
+        ) from exc
+    import tomllib
+
+    try:
+        doc = tomllib.loads(raw.decode("utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            "bad_config",
+            f"the qdsl config file is not valid TOML: {exc}",
+            hint="fix config.toml in the state dir (`qdsl refs path` shows the dir)",
+        ) from exc
+    io = doc.get("io", {})
+    if not isinstance(io, dict):
+        raise UsageError("bad_config", "[io] in config.toml must be a table", hint="write [io]")
+    return io
+
+
+@dataclass(frozen=True)
+class IoSettings:
+    threshold: int = DEFAULT_THRESHOLD
+    ttl_ms: int = DEFAULT_TTL_MS
+    max_count: int = DEFAULT_MAX_COUNT
+    max_bytes: int = DEFAULT_MAX_BYTES
+    file_input: FileInputPolicy = "warn"
+    # Where file_input came from, for the deny hint: "env", "config" or "default".
+    file_input_source: str = "default"
+
+
+def _int_setting(
+    env: Mapping[str, str], config: Mapping[str, Any], env_name: str, key: str, default: int
+) -> int:
+    raw: Any
+    if env.get(env_name, "").strip():
+        raw, where = env[env_name].strip(), env_name
+    elif key in config:
+        raw, where = config[key], f"[io] {key}"
+    else:
+        return default
+    try:
+        value = int(raw)
+        if isinstance(raw, bool):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise UsageError(
+            "bad_setting",
+            f"{where} must be a non-negative integer, got {raw!r}",
+            hint=f"set {where} to a number such as {default}",
+        ) from None
+    if value < 0:
+        raise UsageError(
+            "bad_setting", f"{where} must not be negative", hint=f"for example {default}"
+        )
+    return value
+
+
+def parse_policy(raw: object, where: str) -> FileInputPolicy:
+    text = str(raw).strip().lower()
+    for policy in FILE_INPUT_POLICIES:
+        if text == policy:
+            return policy
+    raise UsageError(
+        "bad_setting",
+        f"{where} must be allow, warn or deny, got {raw!r}",
+        hint=f"set {where} to one of allow|warn|deny",
+    )
+
+
+def io_settings(env: Mapping[str, str] | None = None, root: Path | None = None) -> IoSettings:
+    env = os.environ if env is None else env
+    config = load_io_config(root if root is not None else state_dir(env))
+    threshold = _int_setting(env, config, "QDSL_REF_THRESHOLD", "result_threshold", 24576)
+    if 0 < threshold < MIN_THRESHOLD:
+        threshold = MIN_THRESHOLD
+    if env.get("QDSL_FILE_INPUT", "").strip():
+        policy, source = parse_policy(env["QDSL_FILE_INPUT"], "QDSL_FILE_INPUT"), "env"
+    elif "file_input" in config:
+        policy, source = parse_policy(config["file_input"], "[io] file_input"), "config"
+    else:
+        policy, source = "warn", "default"
+    return IoSettings(
+        threshold=threshold,
+        ttl_ms=_int_setting(env, config, "QDSL_REF_TTL_MS", "ref_ttl_ms", DEFAULT_TTL_MS),
+        max_count=_int_setting(env, config, "QDSL_REF_MAX_COUNT", "ref_max_count", 50),
+        max_bytes=_int_setting(
+            env, config, "QDSL_REF_MAX_BYTES", "ref_max_bytes", DEFAULT_MAX_BYTES
+        ),
+        file_input=policy,
+        file_input_source=source,
+    )
