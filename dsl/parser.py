@@ -1,0 +1,168 @@
+"""Plan text -> raw IR: ``parse_text``.
+
+The grammar (``grammar.lark``) is compiled once, lazily, as an LALR(1) parser
+with the contextual lexer, and cached by Lark across processes. A syntax error
+becomes a ``PlanError`` (``validation/syntax_error``) with the line, column, a
+caret excerpt, the expected tokens in human words and a hint for the usual
+mistakes (``==``, a bare word where a quoted value belongs, ``;``).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+from lark.exceptions import UnexpectedToken, VisitError
+
+from dsl.errors import PlanError, QdslError
+from dsl.ir import Plan
+from dsl.transform import PlanTransformer, excerpt
+
+GRAMMAR_FILE = "grammar.lark"
+
+# Regex terminals in words a person understands; literal terminals show as written.
+_TERMINAL_WORDS: dict[str, str] = {
+    "NAME": "identifier",
+    "INT": "integer",
+    "NUMBER": "number",
+    "STRING": "quoted string",
+    "COMPARE": "comparison (= != ~= contains > >= < <=)",
+    "DIRECTION": "asc or desc",
+    "$END": "end of input",
+}
+
+# Up to this many expected tokens are spelled out in the hint.
+_FEW_EXPECTED = 8
+
+
+def grammar_text() -> str:
+    return resources.files("dsl").joinpath(GRAMMAR_FILE).read_text(encoding="utf-8")
+
+
+def make_parser(parser: str = "lalr") -> Lark:
+    """A fresh Lark parser for the plan grammar (``"lalr"`` or, for comparison, ``"earley"``)."""
+    options: dict[str, Any] = {
+        "parser": parser,
+        "propagate_positions": True,
+        "maybe_placeholders": True,
+    }
+    if parser == "lalr":
+        options.update(lexer="contextual", cache=True)
+    return Lark(grammar_text(), **options)
+
+
+@functools.cache
+def get_parser() -> Lark:
+    """The process-wide LALR parser, built on first use."""
+    return make_parser("lalr")
+
+
+def parse_text(text: str) -> Plan:
+    """Parse plan text into the raw IR (names unbound, defaults unfilled, spans set)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise PlanError(
+            "empty_plan",
+            "the plan is empty",
+            hint='a plan needs at least "<query_type> <entity_type>", e.g. "count project"',
+        )
+    try:
+        tree = get_parser().parse(text)
+    except UnexpectedInput as error:
+        raise syntax_error(text, error) from None
+    try:
+        return PlanTransformer(text).transform(tree)
+    except VisitError as error:
+        if isinstance(error.orig_exc, QdslError):
+            raise error.orig_exc from None
+        raise
+
+
+def _human(name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    try:
+        pattern = get_parser().get_terminal(name).pattern
+    except KeyError:
+        return name
+    return str(pattern.value) if pattern.type == "str" else name
+
+
+def _found(text: str, error: UnexpectedInput) -> tuple[str, str]:
+    """(what was found in human words, its raw text)."""
+    if isinstance(error, UnexpectedEOF):
+        return "end of input", ""
+    if isinstance(error, UnexpectedToken):
+        token: Token = error.token
+        if token.type == "$END":
+            return "end of input", ""
+        return str(token), str(token)
+    assert isinstance(error, UnexpectedCharacters)
+    return error.char, error.char
+
+
+def _position(text: str, error: UnexpectedInput, found: str) -> tuple[int, int]:
+    line, column = getattr(error, "line", -1), getattr(error, "column", -1)
+    at_end = found == "end of input"
+    if not at_end and isinstance(line, int) and line > 0 and isinstance(column, int) and column > 0:
+        return line, column
+    # End of input: point just past the last written character.
+    lines = text.rstrip().split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def _expected(error: UnexpectedInput) -> list[str]:
+    names: set[str] = set()
+    if isinstance(error, UnexpectedToken):
+        names = set(error.accepts or error.expected)
+    elif isinstance(error, UnexpectedCharacters):
+        names = set(error.allowed or ())
+    elif isinstance(error, UnexpectedEOF):
+        names = set(error.expected)
+    return sorted({_human(name) for name in names if not name.startswith("__IGNORE")})
+
+
+def _diagnose(text: str, error: UnexpectedInput, found: str, expected: list[str]) -> str | None:
+    """A targeted hint for a mistake people make, or None."""
+    position = getattr(error, "pos_in_stream", None)
+    if found == ";":
+        return "`;` is not part of the plan language: one plan, no statement separators"
+    if found == "'":
+        return 'quote strings with double quotes: "value"'
+    if found == "=" and isinstance(position, int) and text[position - 1 : position] == "=":
+        return "compare with a single `=` (not `==`)"
+    if found in ("&", "&&", "|", "||", "or", "OR"):
+        return "conditions are joined with `and`; for alternatives use `field in (a, b)`"
+    if "quoted string" in expected and found and (found[0].isalpha() or found[0] == "_"):
+        return f'put the value in double quotes: "{found}"'
+    if found == "end of input" and len(text.split()) < 2:
+        return "a plan starts with <query_type> <entity_type>, e.g. `count project`"
+    return None
+
+
+def syntax_error(text: str, error: UnexpectedInput) -> PlanError:
+    found, _raw = _found(text, error)
+    line, column = _position(text, error, found)
+    expected = _expected(error)
+    hint = _diagnose(text, error, found, expected)
+    if hint is None:
+        if 0 < len(expected) <= _FEW_EXPECTED:
+            hint = "expected " + " or ".join(f"`{e}`" for e in expected)
+        else:
+            hint = "see the plan grammar in SPEC 3 (`qdsl fmt` prints a canonical plan)"
+    shown = "end of input" if found == "end of input" else repr(found)
+    return PlanError(
+        "syntax_error",
+        f"unexpected {shown} at line {line}, column {column}",
+        hint=hint,
+        details={
+            "line": line,
+            "column": column,
+            "excerpt": excerpt(text, line, column),
+            "expected": expected,
+            "found": found,
+        },
+    )

@@ -1,0 +1,370 @@
+"""The one Transformer from the Lark parse tree to the plan IR.
+
+Every rule of ``grammar.lark`` has a method here; a rule without one is a
+defect and raises instead of passing a tree through. Words that name enum
+members (query type, contract, checks, ...) are resolved by ``dsl.closure``,
+the same as in the JSON form. Nodes parsed from text carry their spans.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from lark import Token, Transformer, v_args
+from lark.tree import Meta
+from pydantic import ValidationError
+
+from dsl import closure
+from dsl.errors import InternalError, PlanError, QdslError
+from dsl.ir import (
+    EmptyPolicy,
+    Filter,
+    ObjectRef,
+    Operator,
+    Plan,
+    RetrievalPolicy,
+    Scalar,
+    Scope,
+    Sort,
+    SortDirection,
+    Span,
+    Value,
+    ValueSource,
+)
+
+T = TypeVar("T")
+
+
+def excerpt(text: str, line: int, column: int) -> str:
+    """The faulty line and a caret under `column` (both 1-based).
+
+    Wide (CJK) characters take two cells and tabs are kept, so the caret lines
+    up in a terminal.
+    """
+    lines = text.split("\n")
+    source = lines[line - 1] if 0 < line <= len(lines) else ""
+    source = source.rstrip("\r")
+    pad: list[str] = []
+    for char in source[: max(column - 1, 0)]:
+        if char == "\t":
+            pad.append("\t")
+        elif unicodedata.east_asian_width(char) in ("W", "F"):
+            pad.append("  ")
+        else:
+            pad.append(" ")
+    return f"{source}\n{''.join(pad)}^"
+
+
+def located(error: QdslError, text: str, line: int, column: int) -> QdslError:
+    """`error` with the position and caret excerpt of where it was written."""
+    error.details = {
+        "line": line,
+        "column": column,
+        "excerpt": excerpt(text, line, column),
+        **error.details,
+    }
+    return error
+
+
+def span_of(meta: Meta) -> Span | None:
+    if meta.empty:
+        return None
+    return Span(
+        line=meta.line,
+        column=meta.column,
+        end_line=meta.end_line,
+        end_column=meta.end_column,
+        start_pos=meta.start_pos,
+        end_pos=meta.end_pos,
+    )
+
+
+@dataclass(frozen=True)
+class _Clause:
+    name: str
+    payload: Any
+    meta: Meta
+
+
+_RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
+    "facts_first": ("facts_first", True),
+    "no_facts_first": ("facts_first", False),
+    "facts_last": ("facts_first", False),
+    "fallback_text": ("allow_fallback_text", True),
+    "allow_fallback_text": ("allow_fallback_text", True),
+    "no_fallback_text": ("allow_fallback_text", False),
+    "require_fresh_fact": ("require_fresh_fact", True),
+    "fresh_facts": ("require_fresh_fact", True),
+    "no_require_fresh_fact": ("require_fresh_fact", False),
+}
+_RETRIEVAL_NUMBERS = frozenset({"freshness_days"})
+
+
+@v_args(meta=True)
+class PlanTransformer(Transformer[Token, Plan]):
+    """Builds a raw (not yet normalized) `Plan` from a parse tree of `text`."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(visit_tokens=False)
+        self._text = text
+
+    # -- safety net ---------------------------------------------------------
+
+    def __default__(self, data: Any, children: Any, meta: Any) -> Any:
+        raise InternalError(
+            "unhandled_rule",
+            f"the plan transformer has no handler for grammar rule {data!r}",
+            hint="this is a qdsl defect: grammar.lark and dsl/transform.py disagree",
+        )
+
+    def _at(self, token: Token, error: QdslError) -> QdslError:
+        return located(error, self._text, token.line or 1, token.column or 1)
+
+    def _word(self, token: Token, resolve: Callable[[str], Any]) -> Any:
+        try:
+            return resolve(str(token))
+        except PlanError as error:
+            raise self._at(token, error) from None
+
+    def _build(
+        self, meta: Meta, build: Callable[[], T], clause_meta: dict[str, Meta] | None = None
+    ) -> T:
+        """`build()`, with a model validation error pointed at the clause that caused it."""
+        try:
+            return build()
+        except ValidationError as error:
+            problem = error.errors()[0]
+            if clause_meta and problem["loc"] and str(problem["loc"][0]) in clause_meta:
+                meta = clause_meta[str(problem["loc"][0])]
+            path = ".".join(str(part) for part in problem["loc"])
+            raise located(
+                PlanError(
+                    "invalid_plan",
+                    f"{path}: {problem['msg']}" if path else str(problem["msg"]),
+                    hint="fix the value at the caret",
+                ),
+                self._text,
+                meta.line if not meta.empty else 1,
+                meta.column if not meta.empty else 1,
+            ) from None
+
+    # -- values ---------------------------------------------------------------
+
+    def string(self, meta: Meta, children: list[Token]) -> str:
+        return self._decode(children[0])
+
+    def _decode(self, token: Token) -> str:
+        try:
+            value = json.loads(str(token), strict=False)
+        except json.JSONDecodeError:
+            raise self._at(
+                token,
+                PlanError(
+                    "invalid_string",
+                    f"invalid escape in string {token!s}",
+                    hint='strings use JSON escapes: \\" \\\\ \\n \\t \\uXXXX',
+                ),
+            ) from None
+        assert isinstance(value, str)
+        return value
+
+    def number(self, meta: Meta, children: list[Token]) -> int | float:
+        text = str(children[0])
+        if any(c in text for c in ".eE"):
+            return float(text)
+        return int(text)
+
+    def true(self, meta: Meta, children: list[Token]) -> bool:
+        return True
+
+    def false(self, meta: Meta, children: list[Token]) -> bool:
+        return False
+
+    def value_list(self, meta: Meta, children: list[Scalar]) -> tuple[Scalar, ...]:
+        return tuple(children)
+
+    def ident(self, meta: Meta, children: list[Token]) -> str:
+        # INT and NAME are kept as written, so "0064" stays "0064".
+        token = children[0]
+        return self._decode(token) if token.type == "STRING" else str(token)
+
+    # -- conditions (operator, value) -------------------------------------------
+
+    def compare(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+        token, value = children
+        return self._word(token, closure.operator), value
+
+    def in_(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+        return Operator.IN, children[0]
+
+    def not_in(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+        return Operator.NOT_IN, children[0]
+
+    def between(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+        return Operator.BETWEEN, (children[0], children[1])
+
+    def is_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+        return Operator.IS_NULL, True
+
+    def is_not_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+        return Operator.IS_NULL, False
+
+    def filter(self, meta: Meta, children: list[Any]) -> Filter:
+        name, (operator, value), source = children
+        value_source = (
+            ValueSource.USER_TEXT if source is None else self._word(source, closure.value_source)
+        )
+        return self._build(
+            meta,
+            lambda: Filter(
+                field=str(name),
+                operator=operator,
+                value=value,
+                value_source=value_source,
+                span=span_of(meta),
+            ),
+        )
+
+    # -- clauses ------------------------------------------------------------------
+
+    def version(self, meta: Meta, children: list[Token]) -> _Clause:
+        token = children[0]
+        if str(token) != "v1":
+            raise self._at(
+                token,
+                PlanError(
+                    "unsupported_plan_version",
+                    f"unsupported plan version {token!s}",
+                    hint="write `plan v1` or leave the line out",
+                ),
+            )
+        return _Clause("version", "v1", meta)
+
+    def header(self, meta: Meta, children: list[Token]) -> _Clause:
+        word, entity = children
+        return _Clause("header", (self._word(word, closure.query_type), str(entity)), meta)
+
+    def contract(self, meta: Meta, children: list[Token]) -> _Clause:
+        return _Clause("contract", self._word(children[0], closure.answer_contract), meta)
+
+    def where(self, meta: Meta, children: list[Filter]) -> _Clause:
+        return _Clause("where", tuple(children), meta)
+
+    def select(self, meta: Meta, children: list[Token]) -> _Clause:
+        return _Clause("select", tuple(str(name) for name in children), meta)
+
+    def sort(self, meta: Meta, children: list[Token | None]) -> Sort:
+        name, direction = children
+        assert name is not None
+        return Sort(
+            field=str(name),
+            direction=SortDirection.ASC if direction is None else SortDirection(str(direction)),
+            span=span_of(meta),
+        )
+
+    def order(self, meta: Meta, children: list[Sort]) -> _Clause:
+        return _Clause("order", tuple(children), meta)
+
+    def limit(self, meta: Meta, children: list[Token]) -> _Clause:
+        return _Clause("limit", int(children[0]), meta)
+
+    def tenant(self, meta: Meta, children: list[str]) -> _Clause:
+        return _Clause("tenant", children[0], meta)
+
+    def project(self, meta: Meta, children: list[str]) -> _Clause:
+        return _Clause("project", children[0], meta)
+
+    def anchor(self, meta: Meta, children: list[str]) -> _Clause:
+        return _Clause("anchor", children[0], meta)
+
+    def object_ref(self, meta: Meta, children: list[Any]) -> ObjectRef:
+        entity, ref_id = children
+        return self._build(
+            meta, lambda: ObjectRef(entity_type=str(entity), id=ref_id, span=span_of(meta))
+        )
+
+    def about(self, meta: Meta, children: list[ObjectRef]) -> _Clause:
+        return _Clause("about", tuple(children), meta)
+
+    def retrieval_item(self, meta: Meta, children: list[Token | None]) -> tuple[str, Any]:
+        name, number = children
+        assert name is not None
+        key = closure.closure_key(str(name))
+        if key in _RETRIEVAL_FLAGS and number is None:
+            return _RETRIEVAL_FLAGS[key]
+        if key in _RETRIEVAL_NUMBERS and number is not None:
+            return key, int(number)
+        known = sorted(_RETRIEVAL_FLAGS) + [f"{n} N" for n in sorted(_RETRIEVAL_NUMBERS)]
+        raise self._at(
+            name,
+            PlanError(
+                "unknown_retrieval_option",
+                f"unknown retrieval option {' '.join(str(c) for c in children if c)!r}",
+                hint="use " + ", ".join(known),
+                details={"word": str(name), "allowed": known},
+            ),
+        )
+
+    def retrieval(self, meta: Meta, children: list[tuple[str, Any]]) -> _Clause:
+        settings = dict(RetrievalPolicy().model_dump())
+        settings.update(children)
+        return _Clause("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
+
+    def verify(self, meta: Meta, children: list[Token]) -> _Clause:
+        checks = tuple(self._word(token, closure.verifier_check) for token in children)
+        return _Clause("verify", checks, meta)
+
+    def on_empty(self, meta: Meta, children: list[Token]) -> _Clause:
+        policy = self._word(children[0], closure.empty_policy)
+        return _Clause("on_empty", policy is EmptyPolicy.CLARIFY, meta)
+
+    # -- the plan -------------------------------------------------------------------
+
+    def start(self, meta: Meta, children: list[_Clause]) -> Plan:
+        seen: dict[str, _Clause] = {}
+        for clause in children:
+            if clause.name in seen:
+                raise located(
+                    PlanError(
+                        "duplicate_clause",
+                        f"the {clause.name} clause is written twice",
+                        hint=f"merge the two {clause.name} clauses into one",
+                        details={"clause": clause.name},
+                    ),
+                    self._text,
+                    clause.meta.line,
+                    clause.meta.column,
+                )
+            seen[clause.name] = clause
+        query_type, entity_type = seen["header"].payload
+        fields: dict[str, Any] = {"query_type": query_type, "entity_type": entity_type}
+        scope: dict[str, Any] = {}
+        metas: dict[str, Meta] = {}
+        for name, target, into in _CLAUSE_FIELDS:
+            if name in seen:
+                (scope if into == "scope" else fields)[target] = seen[name].payload
+                metas[target] = seen[name].meta
+        if scope:
+            fields["scope"] = Scope(**scope)
+        return self._build(meta, lambda: Plan(**fields, span=span_of(meta)), metas)
+
+
+# clause name -> Plan (or Scope) field it fills
+_CLAUSE_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("contract", "answer_contract", "plan"),
+    ("where", "filters", "plan"),
+    ("select", "projection", "plan"),
+    ("order", "sort", "plan"),
+    ("limit", "limit", "plan"),
+    ("retrieval", "retrieval_policy", "plan"),
+    ("verify", "verifier_checks", "plan"),
+    ("on_empty", "clarify_on_empty", "plan"),
+    ("tenant", "tenant_id", "scope"),
+    ("project", "project_id", "scope"),
+    ("anchor", "thread_anchor", "scope"),
+    ("about", "referenced_objects", "scope"),
+)
