@@ -1,0 +1,35 @@
+"""The shape every check has: a named function from a `Subject` to issues."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from dsl.ir import Plan
+from executor.result import ExecutionResult
+from verifier.model import Answer, Issue, Outcome, VerifyContext
+
+
+@dataclass(frozen=True)
+class Subject:
+    plan: Plan
+    result: ExecutionResult
+    answer: Answer
+    context: VerifyContext
+
+
+Check = Callable[[Subject], Iterable[Issue]]
+
+
+def error(
+    check: str,
+    message: str,
+    outcome: Outcome = Outcome.RETRY_WITH_SAME_PLAN,
+    *,
+    retryable: bool = True,
+) -> Issue:
+    return Issue(check=check, level="error", message=message, outcome=outcome, retryable=retryable)
+
+
+def warning(check: str, message: str) -> Issue:
+    return Issue(check=check, level="warning", message=message, outcome=Outcome.PASS)

@@ -1,0 +1,90 @@
+"""covers_conditions: the text names the asked entity and every condition.
+
+An answer about "A股 projects" that never says "A股" (or an alias such as
+"A-share") may be about something else; the same holds for the entity itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from dsl.catalog import Catalog
+from dsl.ir import Filter, ValueSource
+from dsl.textnorm import normalize_text
+from verifier.checks.base import Subject, error
+from verifier.model import Issue
+
+NAME = "covers_conditions"
+
+_REQUIRED_SOURCES = frozenset({ValueSource.USER_TEXT, ValueSource.REFERENCED_OBJECT})
+
+
+def squash(text: str) -> str:
+    """Normalized and without spaces: "A 股" and "A股" name the same thing."""
+    return normalize_text(text).replace(" ", "")
+
+
+def entity_names(catalog: Catalog, entity_type: str) -> tuple[str, ...]:
+    spec = catalog.entities.get(entity_type)
+    names = [entity_type]
+    if spec is not None:
+        names.extend(spec.synonyms)
+    return tuple(names)
+
+
+def _scalar_spellings(value: object) -> list[str]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, float) and value.is_integer():
+        return [str(int(value)), str(value)]
+    text = str(value)
+    if len(text) >= 10 and text[4:5] == "-" and text[7:8] == "-":
+        return [text, text[:10]]
+    return [text]
+
+
+def value_spellings(catalog: Catalog, entity_type: str, flt: Filter, value: object) -> list[str]:
+    """The value and every alias the catalog lists for it."""
+    spellings = _scalar_spellings(value)
+    if not spellings:
+        return []
+    spec = catalog.entities.get(entity_type)
+    field = spec.fields.get(flt.field) if spec is not None else None
+    if field is None or not field.aliases:
+        return spellings
+    wanted = squash(spellings[0])
+    for canonical, aliases in field.aliases.items():
+        group = (canonical, *aliases)
+        if any(squash(a) == wanted for a in group):
+            return [*spellings, *group]
+    return spellings
+
+
+def _values(flt: Filter) -> Iterable[object]:
+    if flt.value is None or isinstance(flt.value, bool):
+        return ()
+    if isinstance(flt.value, tuple):
+        return flt.value
+    return (flt.value,)
+
+
+def covers_conditions(s: Subject) -> Iterator[Issue]:
+    catalog = s.context.catalog
+    text = squash(s.answer.text)
+    names = entity_names(catalog, s.plan.entity_type)
+    if not any(squash(n) in text for n in names):
+        yield error(NAME, f"the text does not name the entity {s.plan.entity_type}")
+    for flt in s.plan.filters:
+        if flt.value_source not in _REQUIRED_SOURCES:
+            continue
+        for value in _values(flt):
+            spellings = value_spellings(catalog, s.plan.entity_type, flt, value)
+            if spellings and not any(squash(v) in text for v in spellings if v):
+                yield error(
+                    NAME,
+                    f"the text does not state the condition {flt.field} "
+                    f"{flt.operator.value} {value!r} (nor any alias)",
+                )
+    for ref in s.plan.scope.referenced_objects:
+        if squash(ref.id) not in text:
+            yield error(NAME, f"the text does not name {ref.entity_type} {ref.id}")

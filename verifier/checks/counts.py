@@ -1,0 +1,95 @@
+"""no_total_count_substitution: a filtered answer that is really the unfiltered total.
+
+The trap this product exists for: "有没有 A 股项目" answered "有 137 个项目".
+The executor reads the tenant's unfiltered total (`baseline_total`) as a guard;
+an answer whose numbers equal it while the filtered match count differs is
+substituting the total for the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from dsl.ir import AnswerContract, ValueSource
+from verifier.checks.base import Subject, error, warning
+from verifier.model import Issue
+
+NAME = "no_total_count_substitution"
+
+_BRACKETS = re.compile(r"\[[^\[\]]*\]")
+_TAGGED = re.compile(r"#[\w-]+|\b[A-Za-z_]+:[\w#.:-]+")
+_DATES = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_NUMBER = re.compile(r"(?<![0-9A-Za-z.:#/_-])\d+(?![0-9A-Za-z.:/_%-])")
+_JOINERS = (
+    r"(?:\s*(?:和|与|跟|及|、|,|，|and|vs\.?|versus|with)\s*(?:[A-Za-z\u4e00-\u9fff]+\s*)?\d+)*"
+)
+
+
+def match_count(s: Subject) -> int:
+    if s.result.count is not None:
+        return s.result.count
+    return len(s.result.rows)
+
+
+def _referents(s: Subject) -> list[str]:
+    """Words that name an entity, so "项目 64" / "run 12" are ids, not amounts."""
+    words = {s.plan.entity_type, s.result.entity_type}
+    catalog = s.context.catalog
+    for name in list(words):
+        spec = catalog.entities.get(name)
+        if spec is not None:
+            words.update(spec.synonyms)
+    for ref in s.plan.scope.referenced_objects:
+        words.add(ref.entity_type)
+    for spec in catalog.entities.values():
+        words.update(spec.synonyms)
+        words.add(spec.name)
+    return sorted((w for w in words if w), key=len, reverse=True)
+
+
+def stated_numbers(s: Subject) -> list[int]:
+    """Integers the text states as amounts (ids, citations, dates and labels removed)."""
+    text = s.answer.text
+    for row in s.result.rows:
+        # Labels and attribute values may hold digits (a budget, a title); they
+        # are the data, not an amount the answer claims.
+        shown = [row.label, *map(str, row.values.values()), *row.facts.values()]
+        for value in sorted((v for v in shown if v), key=len, reverse=True):
+            text = text.replace(value, " ")
+    text = _BRACKETS.sub(" ", text)
+    text = _DATES.sub(" ", text)
+    text = _TAGGED.sub(" ", text)
+    words = "|".join(re.escape(w) for w in _referents(s))
+    if words:
+        text = re.sub(rf"(?i)(?:{words})\s*(?:#|no\.?\s*)?\d+{_JOINERS}", " ", text)
+    for row in s.result.rows:
+        text = re.sub(rf"\(\s*{re.escape(row.entity_id)}\s*\)", " ", text)
+    return [int(n) for n in _NUMBER.findall(text)]
+
+
+def no_total_count_substitution(s: Subject) -> Iterator[Issue]:
+    answer = s.answer
+    if answer.contract is not AnswerContract.COUNT_SCALAR and "count" in answer.data:
+        yield error(NAME, f"a {answer.contract.value} answer carries a `count`")
+    filtered = [f for f in s.plan.filters if f.value_source is not ValueSource.DEFAULT]
+    if not filtered and not s.plan.scope.referenced_objects:
+        return
+    baseline = s.result.baseline_total
+    if baseline is None:
+        yield warning(NAME, "the result has no baseline_total; total substitution unchecked")
+        return
+    matched = match_count(s)
+    if baseline == matched:
+        return
+    for key, value in answer.data.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value == baseline:
+            yield error(
+                NAME,
+                f"data.{key} = {value} is the unfiltered total, not the {matched} matching",
+            )
+    if baseline in stated_numbers(s):
+        yield error(
+            NAME,
+            f"the text states {baseline}, the unfiltered total, not the {matched} matching",
+        )

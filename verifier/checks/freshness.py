@@ -1,0 +1,52 @@
+"""fresh_evidence: with require_fresh_fact, every cited fact is still valid.
+
+Stale means past its `valid_until`, or observed longer ago than the freshness
+window (the plan's `freshness_days`, else the context's default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+from executor.result import Evidence
+from verifier.checks.base import Subject, error, warning
+from verifier.model import Issue, Outcome
+
+NAME = "fresh_evidence"
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def staleness(ev: Evidence, now: datetime, days: int | None) -> str | None:
+    """Why `ev` is stale at `now`, or None when it is fresh."""
+    if ev.valid_until is not None and _aware(ev.valid_until) < now:
+        return f"valid only until {ev.valid_until.date().isoformat()}"
+    observed = ev.observed_at
+    if days is not None and observed is not None and _aware(observed) < now - timedelta(days=days):
+        return f"observed {observed.date().isoformat()}, over {days} days ago"
+    return None
+
+
+def fresh_evidence(s: Subject) -> Iterator[Issue]:
+    policy = s.plan.retrieval_policy
+    now = _aware(s.context.now)
+    days = policy.freshness_days or s.context.default_freshness_days
+    known = s.result.evidence_by_id()
+    for eid in s.answer.cited_evidence:
+        ev = known.get(eid)
+        if ev is None or ev.kind != "fact":
+            continue
+        why = staleness(ev, now, days)
+        if why is None:
+            continue
+        if policy.require_fresh_fact:
+            yield error(
+                NAME,
+                f"cited fact {eid} is stale ({why}) and the plan requires fresh facts",
+                Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE,
+            )
+        else:
+            yield warning(NAME, f"cited fact {eid} is stale ({why})")
