@@ -1,0 +1,231 @@
+"""Database URLs, engines, migrations and the demo database.
+
+* `default_database_url()`: an embedded SQLite file `demo.sqlite3` in the qdsl
+  state directory (QDSL_STATE_DIR, else platformdirs' user state dir), so
+  `qdsl demo` works without a server.
+* `make_engine(url)`: PostgreSQL goes through psycopg 3; a plain
+  `postgresql://` or `postgres://` URL is rewritten to `postgresql+psycopg://`.
+* `upgrade(url)`: runs the Alembic history programmatically. The migration
+  scripts live in the repository's top-level `alembic/` directory, found as
+  `Path(facts.__file__).parents[1] / "alembic"` (so qdsl must run from a
+  checkout or an editable install; no alembic.ini is needed).
+* `ensure_demo(url)`: upgrade, then insert the demo data for every tenant that
+  does not have it yet. Safe to run any number of times.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, exists, func, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from dsl.errors import DatabaseError, UsageError
+from facts.demo_data import DEMO_NOW, DEMO_TENANTS, build_demo
+from facts.tables import TABLES_BY_NAME, TENANT_TABLES, projects
+
+__all__ = [
+    "ALEMBIC_DIR",
+    "DEMO_NOW",
+    "DEMO_TENANTS",
+    "DemoStatus",
+    "default_database_url",
+    "ensure_demo",
+    "make_async_engine",
+    "make_engine",
+    "normalize_url",
+    "row_counts",
+    "state_dir",
+    "tenant_transaction",
+    "upgrade",
+]
+
+ALEMBIC_DIR = Path(__file__).resolve().parents[1] / "alembic"
+DEMO_DB_NAME = "demo.sqlite3"
+
+
+def state_dir() -> Path:
+    """QDSL_STATE_DIR, else the platform's user state dir; created with mode 0700."""
+    override = os.environ.get("QDSL_STATE_DIR")
+    if override:
+        path = Path(override).expanduser()
+    else:
+        from platformdirs import user_state_path
+
+        path = user_state_path("qdsl")
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def default_database_url() -> str:
+    return f"sqlite+pysqlite:///{state_dir() / DEMO_DB_NAME}"
+
+
+def normalize_url(url: str) -> str:
+    """Pin PostgreSQL URLs to psycopg 3 and SQLite URLs to the stdlib driver."""
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise UsageError(
+            "bad_database_url",
+            f"not a database URL: {url!r}",
+            hint="use e.g. postgresql://user@host/db or sqlite:///path/to/file.sqlite3",
+        ) from exc
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    elif backend == "sqlite" and parsed.get_driver_name() in ("", "pysqlite"):
+        parsed = parsed.set(drivername="sqlite+pysqlite")
+    else:
+        raise UsageError(
+            "unsupported_database",
+            f"unsupported database backend {backend!r}",
+            hint="qdsl supports PostgreSQL (postgresql://...) and SQLite (sqlite:///...)",
+        )
+    return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    try:
+        # WAL lets readers (executor) run beside a writer (demo init); the
+        # busy timeout waits out short write locks instead of failing.
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=5000")
+        cur.execute("PRAGMA foreign_keys=OFF")
+    finally:
+        cur.close()
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    engine = create_engine(normalize_url(url), **kwargs)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """The asyncio twin: aiosqlite for SQLite, psycopg 3 (async mode) for PostgreSQL."""
+    sync_url = make_url(normalize_url(url))
+    if sync_url.get_backend_name() == "sqlite":
+        sync_url = sync_url.set(drivername="sqlite+aiosqlite")
+    return create_async_engine(sync_url, **kwargs)
+
+
+def _db_error(exc: SQLAlchemyError, url: str) -> DatabaseError:
+    shown = make_url(normalize_url(url)).render_as_string(hide_password=True)
+    subtype = "unreachable" if isinstance(exc, OperationalError) else "migration_failed"
+    return DatabaseError(
+        subtype,
+        f"database operation failed on {shown}: {type(exc).__name__}",
+        hint="check that the database is running and the URL (--db / QDSL_DATABASE_URL) is right",
+        details={"error": str(exc.orig if hasattr(exc, "orig") else exc)[:500]},
+    )
+
+
+def _upgrade_engine(engine: Engine) -> None:
+    from alembic.config import Config
+
+    from alembic import command
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+def upgrade(url: str) -> str:
+    """Migrate the database at `url` to the newest revision; returns that revision."""
+    engine = make_engine(url)
+    try:
+        _upgrade_engine(engine)
+        with engine.connect() as conn:
+            rev = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+        return str(rev)
+    except SQLAlchemyError as exc:
+        raise _db_error(exc, url) from exc
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def tenant_transaction(engine: Engine, tenant_id: str) -> Iterator[Connection]:
+    """A transaction whose PostgreSQL session tenant is `tenant_id` (for RLS)."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(select(func.set_config("app.tenant_id", tenant_id, True)))
+        yield conn
+
+
+@dataclass(frozen=True)
+class DemoStatus:
+    url: str
+    revision: str
+    seeded_tenants: tuple[str, ...]
+    rows: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _seed_tenant(conn: Connection, tenant_id: str, rows: dict[str, list[dict[str, Any]]]) -> None:
+    for table_name, table_rows in rows.items():
+        if table_rows:
+            conn.execute(TABLES_BY_NAME[table_name].insert(), table_rows)
+
+
+def ensure_demo(url: str) -> DemoStatus:
+    """Upgrade, then seed each demo tenant that has no rows yet (idempotent)."""
+    started = time.perf_counter()
+    revision = upgrade(url)
+    engine = make_engine(url)
+    seeded: list[str] = []
+    try:
+        data = build_demo()
+        for tenant_id in DEMO_TENANTS:
+            # One transaction per tenant with the RLS tenant set, so a
+            # non-superuser owner passes the policies' WITH CHECK too.
+            try:
+                with tenant_transaction(engine, tenant_id) as conn:
+                    present = conn.execute(
+                        select(exists().where(projects.c.tenant_id == tenant_id))
+                    ).scalar_one()
+                    if present:
+                        continue
+                    _seed_tenant(conn, tenant_id, data.rows_for(tenant_id))
+                seeded.append(tenant_id)
+            except IntegrityError:
+                # Another process seeded this tenant concurrently.
+                continue
+        counts = row_counts(engine)
+    except SQLAlchemyError as exc:
+        raise _db_error(exc, url) from exc
+    finally:
+        engine.dispose()
+    return DemoStatus(
+        url=make_url(normalize_url(url)).render_as_string(hide_password=True),
+        revision=revision,
+        seeded_tenants=tuple(seeded),
+        rows=counts,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def row_counts(engine: Engine) -> dict[str, int]:
+    """Rows per tenant table over the demo tenants (tenant set per tenant for RLS)."""
+    counts = {t.name: 0 for t in TENANT_TABLES}
+    for tenant_id in DEMO_TENANTS:
+        with tenant_transaction(engine, tenant_id) as conn:
+            for table in TENANT_TABLES:
+                n = conn.execute(
+                    select(func.count()).select_from(table).where(table.c.tenant_id == tenant_id)
+                ).scalar_one()
+                counts[table.name] += int(n)
+    return counts

@@ -1,0 +1,226 @@
+"""SQLAlchemy Core definitions of semantic_facts, the demo schema and text_grams.
+
+These are the runtime view of the schema; the Alembic history under the
+repository's `alembic/` directory creates it (a test checks that the migrated
+database and this MetaData do not drift apart).
+
+Every tenant table carries `tenant_id` and, except semantic_facts, a composite
+primary key `(tenant_id, id)`: ids overlap across tenants on purpose, so a
+query that forgets the tenant predicate returns visibly wrong rows.
+
+Datetimes are stored in UTC. `UtcDateTime` makes both dialects behave alike:
+it accepts aware datetimes or ISO strings (plans carry dates as strings) and
+always hands back aware UTC datetimes, where SQLite alone would return naive
+ones and compare ISO strings with a `T` against stored values with a space.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Dialect,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.types import TypeDecorator
+
+# Naming convention so constraint names are identical on both dialects and in
+# the migration (Alembic compares and drops by name).
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+ID = String(64)
+TENANT = String(64)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """DateTime(timezone=True) that binds and returns aware UTC values on every dialect."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected datetime or ISO string, got {type(value).__name__}")
+        if value.tzinfo is None:
+            # Naive values are taken as UTC: the whole schema is UTC.
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def _tenant_table(name: str, *columns: Column[Any]) -> Table:
+    return Table(
+        name,
+        metadata,
+        Column("tenant_id", TENANT, nullable=False),
+        Column("id", ID, nullable=False),
+        *columns,
+        PrimaryKeyConstraint("tenant_id", "id"),
+    )
+
+
+# Budget is NUMERIC in the database but read as float on both dialects: SQLite
+# has no decimal type, and float keeps SQLite and PostgreSQL results equal and
+# JSON-ready.
+projects = _tenant_table(
+    "projects",
+    Column("title", String(500), nullable=False),
+    Column("summary", Text, nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("budget", Numeric(14, 2, asdecimal=False), nullable=True),
+    Column("owner_email", String(320), nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+tasks = _tenant_table(
+    "tasks",
+    Column("project_id", ID, nullable=True),
+    Column("title", String(500), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("assignee", String(200), nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("due_at", UtcDateTime, nullable=True),
+)
+Index(None, tasks.c.tenant_id, tasks.c.project_id)
+
+docs = _tenant_table(
+    "docs",
+    Column("title", String(500), nullable=False),
+    Column("section", String(200), nullable=True),
+    Column("body", Text, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+runs = _tenant_table(
+    "runs",
+    Column("project_id", ID, nullable=True),
+    Column("question", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("error", Text, nullable=True),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime, nullable=True),
+)
+
+signals = _tenant_table(
+    "signals",
+    Column("project_id", ID, nullable=True),
+    Column("kind", String(16), nullable=False),
+    Column("severity", Integer, nullable=False),
+    Column("message", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+users = _tenant_table(
+    "users",
+    Column("name", String(200), nullable=False),
+    Column("email", String(320), nullable=True),
+    Column("role", String(16), nullable=False),
+)
+
+configs = _tenant_table(
+    "configs",
+    Column("key", String(200), nullable=False),
+    Column("value", Text, nullable=True),
+    Column("secret_value", Text, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+# SPEC 5. BIGINT on PostgreSQL (the benchmark loads millions of rows); SQLite
+# only autoincrements a column declared exactly INTEGER.
+semantic_facts = Table(
+    "semantic_facts",
+    metadata,
+    Column(
+        "id",
+        BigInteger().with_variant(Integer(), "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    Column("tenant_id", TENANT, nullable=False),
+    Column("entity_type", String(64), nullable=False),
+    Column("entity_id", ID, nullable=False),
+    Column("predicate", String(128), nullable=False),
+    Column("value_text", Text, nullable=False),
+    Column("value_norm", Text, nullable=False),
+    Column("value_num", Float, nullable=True),
+    Column("source_type", String(32), nullable=False),
+    Column("source_ref", String(500), nullable=True),
+    Column("confidence", Float, nullable=True),
+    Column("observed_at", UtcDateTime, nullable=False),
+    Column("valid_until", UtcDateTime, nullable=True),
+)
+Index(
+    "ix_semantic_facts_lookup",
+    semantic_facts.c.tenant_id,
+    semantic_facts.c.entity_type,
+    semantic_facts.c.predicate,
+    semantic_facts.c.value_norm,
+)
+Index(
+    "ix_semantic_facts_entity",
+    semantic_facts.c.tenant_id,
+    semantic_facts.c.entity_type,
+    semantic_facts.c.entity_id,
+)
+
+# Fallback text index (see facts.textindex): one row per distinct unigram or
+# bigram of an entity's normalized text_search columns. The primary key starts
+# with the lookup columns, so it is the (tenant_id, entity_type, gram) index
+# and also covers entity_id: a gram lookup never touches the heap.
+text_grams = Table(
+    "text_grams",
+    metadata,
+    Column("tenant_id", TENANT, nullable=False),
+    Column("entity_type", String(64), nullable=False),
+    Column("gram", String(16), nullable=False),
+    Column("entity_id", ID, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "entity_type", "gram", "entity_id"),
+)
+Index(None, text_grams.c.tenant_id, text_grams.c.entity_type, text_grams.c.entity_id)
+
+DEMO_TABLES: tuple[Table, ...] = (projects, tasks, docs, runs, signals, users, configs)
+TENANT_TABLES: tuple[Table, ...] = (*DEMO_TABLES, semantic_facts, text_grams)
+
+# The text columns PostgreSQL gets trigram indexes on (entity table -> columns);
+# mirrors text_search of the demo catalog.
+TRIGRAM_COLUMNS: dict[str, tuple[str, ...]] = {
+    "projects": ("title", "summary"),
+    "tasks": ("title",),
+    "docs": ("title", "body"),
+    "runs": ("question", "error"),
+    "signals": ("message",),
+    "users": ("name",),
+    "configs": ("key", "value"),
+}
+
+TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in metadata.sorted_tables}
