@@ -1,0 +1,17 @@
+"""One entry for a plan in either form: ``load_plan``."""
+
+from __future__ import annotations
+
+from dsl.ir import Plan
+from dsl.json_form import parse_json
+from dsl.parser import parse_text
+
+
+def is_json_plan(source: str) -> bool:
+    """A plan is JSON when its first character (after a BOM and whitespace) is ``{``."""
+    return source.removeprefix("\ufeff").lstrip().startswith("{")
+
+
+def load_plan(source: str) -> Plan:
+    """Parse `source` as a JSON plan if it starts with ``{``, else as plan text."""
+    return parse_json(source) if is_json_plan(source) else parse_text(source)
