@@ -1,0 +1,123 @@
+"""Context fill: tenant, project, thread anchor and referenced objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dsl.catalog import demo_catalog
+from dsl.errors import PlanError, PolicyError
+from dsl.ir import ObjectRef, Plan, QueryType, Scope, Span
+from dsl.normalize import PlanContext, normalize
+
+CAT = demo_catalog()
+
+
+def plan(**kw: Any) -> Plan:
+    kw.setdefault("query_type", QueryType.STATUS)
+    kw.setdefault("entity_type", "project")
+    return Plan(**kw)
+
+
+def test_tenant_comes_from_the_context() -> None:
+    out = normalize(plan(), CAT, PlanContext(tenant_id="t1")).plan
+    assert out.scope == Scope(tenant_id="t1")
+
+
+def test_same_tenant_in_plan_and_context_is_fine() -> None:
+    out = normalize(plan(scope=Scope(tenant_id="t1")), CAT, PlanContext(tenant_id="t1"))
+    assert out.plan.scope.tenant_id == "t1"
+
+
+def test_a_plan_tenant_differing_from_the_context_is_refused() -> None:
+    p = plan(scope=Scope(tenant_id="t2"))
+    with pytest.raises(PolicyError) as info:
+        normalize(p, CAT, PlanContext(tenant_id="t1"))
+    assert info.value.to_dict() == {
+        "type": "policy",
+        "subtype": "tenant_scope_mismatch",
+        "code": "policy/tenant_scope_mismatch",
+        "message": "the plan names tenant `t2` but the caller is tenant `t1`",
+        "retryable": False,
+        "hint": "drop scope.tenant_id; the tenant comes from the caller",
+        "details": {"path": "scope.tenant_id", "plan_tenant": "t2"},
+    }
+    assert info.value.exit_code == 6
+
+
+def test_without_a_context_tenant_the_plan_is_left_as_written() -> None:
+    assert normalize(plan(scope=Scope(tenant_id="t2")), CAT).plan.scope.tenant_id == "t2"
+
+
+def test_project_and_anchor_from_context_unless_the_plan_has_them() -> None:
+    ctx = PlanContext(tenant_id="t1", project_id="64", thread_anchor="msg-9")
+    assert normalize(plan(), CAT, ctx).plan.scope == Scope(
+        tenant_id="t1", project_id="64", thread_anchor="msg-9"
+    )
+    own = plan(scope=Scope(project_id="65", thread_anchor="msg-1"))
+    assert normalize(own, CAT, ctx).plan.scope == Scope(
+        tenant_id="t1", project_id="65", thread_anchor="msg-1"
+    )
+
+
+def test_referenced_objects_are_merged_bound_and_deduplicated() -> None:
+    p = plan(
+        query_type=QueryType.COMPARE,
+        scope=Scope(
+            referenced_objects=(
+                ObjectRef(entity_type="项目", id="64"),
+                ObjectRef(entity_type="project", id="65"),
+            )
+        ),
+    )
+    ctx = PlanContext(
+        tenant_id="t1",
+        referenced_objects=(
+            ObjectRef(entity_type="Projects", id="64"),
+            ObjectRef(entity_type="run", id="12"),
+        ),
+    )
+    assert normalize(p, CAT, ctx).plan.scope == Scope(
+        tenant_id="t1",
+        referenced_objects=(
+            ObjectRef(entity_type="project", id="64"),
+            ObjectRef(entity_type="project", id="65"),
+            ObjectRef(entity_type="run", id="12"),
+        ),
+    )
+
+
+def test_referenced_object_of_unknown_entity_is_refused_where_it_is() -> None:
+    span = Span(line=2, column=7, end_line=2, end_column=17, start_pos=20, end_pos=30)
+    p = plan(scope=Scope(referenced_objects=(ObjectRef(entity_type="tsak", id="3", span=span),)))
+    with pytest.raises(PlanError) as info:
+        normalize(p, CAT)
+    assert info.value.to_dict() == {
+        "type": "validation",
+        "subtype": "unknown_entity",
+        "code": "validation/unknown_entity",
+        "message": "unknown entity `tsak`",
+        "retryable": False,
+        "hint": 'did you mean "task"?',
+        "details": {
+            "path": "scope.referenced_objects[0].entity_type",
+            "line": 2,
+            "column": 7,
+            "entity": "tsak",
+            "suggestions": ["task"],
+        },
+    }
+
+
+def test_context_referenced_object_errors_name_the_context() -> None:
+    ctx = PlanContext(referenced_objects=(ObjectRef(entity_type="nothing_like_it", id="1"),))
+    with pytest.raises(PlanError) as info:
+        normalize(plan(), CAT, ctx)
+    assert info.value.details["path"] == "context.referenced_objects[0].entity_type"
+
+
+def test_plan_context_is_frozen() -> None:
+    ctx = PlanContext(tenant_id="t1")
+    with pytest.raises(AttributeError):
+        ctx.tenant_id = "t2"  # type: ignore[misc]
