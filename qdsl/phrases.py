@@ -1,0 +1,129 @@
+"""How entities, fields, values and conditions are named in zh and en answers.
+
+Names come from the catalog (synonyms and aliases) so that the text the
+renderer writes is text the verifier's `covers_conditions` recognises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from dsl.catalog import Catalog, EntitySpec, FieldSpec
+from dsl.ir import Filter, Operator
+from verifier import Language
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def detect_language(text: str) -> Language:
+    """zh when the text holds any CJK ideograph, else en."""
+    return "zh" if _CJK.search(text) else "en"
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def _first(words: Iterable[str], *, cjk: bool) -> str | None:
+    for w in words:
+        if has_cjk(w) == cjk:
+            return w
+    return None
+
+
+def entity_name(catalog: Catalog, entity_type: str, lang: Language, *, plural: bool = False) -> str:
+    spec = catalog.entities.get(entity_type)
+    if lang == "zh" and spec is not None:
+        zh = _first(spec.synonyms, cjk=True)
+        if zh:
+            return zh
+    return f"{entity_type}s" if plural else entity_type
+
+
+def field_name(field: FieldSpec | None, name: str, lang: Language) -> str:
+    if lang == "zh" and field is not None:
+        zh = _first(field.synonyms, cjk=True)
+        if zh:
+            return zh
+    if name == "id":
+        return "编号" if lang == "zh" else "id"
+    return name.replace("_", " ")
+
+
+def value_name(field: FieldSpec | None, value: object, lang: Language) -> str:
+    """A value as the answer writes it: the canonical one plus a local alias."""
+    text = _scalar(value)
+    if field is None or not field.aliases:
+        return text
+    aliases = field.aliases.get(text)
+    if aliases is None:
+        return text
+    local = _first((a for a in aliases if a != text), cjk=lang == "zh")
+    if local is None:
+        return text
+    return f"{local}（{text}）" if lang == "zh" else f"{text} ({local})"
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+_OPS_ZH: dict[Operator, str] = {
+    Operator.EQUALS: "为",
+    Operator.NOT_EQUALS: "不是",
+    Operator.IN: "属于",
+    Operator.NOT_IN: "不属于",
+    Operator.EQUALS_OR_ALIAS: "为",
+    Operator.CONTAINS: "包含",
+    Operator.GT: "大于",
+    Operator.GTE: "不少于",
+    Operator.LT: "小于",
+    Operator.LTE: "不超过",
+}
+_OPS_EN: dict[Operator, str] = {
+    Operator.EQUALS: "=",
+    Operator.NOT_EQUALS: "is not",
+    Operator.IN: "in",
+    Operator.NOT_IN: "not in",
+    Operator.EQUALS_OR_ALIAS: "≈",
+    Operator.CONTAINS: "contains",
+    Operator.GT: ">",
+    Operator.GTE: ">=",
+    Operator.LT: "<",
+    Operator.LTE: "<=",
+}
+
+
+def field_spec(entity: EntitySpec | None, name: str) -> FieldSpec | None:
+    return entity.fields.get(name) if entity is not None else None
+
+
+def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -> str:
+    entity = catalog.entities.get(entity_type)
+    spec = field_spec(entity, flt.field)
+    label = field_name(spec, flt.field, lang)
+    zh = lang == "zh"
+    if flt.operator is Operator.IS_NULL:
+        empty = flt.value is not False
+        if zh:
+            return f"{label}{'为空' if empty else '不为空'}"
+        return f"{label} {'is empty' if empty else 'is set'}"
+    values = flt.value if isinstance(flt.value, tuple) else (flt.value,)
+    shown = [value_name(spec, v, lang) for v in values]
+    if flt.operator is Operator.BETWEEN and len(shown) == 2:
+        lo, hi = shown
+        return f"{label}介于 {lo} 和 {hi}" if zh else f"{label} between {lo} and {hi}"
+    joined = ("、" if zh else ", ").join(shown)
+    if zh:
+        return f"{label}{_OPS_ZH.get(flt.operator, flt.operator.value)} {joined}"
+    return f"{label} {_OPS_EN.get(flt.operator, flt.operator.value)} {joined}"
+
+
+def conditions(
+    catalog: Catalog, entity_type: str, filters: Iterable[Filter], lang: Language
+) -> str:
+    parts = [condition(catalog, entity_type, f, lang) for f in filters]
+    return ("，".join(parts)) if lang == "zh" else " and ".join(parts)

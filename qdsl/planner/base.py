@@ -1,0 +1,53 @@
+"""The planner Protocol: a question in, plan TEXT out (never SQL, never an answer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from dsl.catalog import Catalog
+from dsl.normalize import PlanContext
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of a planner: what it produced and, if it failed, the typed error."""
+
+    number: int
+    output: str
+    error_code: str | None = None
+    error_message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_code is None
+
+
+@dataclass(frozen=True)
+class PlanDraft:
+    """A plan in text (or JSON) form, as the planner wrote it; the normalizer judges it."""
+
+    text: str
+    planner: str
+    attempts: tuple[Attempt, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Anything that turns a question into plan text.
+
+    `feedback` carries why the previous plan was refused (a verifier issue or a
+    normalizer error), so a planner that can take advice may write a better one.
+    """
+
+    name: str
+
+    def plan(
+        self,
+        question: str,
+        *,
+        catalog: Catalog,
+        context: PlanContext | None = None,
+        feedback: str | None = None,
+    ) -> PlanDraft: ...

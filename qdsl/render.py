@@ -1,0 +1,275 @@
+"""Answer text and data per contract, in the question's language.
+
+The text names the entity and every condition and cites evidence ids inline
+("[fact:12]"); `data` carries exactly the SPEC 6 keys of the contract. The
+renderer states only what the result holds: the verifier checks it anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dsl.catalog import Catalog
+from dsl.ir import CONTRACT_FOR, AnswerContract, Plan, QueryType
+from executor.result import ExecutionResult, ResultRow
+from qdsl.phrases import conditions, entity_name, field_name, field_spec
+from verifier import Answer, Language
+
+_SHOWN = 5  # items named in the text; data carries them all
+_MAX_CITES = 12
+_EXCERPT = 200
+
+
+def _cite(ids: Sequence[str]) -> str:
+    return " ".join(f"[{i}]" for i in ids[:_MAX_CITES])
+
+
+def _evidence_ids(rows: Sequence[ResultRow], result: ExecutionResult) -> list[str]:
+    known = result.evidence_by_id()
+    ids = [e for row in rows for e in row.evidence_ids if e in known]
+    if not ids and rows:
+        wanted = {(r.entity_type, r.entity_id) for r in rows}
+        ids = [e.id for e in result.evidence if (e.entity_type, e.entity_id) in wanted]
+    return list(dict.fromkeys(ids))[:_MAX_CITES]
+
+
+def _item(row: ResultRow) -> dict[str, Any]:
+    return {"id": row.entity_id, "label": row.label, **row.values}
+
+
+def _named(row: ResultRow) -> str:
+    return f"{row.label} (#{row.entity_id})" if row.label else f"#{row.entity_id}"
+
+
+def _names(rows: Sequence[ResultRow], lang: Language) -> str:
+    sep = "、" if lang == "zh" else ", "
+    text = sep.join(_named(r) for r in rows[:_SHOWN])
+    if len(rows) > _SHOWN:
+        text += " 等" if lang == "zh" else ", …"
+    return text
+
+
+class _Ctx:
+    def __init__(self, plan: Plan, result: ExecutionResult, lang: Language, catalog: Catalog):
+        self.plan, self.result, self.lang, self.catalog = plan, result, lang, catalog
+        self.zh = lang == "zh"
+        self.one = entity_name(catalog, plan.entity_type, lang)
+        self.many = entity_name(catalog, plan.entity_type, lang, plural=True)
+        self.conds = conditions(catalog, plan.entity_type, plan.filters, lang)
+
+    def where(self) -> str:
+        if not self.conds:
+            return ""
+        return f"（{self.conds}）" if self.zh else f" where {self.conds}"
+
+    def field(self, name: str) -> str:
+        spec = field_spec(self.catalog.entities.get(self.plan.entity_type), name)
+        return field_name(spec, name, self.lang)
+
+
+def _existence(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    rows = c.result.rows
+    n = c.result.count if c.result.count is not None else len(rows)
+    matches = [{"id": r.entity_id, "label": r.label} for r in rows]
+    if n == 0:
+        text = (
+            f"没有。当前没有找到{c.one}{c.where()}。"
+            if c.zh
+            else f"No. No {c.many} found{c.where()}."
+        )
+        return text, {"exists": False, "matches": []}, []
+    cites = _evidence_ids(rows, c.result)
+    if c.zh:
+        text = f"有。找到 {n} 个{c.one}{c.where()}：{_names(rows, c.lang)}。依据：{_cite(cites)}"
+    else:
+        noun = c.one if n == 1 else c.many
+        text = f"Yes. Found {n} {noun}{c.where()}: {_names(rows, c.lang)}. Evidence: {_cite(cites)}"
+    return text, {"exists": True, "matches": matches}, cites
+
+
+def _count(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    n = c.result.count if c.result.count is not None else len(c.result.rows)
+    if c.zh:
+        text = f"共有 {n} 个{c.one}{c.where()}。"
+    else:
+        text = f"There {'is' if n == 1 else 'are'} {n} {c.one if n == 1 else c.many}{c.where()}."
+    return text, {"count": n}, []
+
+
+def _list(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    rows = c.result.rows
+    total = c.result.count if c.result.count is not None else len(rows)
+    truncated = c.result.truncated or total > len(rows)
+    data = {"items": [_item(r) for r in rows], "total": total, "truncated": truncated}
+    cites = _evidence_ids(rows, c.result) if c.plan.filters else []
+    tail = f" {_cite(cites)}" if cites else ""
+    if not rows:
+        text = f"没有找到{c.one}{c.where()}。" if c.zh else f"No {c.many} found{c.where()}."
+    elif c.zh:
+        shown = f"，列出 {len(rows)} 个" if truncated else ""
+        text = f"符合条件的{c.one}共 {total} 个{c.where()}{shown}：{_names(rows, c.lang)}。{tail}"
+    else:
+        shown = f", showing {len(rows)}" if truncated else ""
+        text = f"{total} {c.many} found{c.where()}{shown}: {_names(rows, c.lang)}.{tail}"
+    return text.strip(), data, cites
+
+
+def _attributes(c: _Ctx, row: ResultRow) -> str:
+    pairs = {**{k: v for k, v in row.values.items() if k not in ("id",)}, **row.facts}
+    sep = "；" if c.zh else "; "
+    colon = "：" if c.zh else ": "
+    return sep.join(f"{c.field(k)}{colon}{v}" for k, v in pairs.items() if v is not None)
+
+
+def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    rows = c.result.rows
+    if not rows:
+        text = f"没有找到{c.one}{c.where()}。" if c.zh else f"No {c.one} found{c.where()}."
+        return text, {"entity": None}, []
+    row = rows[0]
+    cites = _evidence_ids([row], c.result)
+    entity = {"id": row.entity_id, "label": row.label, **row.values, "facts": dict(row.facts)}
+    head = f"{c.one} {row.entity_id}" + (f"（{row.label}）" if c.zh else f" ({row.label})")
+    attrs = _attributes(c, row)
+    if c.zh:
+        text = f"{head}{c.where()}：{attrs}。依据：{_cite(cites)}"
+    else:
+        text = f"{head[0].upper()}{head[1:]}{c.where()}: {attrs}. Evidence: {_cite(cites)}"
+    return text, {"entity": entity}, cites
+
+
+def _explain(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    passages: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for row in c.result.rows:
+        ids = _evidence_ids([row], c.result)
+        body = str(row.values.get("body") or row.facts.get("summary") or row.label or "")
+        excerpt = body[:_EXCERPT] + ("…" if len(body) > _EXCERPT else "")
+        section = row.values.get("section")
+        passages.append(
+            {
+                "id": row.entity_id,
+                "title": row.label,
+                "section": section,
+                "text": excerpt,
+                "evidence": ids,
+            }
+        )
+        where = f" · {section}" if section else ""
+        lines.append(f"- {row.label}{where}: {excerpt} {_cite(ids)}".rstrip())
+    cites = list(dict.fromkeys(i for p in passages for i in p["evidence"]))
+    if c.zh:
+        head = f"根据 {len(passages)} 篇{c.one}{c.where()}："
+    else:
+        head = f"From {len(passages)} {c.one if len(passages) == 1 else c.many}{c.where()}:"
+    return "\n".join([head, *lines]), {"passages": passages, "citations": cites}, cites
+
+
+def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    findings: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for row in c.result.rows:
+        ids = _evidence_ids([row], c.result)
+        findings.append(
+            {
+                "id": row.entity_id,
+                "label": row.label,
+                **row.values,
+                "facts": dict(row.facts),
+                "evidence": ids,
+            }
+        )
+        attrs = _attributes(c, row)
+        lines.append(
+            f"{c.one} {row.entity_id}（{row.label}）：{attrs}。{_cite(ids)}"
+            if c.zh
+            else f"{c.one} {row.entity_id} ({row.label}): {attrs}. {_cite(ids)}"
+        )
+    cites = list(dict.fromkeys(i for f in findings for i in f["evidence"]))
+    head = f"诊断{c.where()}：" if c.zh else f"Diagnosis{c.where()}:"
+    return "\n".join([head, *lines]), {"findings": findings}, cites
+
+
+def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
+    rows = c.result.rows
+    subjects = [{"id": r.entity_id, "label": r.label} for r in rows]
+    fields: list[str] = []
+    for r in rows:
+        fields.extend(k for k in [*r.values, *r.facts] if k not in fields and k != "id")
+    differences: list[dict[str, Any]] = []
+    for name in fields:
+        values = {r.entity_id: r.facts.get(name, r.values.get(name)) for r in rows}
+        if len({str(v) for v in values.values()}) > 1:
+            differences.append({"field": name, "values": values})
+    cites = _evidence_ids(rows, c.result)
+    ids = ("、" if c.zh else ", ").join(r.entity_id for r in rows)
+    parts = []
+    for d in differences:
+        vals = ("，" if c.zh else ", ").join(f"{k}: {v}" for k, v in d["values"].items())
+        parts.append(
+            f"{c.field(d['field'])}（{vals}）" if c.zh else f"{c.field(d['field'])} ({vals})"
+        )
+    if c.zh:
+        body = "；".join(parts) if parts else "没有发现差异"
+        text = f"{c.one} {ids} 的区别：{body}。依据：{_cite(cites)}"
+    else:
+        body = "; ".join(parts) if parts else "no differences found"
+        text = f"Comparing {c.one} {ids}: {body}. Evidence: {_cite(cites)}"
+    return text, {"subjects": subjects, "differences": differences}, cites
+
+
+_RENDERERS: dict[QueryType, Callable[[_Ctx], tuple[str, dict[str, Any], list[str]]]] = {
+    QueryType.EXISTENCE: _existence,
+    QueryType.COUNT: _count,
+    QueryType.LIST: _list,
+    QueryType.STATUS: _snapshot,
+    QueryType.EXPLAIN: _explain,
+    QueryType.DIAGNOSE: _diagnose,
+    QueryType.COMPARE: _compare,
+}
+
+
+def render(plan: Plan, result: ExecutionResult, *, language: Language, catalog: Catalog) -> Answer:
+    """The answer to `plan` from `result`, per the plan's contract."""
+    if plan.query_type is QueryType.UNKNOWN:
+        return clarification(language)
+    ctx = _Ctx(plan, result, language, catalog)
+    text, data, cites = _RENDERERS[plan.query_type](ctx)
+    return Answer(
+        contract=CONTRACT_FOR[plan.query_type],
+        text=text,
+        data=data,
+        cited_evidence=tuple(cites),
+        language=language,
+    )
+
+
+def clarification(language: Language, reason: str | None = None) -> Answer:
+    if language == "zh":
+        text = (
+            "请再具体一点：想查哪类对象（项目、任务、文档、运行…），"
+            "想知道什么（是否存在、数量、列表、状态）？"
+        )
+    else:
+        text = (
+            "Could you be more specific: which kind of object (project, task, doc, run…) "
+            "and what about it (whether any exist, how many, which ones, their status)?"
+        )
+    if reason:
+        text = f"{text} ({reason})"
+    return Answer(
+        contract=AnswerContract.CLARIFY_OR_FAIL,
+        text=text,
+        data={"clarification": text},
+        language=language,
+    )
+
+
+def insufficient(language: Language, contract: AnswerContract) -> Answer:
+    text = (
+        "证据不足：这次查询读到的数据不足以可靠地回答这个问题。"
+        if language == "zh"
+        else "Insufficient evidence: the data read for this question cannot back an answer."
+    )
+    return Answer(contract=contract, text=text, data={}, language=language)
