@@ -36,6 +36,7 @@ __all__ = [
     "ALEMBIC_DIR",
     "DEMO_NOW",
     "DEMO_TENANTS",
+    "READER_ROLE",
     "DemoStatus",
     "default_database_url",
     "ensure_demo",
@@ -157,12 +158,34 @@ def upgrade(url: str) -> str:
         engine.dispose()
 
 
+READER_ROLE = "qdsl_reader"
+
+
+def _pg_session_setup(conn: Connection, tenant_id: str, read_only: bool, role: str | None) -> None:
+    if read_only:
+        # Must be the first statement of the transaction.
+        conn.execute(text("SET TRANSACTION READ ONLY"))
+    if role is not None:
+        # SET ROLE takes an identifier, not a parameter; quote it as one.
+        quoted = conn.dialect.identifier_preparer.quote(role)
+        conn.execute(text(f"SET LOCAL ROLE {quoted}"))
+    conn.execute(select(func.set_config("app.tenant_id", tenant_id, True)))
+
+
 @contextmanager
-def tenant_transaction(engine: Engine, tenant_id: str) -> Iterator[Connection]:
-    """A transaction whose PostgreSQL session tenant is `tenant_id` (for RLS)."""
+def tenant_transaction(
+    engine: Engine, tenant_id: str, *, read_only: bool = False, role: str | None = None
+) -> Iterator[Connection]:
+    """A transaction bound to `tenant_id` for PostgreSQL row-level security.
+
+    On PostgreSQL: optionally READ ONLY and `SET LOCAL ROLE role` (e.g.
+    READER_ROLE), then `app.tenant_id` set for this transaction only. On SQLite
+    this is a plain transaction: there the tenant predicate in every statement
+    is the only isolation, so callers must always add it.
+    """
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
-            conn.execute(select(func.set_config("app.tenant_id", tenant_id, True)))
+            _pg_session_setup(conn, tenant_id, read_only, role)
         yield conn
 
 

@@ -64,7 +64,6 @@ T1_RUN_12_ERRORS: tuple[str, ...] = (
     "count substitution: answered the tenant's total of 14 projects instead of the 5 A股 projects",
     "stale fact used: market_theme of project 66 expired on 2026-06-30",
 )
-STALE_AFTER = timedelta(days=90)
 
 
 def _ts(text: str) -> datetime:
