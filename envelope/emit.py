@@ -1,7 +1,11 @@
 """Print a success envelope on stdout or an error envelope on stderr.
 
-Every CLI command leaves through here. (The ref store and the size budget of
-SPEC 9 hook in at `emit_success`.)
+Every CLI command leaves through here. A result whose printed form is over
+the budget (SPEC 9) is first persisted in the ref store, then a preview led
+by `refId` is printed; the printed envelope always parses and fits. The store
+holds the full envelope byte for byte as it would have been printed (with its
+newline), so `outputBytes` equals the stored size and `sha256` its digest. Bytes are
+written to the binary stream, so what is counted is exactly what is printed.
 """
 
 from __future__ import annotations
@@ -10,11 +14,18 @@ import json
 import sys
 import uuid
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dsl.errors import QdslError
+from envelope.budget import RefFields, dumps, large_envelope, stdout_bytes
+
+if TYPE_CHECKING:
+    from envelope.settings import IoSettings
+    from envelope.store import RefStore
 
 SCHEMA_VERSION = 1
+
+__all__ = ["dumps", "emit_error", "emit_success", "error_envelope", "success_envelope"]
 
 
 def new_trace_id() -> str:
@@ -57,8 +68,59 @@ def error_envelope(operation: str, error: QdslError) -> dict[str, Any]:
     }
 
 
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+def _write(stream: TextIO, text: str) -> None:
+    data = (text + "\n").encode("utf-8", errors="backslashreplace")
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        stream.flush()
+        buffer.write(data)
+        buffer.flush()
+    else:
+        stream.write(data.decode("utf-8"))
+        stream.flush()
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"qdsl: warning: {text}\n")
+    sys.stderr.flush()
+
+
+def _settings() -> IoSettings:
+    from envelope.settings import IoSettings, io_settings
+
+    try:
+        return io_settings()
+    except QdslError as exc:
+        # A bad setting must not eat the result: print it whole, say why.
+        _warn(f"{exc.message}; using defaults")
+        return IoSettings()
+
+
+def persist(
+    operation: str,
+    payload: bytes,
+    output_bytes: int,
+    budget: int,
+    *,
+    store: RefStore | None,
+    warnings: list[str],
+) -> RefFields:
+    """Store the full envelope; on failure say so on stderr and degrade."""
+    import hashlib
+
+    from envelope.store import StoreWriteError, iso_ms, open_store
+
+    sha = hashlib.sha256(payload).hexdigest()
+    try:
+        store = store or open_store()
+        record = store.put(operation, payload)
+    except (StoreWriteError, OSError, QdslError) as exc:
+        reason = exc.message if isinstance(exc, QdslError) else str(exc)
+        _warn(f"could not persist the large result ({reason}); printing an incomplete preview")
+        warnings.append(f"result not persisted ({reason}); the preview is incomplete")
+        return RefFields(None, False, output_bytes, sha, None, budget, reason)
+    warnings.extend(store.gc().warnings)
+    return RefFields(record.ref_id, True, output_bytes, sha, iso_ms(record.expires_ms), budget)
 
 
 def emit_success(
@@ -71,20 +133,52 @@ def emit_success(
     json_mode: bool = True,
     human: str | None = None,
     out: TextIO | None = None,
+    store: RefStore | None = None,
+    settings: IoSettings | None = None,
 ) -> int:
     stream = out or sys.stdout
+    budget = (settings or _settings()).threshold
+    env = success_envelope(operation, data, warnings=warnings, next_ops=next_ops, trace_id=trace_id)
+    text = dumps(env)
     if json_mode:
-        env = success_envelope(
-            operation, data, warnings=warnings, next_ops=next_ops, trace_id=trace_id
+        size = stdout_bytes(text)
+        if budget == 0 or size <= budget:
+            _write(stream, text)
+            return 0
+        env_warnings = list(env["warnings"])
+        ref = persist(
+            operation,
+            (text + "\n").encode("utf-8"),
+            size,
+            budget,
+            store=store,
+            warnings=env_warnings,
         )
-        stream.write(dumps(env) + "\n")
-    else:
-        for w in warnings:
-            sys.stderr.write(f"warning: {w}\n")
-        if human is None:
-            human = json.dumps(data, ensure_ascii=False, indent=2, default=str)
-        stream.write(human + "\n")
-    stream.flush()
+        _write(stream, large_envelope({**env, "warnings": env_warnings}, ref, budget))
+        return 0
+
+    for w in warnings:
+        _warn(w)
+    if human is None:
+        human = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    if budget == 0 or stdout_bytes(human) <= budget:
+        _write(stream, human)
+        return 0
+    extra: list[str] = []
+    ref = persist(
+        operation,
+        (text + "\n").encode("utf-8"),
+        stdout_bytes(human),
+        budget,
+        store=store,
+        warnings=extra,
+    )
+    for w in extra:
+        _warn(w)
+    notice = "\n… " + ref.notice()
+    room = max(budget - stdout_bytes(notice) - 8, 0)
+    head = human.encode("utf-8")[:room].decode("utf-8", errors="ignore")
+    _write(stream, head + notice)
     return 0
 
 
@@ -93,8 +187,24 @@ def emit_error(
 ) -> int:
     stream = err or sys.stderr
     if json_mode:
-        stream.write(dumps(error_envelope(operation, error)) + "\n")
+        env = error_envelope(operation, error)
+        text = dumps(env)
+        budget = _settings().threshold
+        if budget and stdout_bytes(text) > budget:
+            text = _compact_error(env, budget)
+        _write(stream, text)
     else:
-        stream.write(f"error: {error}\n")
-    stream.flush()
+        _write(stream, f"error: {error}")
     return error.exit_code
+
+
+def _compact_error(env: dict[str, Any], budget: int) -> str:
+    from envelope.compact import LEVELS, compact
+
+    for lim in LEVELS:
+        err = compact(env["error"], lim)
+        text = dumps({**env, "error": err})
+        if stdout_bytes(text) <= budget:
+            return text
+    err = {k: env["error"][k] for k in ("type", "subtype", "code", "retryable")}
+    return dumps({**env, "error": {**err, "message": "", "hint": None, "details": {}}})

@@ -209,7 +209,8 @@ class RefStore:
                     raise
             _fsync_dir(final.parent)
         except OSError as exc:
-            raise StoreWriteError(f"{type(exc).__name__}: {exc.strerror or exc}") from exc
+            # strerror only: str(exc) would carry the absolute path of the store.
+            raise StoreWriteError(exc.strerror or type(exc).__name__) from exc
         finally:
             with contextlib.suppress(OSError):
                 temp.unlink()
@@ -348,7 +349,9 @@ class RefStore:
             with self._locked():
                 self._gc_locked(report, prune_before_ms, prune_all)
         except OSError as exc:
-            report.warnings.append(f"ref store cleanup skipped ({exc.strerror or exc})")
+            report.warnings.append(
+                f"ref store cleanup skipped ({exc.strerror or type(exc).__name__})"
+            )
         return report
 
     def _needs_gc(self) -> bool:
@@ -478,3 +481,16 @@ def open_store(clock: Clock = system_clock) -> RefStore:
         max_bytes=settings.max_bytes,
         clock=clock,
     )
+
+
+def collect_at_start() -> None:
+    """The lazy GC run at the start of every command; never fails the command."""
+    import sys
+
+    try:
+        report = open_store().gc()
+    except Exception as exc:  # a broken store must not stop an unrelated command
+        sys.stderr.write(f"qdsl: warning: ref store cleanup skipped ({type(exc).__name__})\n")
+        return
+    for warning in report.warnings:
+        sys.stderr.write(f"qdsl: warning: {warning}\n")

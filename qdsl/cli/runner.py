@@ -11,6 +11,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +33,22 @@ class Outcome:
     exit_code: int = 0
 
 
+# Set by `qdsl chain`: run_operation hands the Outcome (or raises the error)
+# to the chain instead of printing, so steps run the same command bodies.
+CAPTURE: ContextVar[list[Outcome] | None] = ContextVar("qdsl_capture", default=None)
+
+
 def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
     from envelope import emit_error, emit_success
 
+    captured = CAPTURE.get()
+    if captured is not None:
+        outcome = body()
+        captured.append(outcome)
+        return outcome.exit_code
+    from envelope.store import collect_at_start
+
+    collect_at_start()
     state = current_state()
     try:
         outcome = body()

@@ -1,0 +1,150 @@
+"""The output budget (SPEC 9): what is printed when a result is too large.
+
+`stdout_bytes` counts what is actually written: the UTF-8 bytes of the JSON
+plus its newline. The large-result envelope starts with the ref fields, in
+this order: refId, resultPersisted, outputBytes, sha256, expiresAt,
+previewTruncated, largeOutputNotice, degraded; then the envelope with a
+compacted preview. Compaction levels are tried until one fits; if none does,
+a minimal envelope (data null) is printed, which always fits because the
+threshold is never below settings.MIN_THRESHOLD.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from envelope.compact import LEVELS, Limits, compact, compact_data, shorten
+from envelope.next_ops import first_list_path, refs_get_op
+
+
+def _sanitize(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {str(k): _sanitize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_sanitize(v) for v in value]
+    return value
+
+
+def dumps(obj: Any) -> str:
+    """Compact, strict JSON (no NaN), encodable as UTF-8."""
+    try:
+        text = json.dumps(
+            obj, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
+        )
+    except ValueError:
+        text = json.dumps(_sanitize(obj), ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escape them rather than fail
+        text = json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def stdout_bytes(text: str) -> int:
+    return len(text.encode("utf-8")) + 1
+
+
+@dataclass(frozen=True)
+class RefFields:
+    ref_id: str | None
+    persisted: bool
+    output_bytes: int
+    sha256: str
+    expires_at: str | None
+    budget: int
+    failure: str | None = None
+
+    def head(self, short: bool = False) -> dict[str, Any]:
+        return {
+            "refId": self.ref_id,
+            "resultPersisted": self.persisted,
+            "outputBytes": self.output_bytes,
+            "sha256": self.sha256,
+            "expiresAt": self.expires_at,
+            "previewTruncated": True,
+            "largeOutputNotice": self.notice(short),
+            "degraded": not self.persisted,
+        }
+
+    def notice(self, short: bool = False) -> str:
+        size = f"The result is {self.output_bytes} bytes, over the {self.budget}-byte budget"
+        if self.persisted:
+            if short:
+                return f"{size}; full result in ref {self.ref_id}."
+            return (
+                f"{size}. The full envelope is stored as ref {self.ref_id} until "
+                f"{self.expires_at}; `data` below is a compacted preview. Read it with "
+                f"`qdsl --json refs get {self.ref_id} <JMESPath>` or pass a value on with "
+                f"`--input-ref {self.ref_id} --pick <JMESPath>`."
+            )
+        if short:
+            return f"{size}; it could NOT be stored, the preview is incomplete."
+        return (
+            f"{size} and could NOT be stored ({self.failure}); `data` below is an "
+            "incomplete preview. Fix the state dir or rerun with QDSL_REF_THRESHOLD=0 "
+            "to print the result whole."
+        )
+
+
+def _cut_warnings(warnings: Sequence[str], lim: Limits) -> list[str]:
+    out = [shorten(str(w), lim.string) for w in warnings[: lim.items]]
+    if len(warnings) > lim.items:
+        out.append(f"… {len(warnings) - lim.items} more warnings in the full result")
+    return out
+
+
+def large_envelope(env: dict[str, Any], ref: RefFields, budget: int) -> str:
+    """The printed envelope for a result over budget; always within it."""
+    meta = env.get("meta", {})
+    suggestions: list[dict[str, Any]] = []
+    if ref.persisted and ref.ref_id:
+        path = first_list_path(env.get("data"))
+        if path:
+            suggestions.append(refs_get_op(ref.ref_id, path, "the first item of the result"))
+        suggestions.append(refs_get_op(ref.ref_id, "data", "the whole result data"))
+    for lim in LEVELS:
+        body = {
+            "schemaVersion": env["schemaVersion"],
+            "ok": env["ok"],
+            "operation": env["operation"],
+            "data": compact_data(env["operation"], env.get("data"), lim),
+            "warnings": _cut_warnings(env.get("warnings", []), lim),
+            "meta": {
+                **compact({k: v for k, v in meta.items() if k != "next"}, lim),
+                "next": suggestions + [compact(n, lim) for n in meta.get("next", [])[: lim.items]],
+            },
+        }
+        text = dumps({**ref.head(), **body})
+        if stdout_bytes(text) <= budget:
+            return text
+    return minimal_envelope(env, ref, budget, suggestions[-1:])
+
+
+def minimal_envelope(
+    env: dict[str, Any], ref: RefFields, budget: int, suggestions: list[dict[str, Any]]
+) -> str:
+    meta = env.get("meta", {})
+    trace = meta.get("traceId")
+    base = {
+        "schemaVersion": env["schemaVersion"],
+        "ok": env["ok"],
+        "operation": shorten(str(env["operation"]), 40),
+        "data": None,
+        "warnings": [],
+    }
+    for short, next_ops in ((False, suggestions), (True, suggestions), (True, [])):
+        candidate = {
+            **ref.head(short),
+            **base,
+            "meta": {"traceId": shorten(str(trace), 64), "next": next_ops},
+        }
+        text = dumps(candidate)
+        if stdout_bytes(text) <= budget:
+            return text
+    return dumps({**ref.head(True), **base})

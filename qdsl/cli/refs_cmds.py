@@ -1,0 +1,174 @@
+"""`qdsl refs path|list|show|get|prune`: the ref store (SPEC 9).
+
+`refs path` is the one command that prints an absolute path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from dsl.errors import UsageError
+from qdsl.cli.runner import Outcome, run_operation
+
+_DURATION = re.compile(r"\s*(\d+)\s*(ms|s|m|h|d|w)\s*\Z")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+
+
+def parse_duration_ms(text: str) -> int:
+    m = _DURATION.match(text.lower())
+    if m is None:
+        raise UsageError(
+            "bad_duration",
+            f"not a duration: {text!r}",
+            hint="write a number and a unit: 30m, 12h, 7d (units ms, s, m, h, d, w)",
+        )
+    return int(m.group(1)) * _UNIT_MS[m.group(2)]
+
+
+@click.group("refs")
+def refs_group() -> None:
+    """The ref store: large results kept for a while (see SPEC 9)."""
+
+
+@refs_group.command("path")
+@click.pass_context
+def path_cmd(ctx: click.Context) -> None:
+    """Print where the ref store lives (the only absolute path qdsl prints)."""
+
+    def body() -> Outcome:
+        from envelope.settings import state_dir
+
+        root = state_dir()
+        refs = root / "refs"
+        return Outcome(
+            data={"stateDir": str(root), "refsDir": str(refs), "index": str(refs / "index.jsonl")},
+            human=str(refs),
+        )
+
+    ctx.exit(run_operation("refs path", body))
+
+
+@refs_group.command("list")
+@click.pass_context
+def list_cmd(ctx: click.Context) -> None:
+    """List live refs, newest first."""
+
+    def body() -> Outcome:
+        from envelope.next_ops import next_op, refs_get_op
+        from envelope.store import open_store
+
+        refs = list(reversed(open_store().live()))
+        rows = [r.to_json() for r in refs]
+        next_ops: list[dict[str, Any]] = []
+        if refs:
+            newest = refs[0].ref_id
+            next_ops = [
+                refs_get_op(newest, "keys(data)", "the top-level keys of the newest ref"),
+                next_op("refs show", ["qdsl", "--json", "refs", "show", newest]),
+            ]
+        human = "\n".join(
+            f"{r['refId']}  {r['operation']:<10} {r['bytes']:>10} B  expires {r['expiresAt']}"
+            for r in rows
+        )
+        return Outcome(
+            data={"refs": rows, "count": len(rows), "bytes": sum(r.bytes for r in refs)},
+            next_ops=next_ops,
+            human=human or "(no refs)",
+        )
+
+    ctx.exit(run_operation("refs list", body))
+
+
+@refs_group.command("show")
+@click.argument("ref_id", metavar="REF")
+@click.pass_context
+def show_cmd(ctx: click.Context, ref_id: str) -> None:
+    """Print a small stored result whole; a large one is refused (use `refs get`)."""
+
+    def body() -> Outcome:
+        from envelope.budget import dumps, stdout_bytes
+        from envelope.jmes import search
+        from envelope.next_ops import refs_get_op
+        from envelope.settings import io_settings
+        from envelope.store import open_store
+
+        store = open_store()
+        record = store.record(ref_id)
+        document = store.read_json(record.ref_id)
+        data = {"ref": record.to_json(), "envelope": document}
+        budget = io_settings().threshold
+        if budget and stdout_bytes(dumps(data)) + 512 > budget:
+            keys = search("keys(data)", document) if isinstance(document, dict) else None
+            raise UsageError(
+                "ref_too_large",
+                f"ref {record.ref_id} holds {record.bytes} bytes, over the {budget}-byte "
+                "output budget; `refs show` prints only small results",
+                hint=f"read a part: qdsl --json refs get {record.ref_id} 'data'"
+                " (any JMESPath, e.g. 'data.items[0]' or 'keys(data)')",
+                details={"ref": record.to_json(), "dataKeys": keys},
+            )
+        return Outcome(data=data, next_ops=[refs_get_op(record.ref_id)])
+
+    ctx.exit(run_operation("refs show", body))
+
+
+@refs_group.command("get")
+@click.argument("ref_id", metavar="REF")
+@click.argument("expr", metavar="EXPR", default="data")
+@click.pass_context
+def get_cmd(ctx: click.Context, ref_id: str, expr: str) -> None:
+    """Evaluate a JMESPath expression (default `data`) over a stored envelope."""
+
+    def body() -> Outcome:
+        return op_refs_get({"ref": ref_id, "expr": expr})
+
+    ctx.exit(run_operation("refs get", body))
+
+
+def op_refs_get(inputs: dict[str, Any]) -> Outcome:
+    """`refs get` as a chain operation: input {"ref": ID, "expr": JMESPath}."""
+    from envelope.jmes import search
+    from envelope.store import open_store
+
+    ref_id = inputs.get("ref")
+    if not isinstance(ref_id, str):
+        raise UsageError("missing_ref", "refs get needs a ref id", hint='{"ref": "r2026..."}')
+    expr = inputs.get("expr") or "data"
+    if not isinstance(expr, str):
+        raise UsageError("bad_expression", "expr must be a string", hint="e.g. data.items[0]")
+    value = search(expr, open_store().read_json(ref_id))
+    warnings = [] if value is not None else [f"{expr!r} selects nothing in ref {ref_id}"]
+    return Outcome(data={"refId": ref_id, "expr": expr, "value": value}, warnings=warnings)
+
+
+@refs_group.command("prune")
+@click.option("--older-than", "older_than", metavar="AGE", help="Remove refs older than AGE (7d).")
+@click.option("--all", "prune_all", is_flag=True, help="Remove every ref.")
+@click.pass_context
+def prune_cmd(ctx: click.Context, older_than: str | None, prune_all: bool) -> None:
+    """Remove refs before their TTL: `--older-than 7d` or `--all`."""
+
+    def body() -> Outcome:
+        from envelope.store import open_store
+
+        if (older_than is None) == (not prune_all):
+            raise UsageError(
+                "bad_arguments",
+                "give exactly one of --older-than AGE and --all",
+                hint="qdsl refs prune --older-than 7d   or   qdsl refs prune --all",
+            )
+        store = open_store()
+        cutoff = None if older_than is None else store.clock() - parse_duration_ms(older_than)
+        report = store.gc(prune_before_ms=cutoff, prune_all=prune_all)
+        removed = report.evicted + report.expired + report.vanished
+        remaining = len(store.records())
+        return Outcome(
+            data={"removed": removed, "remaining": remaining},
+            warnings=report.warnings,
+            human=f"removed {removed} refs, {remaining} remain",
+        )
+
+    ctx.exit(run_operation("refs prune", body))
