@@ -1,0 +1,111 @@
+"""The LLM planner's prompt: the plan language, the catalog, the question.
+
+The model sees either the Lark grammar (text plans) or the JSON Schema (JSON
+plans) and only the catalog's non-sensitive names. It is told to write a plan,
+never SQL and never an answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from dsl.catalog import Catalog
+from dsl.ir import CONTRACT_FOR
+from dsl.normalize import PlanContext
+
+PlanForm = Literal["text", "json"]
+
+_RULES = """\
+You translate one question about a tenant's internal data into ONE Query DSL plan.
+Rules:
+- Output the plan only: no SQL, no prose, no answer to the question.
+- Choose query_type by what is asked: existence (does X exist), count (how many),
+  list (which ones), status (state of one object), explain (how / what is),
+  diagnose (why something failed), compare (difference between objects),
+  unknown (you cannot tell reliably: then write `unknown <entity>`).
+- An existence question is never a count plan. Keep every condition the question states.
+- Use only the entities, fields, operators and values listed in the catalog below.
+- Never set a tenant: the caller binds it."""
+
+
+def catalog_summary(catalog: Catalog) -> str:
+    lines: list[str] = []
+    for name, ent in catalog.entities.items():
+        kinds = ", ".join(q.value for q in ent.query_types)
+        words = ", ".join(ent.synonyms)
+        lines.append(f"entity {name} (query types: {kinds}; users say: {words})")
+        lines.append(f"  id field: id; label field: {ent.label}")
+        for fname, spec in ent.fields.items():
+            if spec.sensitive:
+                continue
+            ops = ", ".join(o.value for o in spec.operators)
+            extra = ""
+            if spec.values:
+                extra += f"; values: {', '.join(spec.values)}"
+            if spec.aliases:
+                groups = "; ".join(f"{k} = {' / '.join(v)}" for k, v in spec.aliases.items())
+                extra += f"; aliases: {groups}"
+            if spec.references:
+                extra += f"; references {spec.references}"
+            lines.append(f"  field {fname} ({spec.type.value}; operators: {ops}{extra})")
+    return "\n".join(lines)
+
+
+def _language(form: PlanForm) -> str:
+    if form == "json":
+        from dsl.schema import plan_json_schema
+
+        schema = json.dumps(plan_json_schema(), ensure_ascii=False, separators=(",", ":"))
+        return f"Write the plan as one JSON object valid under this JSON Schema:\n{schema}"
+    from dsl.parser import grammar_text
+
+    example = 'count project where status = "active"'
+    return (
+        "Write the plan in the text form defined by this Lark grammar "
+        f"(only the `<query_type> <entity>` line is required, e.g. `{example}`):\n"
+        f"{grammar_text()}"
+    )
+
+
+def _context(context: PlanContext | None) -> str:
+    if context is None:
+        return ""
+    parts = []
+    if context.project_id:
+        parts.append(f"current project: {context.project_id}")
+    if context.thread_anchor:
+        parts.append(f"thread anchor: {context.thread_anchor}")
+    for ref in context.referenced_objects:
+        parts.append(f"referenced: {ref.entity_type} {ref.id}")
+    return ("Conversation context: " + "; ".join(parts) + "\n") if parts else ""
+
+
+def build_prompt(
+    question: str,
+    catalog: Catalog,
+    *,
+    form: PlanForm = "text",
+    context: PlanContext | None = None,
+    feedback: str | None = None,
+) -> str:
+    contracts = ", ".join(f"{q.value} -> {c.value}" for q, c in CONTRACT_FOR.items())
+    sections = [
+        _RULES,
+        f"Answer contracts: {contracts}",
+        _language(form),
+        "Catalog:\n" + catalog_summary(catalog),
+        _context(context) + f"Question: {question}",
+    ]
+    if feedback:
+        sections.append(f"A previous plan for this question was refused: {feedback}")
+    return "\n\n".join(s for s in sections if s)
+
+
+def repair_prompt(base: str, output: str, code: str, message: str, hint: str | None) -> str:
+    fix = f"\nhint: {hint}" if hint else ""
+    return (
+        f"{base}\n\nYour previous plan was:\n{output}\n\n"
+        f"It was refused with error {code}: {message}{fix}\n"
+        "Write a corrected plan. Output the plan only."
+    )
