@@ -1,0 +1,302 @@
+"""Plan -> statements and bound parameters (no database).
+
+`prepare` is what `execute` runs: it checks the template, binds filters,
+takes the plan shape's statements from the cache (building them once) and
+computes this call's parameters. `compile_plan` renders the same thing as SQL
+text for `qdsl compile` and the golden tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql import ClauseElement
+
+from dsl.catalog import Catalog
+from dsl.errors import PlanError, PolicyError, UsageError
+from dsl.ir import Plan
+from executor.bind import (
+    BoundFilter,
+    bind_filters,
+    fallback_terms,
+    filter_params,
+    id_filter_values,
+    like_pattern,
+    subject_ids,
+)
+from executor.statements import (
+    STATEMENTS,
+    StatementCache,
+    StatementSet,
+    build_statements,
+    shape_key,
+)
+from executor.tables import EntityTable, entity_table
+from executor.templates import Template, template_for
+from facts.textindex import grams_for_term
+
+DIALECTS = ("postgresql", "sqlite")
+FACTS_CAP = 1000
+# At most this many spelling combinations are searched by the text fallback.
+MAX_FALLBACK_COMBOS = 32
+
+
+@dataclass(frozen=True)
+class Prepared:
+    plan: Plan
+    template: Template
+    entity: EntityTable
+    bound: tuple[BoundFilter, ...]
+    statements: StatementSet
+    params: dict[str, Any]  # shared by every statement (each ignores what it does not use)
+    limit: int
+    fallback_combos: tuple[dict[str, Any], ...]  # one parameter set per spelling combination
+    fallback_cap: int
+    dialect: str
+
+
+def dialect_for(name: str) -> Dialect:
+    if name == "postgresql":
+        from sqlalchemy.dialects.postgresql import psycopg
+
+        return psycopg.dialect()  # type: ignore[no-untyped-call]
+    if name == "sqlite":
+        from sqlalchemy.dialects.sqlite import pysqlite
+
+        return pysqlite.dialect()
+    raise UsageError(
+        "unknown_dialect",
+        f"unknown SQL dialect `{name}`",
+        hint=f"use one of: {', '.join(DIALECTS)}",
+    )
+
+
+def check_tenant(plan: Plan, tenant_id: str) -> None:
+    scoped = plan.scope.tenant_id
+    if scoped is not None and scoped != tenant_id:
+        raise PolicyError(
+            "tenant_scope_mismatch",
+            "the plan's scope names another tenant than the caller's",
+            hint="drop scope.tenant_id from the plan; the tenant is bound from the caller",
+        )
+
+
+def _fallback_combos(bound: tuple[BoundFilter, ...], enabled: bool) -> tuple[dict[str, Any], ...]:
+    if not enabled:
+        return ()
+    per_filter: list[list[dict[str, Any]]] = []
+    for bf in bound:
+        if not bf.positive_fact:
+            continue
+        options = []
+        for term in fallback_terms(bf):
+            grams = grams_for_term(term)
+            if grams:
+                name = f"g{bf.index}"
+                options.append(
+                    {
+                        f"{name}_grams": list(grams),
+                        f"{name}_n": len(grams),
+                        f"{name}_like": like_pattern(term),
+                        f"{name}_term": term,
+                    }
+                )
+        per_filter.append(options)
+    combos = []
+    for parts in itertools.islice(itertools.product(*per_filter), MAX_FALLBACK_COMBOS):
+        merged: dict[str, Any] = {}
+        for part in parts:
+            merged.update(part)
+        combos.append(merged)
+    return tuple(combos)
+
+
+def prepare(
+    plan: Plan,
+    catalog: Catalog,
+    dialect: str,
+    tenant_id: str | None,
+    *,
+    now: datetime | None = None,
+    cache: StatementCache = STATEMENTS,
+) -> Prepared:
+    if dialect not in DIALECTS:
+        dialect_for(dialect)
+    if tenant_id is not None:
+        check_tenant(plan, tenant_id)
+    template = template_for(catalog, plan.entity_type, plan.query_type)
+    et = entity_table(catalog, template.entity_type)
+    spec = et.spec
+    bound = bind_filters(plan, spec)
+    refs = subject_ids(plan, spec)
+    if template.kind.min_subjects:
+        named = dict.fromkeys((*refs, *id_filter_values(bound, spec)))
+        if len(named) < template.kind.min_subjects:
+            raise PlanError(
+                "too_few_subjects",
+                f"{template.query_type.value} over {spec.name} needs "
+                f"{template.kind.min_subjects} or more subjects, the plan names {len(named)}",
+                hint=f"name them, e.g. `about {spec.name} 64, {spec.name} 65`",
+            )
+    policy = plan.retrieval_policy
+    fallback = (
+        policy.allow_fallback_text
+        and bool(spec.text_search)
+        and any(bf.positive_fact for bf in bound)
+    )
+    shape = shape_key(
+        plan, catalog, template, dialect, bound, has_subjects=bool(refs), fallback=fallback
+    )
+    statements = cache.get(shape)
+    if statements is None:
+        statements = build_statements(
+            plan,
+            catalog,
+            template,
+            dialect,
+            bound,
+            has_subjects=bool(refs),
+            fallback=fallback,
+            shape=shape,
+        )
+        cache.put(statements)
+    limit = min(plan.limit or spec.default_limit, spec.max_limit)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    params: dict[str, Any] = {
+        "tenant_id": tenant_id if tenant_id is not None else plan.scope.tenant_id,
+        "entity_type": template.entity_type,
+        "limit": limit + 1,
+        "facts_cap": FACTS_CAP,
+    }
+    if refs:
+        params["subject_ids"] = list(refs)
+    if policy.require_fresh_fact:
+        params["now"] = moment
+        if policy.freshness_days is not None:
+            params["fresh_since"] = moment - timedelta(days=policy.freshness_days)
+    for bf in bound:
+        params.update(filter_params(bf))
+    return Prepared(
+        plan=plan,
+        template=template,
+        entity=et,
+        bound=bound,
+        statements=statements,
+        params=params,
+        limit=limit,
+        fallback_combos=_fallback_combos(bound, fallback),
+        fallback_cap=max(limit, spec.max_limit) + 1,
+        dialect=dialect,
+    )
+
+
+# --- rendering (qdsl compile, golden tests) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompiledStatement:
+    role: str
+    sql: str
+    params: dict[str, Any]
+    # names bound only at run time, from earlier statements' rows (ids)
+    runtime_params: tuple[str, ...]
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class CompiledPlan:
+    template: str
+    dialect: str
+    entity_type: str
+    query_type: str
+    shape: str
+    statements: tuple[CompiledStatement, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "template": self.template,
+            "dialect": self.dialect,
+            "entity_type": self.entity_type,
+            "query_type": self.query_type,
+            "shape": self.shape,
+            "statements": [
+                {
+                    "role": s.role,
+                    "sql": s.sql,
+                    "params": s.params,
+                    "runtime_params": list(s.runtime_params),
+                    "fingerprint": s.fingerprint,
+                }
+                for s in self.statements
+            ],
+        }
+
+
+_SQL_TEXT: dict[tuple[int, str], tuple[str, tuple[str, ...], str]] = {}
+
+
+def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str]:
+    """SQL text, bind names and fingerprint of a statement (cached per statement object)."""
+    key = (id(stmt), dialect)
+    found = _SQL_TEXT.get(key)
+    if found is None:
+        compiled = stmt.compile(dialect=dialect_for(dialect))
+        sql = str(compiled)
+        names = tuple(getattr(compiled, "binds", {}))
+        fingerprint = hashlib.sha256(sql.encode()).hexdigest()[:16]
+        # keep the statement alive so its id is never reused while cached
+        _KEEP.append(stmt)
+        found = (sql, names, fingerprint)
+        _SQL_TEXT[key] = found
+    return found
+
+
+_KEEP: list[ClauseElement] = []
+_RUNTIME = {"ids"}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def compile_plan(
+    plan: Plan,
+    catalog: Catalog,
+    dialect: str,
+    *,
+    tenant_id: str | None = None,
+    now: datetime | None = None,
+) -> CompiledPlan:
+    """Every statement the plan's template may run, as SQL text with its bound parameters."""
+    prep = prepare(plan, catalog, dialect, tenant_id, now=now)
+    base = dict(prep.params)
+    if prep.fallback_combos:
+        base.update(prep.fallback_combos[0])
+        base["fallback_cap"] = prep.fallback_cap
+    out = []
+    for role, stmt in prep.statements.named():
+        sql, names, fingerprint = render(stmt, dialect)
+        params = {n: _jsonable(base[n]) for n in names if n in base}
+        runtime = tuple(n for n in names if n in _RUNTIME)
+        for n in runtime:
+            params[n] = []
+        out.append(CompiledStatement(role, sql, params, runtime, fingerprint))
+    shape_text = json.dumps([str(x) for x in prep.statements.shape[1:]], ensure_ascii=False)
+    return CompiledPlan(
+        template=prep.template.name,
+        dialect=dialect,
+        entity_type=prep.template.entity_type,
+        query_type=prep.template.query_type.value,
+        shape=hashlib.sha256(shape_text.encode()).hexdigest()[:16],
+        statements=tuple(out),
+    )

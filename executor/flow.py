@@ -1,0 +1,273 @@
+"""The execution steps of a prepared plan, free of I/O.
+
+`run_flow` is a generator: it yields `(role, statement, params)` requests and
+receives each request's rows as dicts, then returns the ExecutionResult. The
+sync and asyncio drivers in `executor.run` only carry requests to a
+connection, so both run exactly the same steps:
+
+1. the tenant's unfiltered count (baseline) when the plan filters;
+2. facts first: the entity rows matching column predicates and fact EXISTS,
+   capped at limit+1 (and the match count for count/list);
+3. only if that found nothing and the plan allows it: bounded text fallback
+   over text_grams, confirmed with LIKE/ILIKE, then those rows by id;
+4. the evidence: matching facts of each row, and every fact of each row for
+   templates that report them (status, explain, diagnose, compare).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Generator
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from dsl.catalog import FieldType
+from executor.compile import Prepared, render
+from executor.result import Evidence, ExecutionResult, ResultRow
+from executor.statements import AnySelect
+
+Row = dict[str, Any]
+Request = tuple[str, AnySelect, dict[str, Any]]
+Flow = Generator[Request, list[Row], ExecutionResult]
+
+
+def plan_hash(prep: Prepared) -> str:
+    text = json.dumps(prep.plan.to_json_dict(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plain(value: Any) -> Any:
+    """Values as JSON-ready data, the same on every dialect."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+def _value(prep: Prepared, column: str, raw: Any) -> Any:
+    # SQLite hands back integral NUMERIC values as int; PostgreSQL as float.
+    if prep.entity.kinds.get(column) is FieldType.NUMBER and isinstance(raw, int | Decimal):
+        return float(raw)
+    return plain(raw)
+
+
+def _fact_evidence(row: Row, execution_id: str, *, fallback: bool = False) -> Evidence:
+    confidence = row.get("confidence")
+    return Evidence(
+        id=f"fact:{row['id']}",
+        kind="fact",
+        execution_id=execution_id,
+        tenant_id=row["tenant_id"],
+        entity_type=row["entity_type"],
+        entity_id=row["entity_id"],
+        predicate=row["predicate"],
+        value_text=row["value_text"],
+        value_norm=row["value_norm"],
+        source_type=row["source_type"],
+        source_ref=row["source_ref"],
+        confidence=float(confidence) if confidence is not None else None,
+        observed_at=row["observed_at"],
+        valid_until=row["valid_until"],
+        fallback=fallback,
+    )
+
+
+class _Steps:
+    """The requests made so far (for fingerprints) and the notes for the result."""
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.ran: list[str] = []
+        self.notes = [f"template {prep.template.name}"]
+
+    def req(self, role: str, stmt: AnySelect, extra: dict[str, Any] | None = None) -> Request:
+        self.ran.append(role)
+        return role, stmt, {**self.prep.params, **(extra or {})}
+
+
+def _fallback(steps: _Steps) -> Generator[Request, list[Row], tuple[dict[str, str], bool]]:
+    """Entity ids found by text, each with the spelling that found it; and whether capped."""
+    prep = steps.prep
+    stmt = prep.statements.fallback_ids
+    assert stmt is not None
+    found: dict[str, str] = {}
+    capped = False
+    for combo in prep.fallback_combos:
+        extra = {**combo, "fallback_cap": prep.fallback_cap}
+        got = yield steps.req("fallback_ids", stmt, extra)
+        capped |= len(got) >= prep.fallback_cap
+        term = " + ".join(v for k, v in combo.items() if k.endswith("_term"))
+        for r in got:
+            found.setdefault(r["q_id"], term)
+    steps.notes.append(
+        f"fallback_text: {len(prep.fallback_combos)} spelling(s) searched, {len(found)} hit(s)"
+    )
+    return found, capped
+
+
+def _facts(
+    steps: _Steps, ids: list[str], *, matches: bool
+) -> Generator[Request, list[Row], tuple[dict[str, list[Row]], dict[str, list[Row]]]]:
+    """Matching facts per entity (evidence of the filters) and all facts per entity."""
+    st = steps.prep.statements
+    matched: dict[str, list[Row]] = {}
+    every: dict[str, list[Row]] = {}
+    if not ids:
+        return matched, every
+    if matches:
+        for index, stmt in st.match_facts.items():
+            for f in (yield steps.req(f"match_facts.f{index}", stmt, {"ids": ids})):
+                matched.setdefault(f["entity_id"], []).append(f)
+    if steps.prep.template.kind.entity_facts or st.fact_fields:
+        for f in (yield steps.req("entity_facts", st.entity_facts, {"ids": ids})):
+            every.setdefault(f["entity_id"], []).append(f)
+    return matched, every
+
+
+def run_flow(prep: Prepared, execution_id: str) -> Flow:
+    started = time.perf_counter()
+    st = prep.statements
+    steps = _Steps(prep)
+    baseline: int | None = None
+    if prep.bound:
+        baseline = int((yield steps.req("baseline", st.baseline))[0]["n"])
+
+    fallback_ready = st.fallback_ids is not None and bool(prep.fallback_combos)
+    rows: list[Row] = []
+    count: int | None = None
+    if prep.plan.retrieval_policy.facts_first or not fallback_ready:
+        rows = yield steps.req("main", st.main)
+        if st.count is not None:
+            count = int((yield steps.req("count", st.count))[0]["n"])
+        steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
+
+    matched_term: dict[str, str] | None = None
+    capped = False
+    if fallback_ready and not rows:
+        matched_term, capped = yield from _fallback(steps)
+        if matched_term:
+            rows = yield steps.req("rows_by_id", st.rows_by_id, {"ids": list(matched_term)})
+        if st.count is not None:
+            count = len(matched_term)
+
+    truncated = len(rows) > prep.limit or capped
+    rows = rows[: prep.limit]
+    if truncated:
+        steps.notes.append(f"truncated at limit {prep.limit}")
+    ids = [r["q_id"] for r in rows]
+    matched, every = yield from _facts(steps, ids, matches=matched_term is None)
+
+    evidence: dict[str, Evidence] = {}
+    out_rows = _result_rows(
+        prep,
+        rows,
+        matched=matched,
+        every=every,
+        evidence=evidence,
+        matched_term=matched_term,
+        execution_id=execution_id,
+    )
+    fingerprints = tuple(dict.fromkeys(render(s, prep.dialect)[2] for s in _stmts(prep, steps.ran)))
+    return ExecutionResult(
+        execution_id=execution_id,
+        tenant_id=str(prep.params["tenant_id"]),
+        query_type=prep.template.query_type,
+        entity_type=prep.template.entity_type,
+        template=prep.template.name,
+        plan_hash=plan_hash(prep),
+        sql_fingerprints=fingerprints,
+        rows=tuple(out_rows),
+        count=count,
+        truncated=truncated,
+        baseline_total=baseline,
+        evidence=tuple(evidence.values()),
+        used_fallback=matched_term is not None,
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        notes=tuple(steps.notes),
+        retrieval=_retrieval(prep, matched_term is not None),
+    )
+
+
+def _retrieval(
+    prep: Prepared, used_fallback: bool
+) -> Literal["facts", "columns", "fallback_text", "mixed"]:
+    has_facts = any(bf.is_fact for bf in prep.bound)
+    if used_fallback:
+        return "fallback_text"
+    if has_facts and any(not bf.is_fact for bf in prep.bound):
+        return "mixed"
+    return "facts" if has_facts else "columns"
+
+
+def _result_rows(
+    prep: Prepared,
+    rows: list[Row],
+    *,
+    matched: dict[str, list[Row]],
+    every: dict[str, list[Row]],
+    evidence: dict[str, Evidence],
+    matched_term: dict[str, str] | None,
+    execution_id: str,
+) -> list[ResultRow]:
+    """Result rows with their evidence ids; fills `evidence` (facts first, then objects)."""
+    st = prep.statements
+    entity_type = prep.template.entity_type
+    out_rows: list[ResultRow] = []
+    for r in rows:
+        eid = r["q_id"]
+        evidence_ids: list[str] = []
+        for f in matched.get(eid, ()):
+            ev = _fact_evidence(f, execution_id)
+            evidence.setdefault(ev.id, ev)
+            evidence_ids.append(ev.id)
+        facts: dict[str, str] = {}
+        if prep.template.kind.entity_facts:
+            for f in every.get(eid, ()):
+                ev = _fact_evidence(f, execution_id)
+                evidence.setdefault(ev.id, ev)
+                if ev.id not in evidence_ids:
+                    evidence_ids.append(ev.id)
+                facts.setdefault(f["predicate"], f["value_text"])
+        values = {s.name: _value(prep, s.column, r[f"v_{s.name}"]) for s in st.selected}
+        for name in st.fact_fields:
+            spec = prep.entity.spec.fields[name]
+            found_value = next(
+                (f["value_text"] for f in every.get(eid, ()) if f["predicate"] == spec.fact),
+                None,
+            )
+            values[name] = found_value
+        object_id = f"{entity_type}:{eid}"
+        # A text-fallback hit is marked as such: no fact stands behind it.
+        evidence[object_id] = Evidence(
+            id=object_id,
+            kind="object" if matched_term is None else "text",
+            execution_id=execution_id,
+            tenant_id=r["q_tenant"],
+            entity_type=entity_type,
+            entity_id=eid,
+            value_text=None if matched_term is None else matched_term.get(eid),
+            fallback=matched_term is not None,
+        )
+        evidence_ids.append(object_id)
+        out_rows.append(
+            ResultRow(
+                entity_type=entity_type,
+                entity_id=eid,
+                tenant_id=r["q_tenant"],
+                label=r["q_label"],
+                values=values,
+                facts=facts,
+                evidence_ids=tuple(evidence_ids),
+            )
+        )
+
+    return out_rows
+
+
+def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
+    by_role: dict[str, AnySelect] = dict(prep.statements.named())
+    return [by_role[r] for r in dict.fromkeys(roles)]

@@ -1,0 +1,169 @@
+"""Filter conditions as SQLAlchemy Core, every value a named bound parameter.
+
+Column fields become column predicates (text compared as `lower(col)`, since
+filter values arrive casefolded); fact fields become EXISTS over
+`semantic_facts` by predicate and `value_norm`, with freshness when the plan
+requires fresh facts. Each facts row touched is tenant-bound here too.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
+from sqlalchemy.sql.expression import ColumnClause, TableClause
+
+from dsl.catalog import FieldType
+from dsl.errors import NotCoveredError
+from dsl.ir import Operator
+from executor.bind import LIKE_ESCAPE, BoundFilter
+from executor.tables import TEXT_TYPES, EntityTable
+
+
+class Params:
+    """One BindParameter object per name within a statement under construction."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, BindParameter[object]] = {}
+
+    def __call__(
+        self, name: str, *, expanding: bool = False, type_: object = None
+    ) -> BindParameter[object]:
+        found = self._made.get(name)
+        if found is None:
+            found = sa.bindparam(name, expanding=expanding, type_=type_)  # type: ignore[arg-type]
+            self._made[name] = found
+        return found
+
+
+def _not_covered(bf: BoundFilter) -> NotCoveredError:
+    return NotCoveredError(
+        "operator_not_covered",
+        f"operator `{bf.op.value}` on `{bf.filter.field}` has no compiled form",
+        hint="use another operator for this field",
+    )
+
+
+def _typed(col: ColumnClause[object], kind: FieldType) -> ColumnElement[object]:
+    # Text filter values are casefolded by the normalizer; compare the column the same way.
+    return sa.func.lower(col) if kind is FieldType.TEXT else col
+
+
+def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnElement[bool]:
+    assert bf.column is not None
+    col = et.col(bf.column)
+    lhs = _typed(col, bf.kind)
+    name = bf.param
+    op = bf.op
+    ctype = col.type
+    if op is Operator.IS_NULL:
+        return col.is_(None) if bf.filter.value is not False else col.is_not(None)
+    if op is Operator.EQUALS:
+        return lhs == p(name, type_=ctype)
+    if op is Operator.NOT_EQUALS:
+        # SQL's three-valued logic would drop NULL rows; "not equal to x" keeps them.
+        return sa.or_(lhs != p(name, type_=ctype), col.is_(None))
+    if op in (Operator.IN, Operator.EQUALS_OR_ALIAS):
+        return lhs.in_(p(name, expanding=True, type_=ctype))
+    if op is Operator.NOT_IN:
+        return sa.or_(lhs.not_in(p(name, expanding=True, type_=ctype)), col.is_(None))
+    if op is Operator.CONTAINS:
+        return sa.func.lower(col).like(p(name, type_=sa.Text()), escape=LIKE_ESCAPE)
+    if op is Operator.GT:
+        return lhs > p(name, type_=ctype)
+    if op is Operator.GTE:
+        return lhs >= p(name, type_=ctype)
+    if op is Operator.LT:
+        return lhs < p(name, type_=ctype)
+    if op is Operator.LTE:
+        return lhs <= p(name, type_=ctype)
+    if op is Operator.BETWEEN:
+        return lhs.between(p(f"{name}_lo", type_=ctype), p(f"{name}_hi", type_=ctype))
+    raise _not_covered(bf)
+
+
+def freshness(facts: TableClause, p: Params, *, window: bool) -> list[ColumnElement[bool]]:
+    """valid_until in the future (or open) and, with a window, observed recently enough."""
+    conds: list[ColumnElement[bool]] = [
+        sa.or_(
+            facts.c.valid_until.is_(None),
+            facts.c.valid_until > p("now", type_=facts.c.valid_until.type),
+        )
+    ]
+    if window:
+        conds.append(facts.c.observed_at >= p("fresh_since", type_=facts.c.observed_at.type))
+    return conds
+
+
+def fact_value_condition(
+    bf: BoundFilter, facts: TableClause, p: Params
+) -> list[ColumnElement[bool]]:
+    """Conditions on one facts row: the filter's predicate and, if any, its value."""
+    name = bf.param
+    conds: list[ColumnElement[bool]] = [facts.c.predicate == p(f"{name}_pred", type_=sa.Text())]
+    op = bf.op
+    if op in (
+        Operator.EQUALS,
+        Operator.EQUALS_OR_ALIAS,
+        Operator.IN,
+        Operator.NOT_EQUALS,
+        Operator.NOT_IN,
+    ):
+        if bf.kind is FieldType.NUMBER and op in (Operator.EQUALS, Operator.NOT_EQUALS):
+            conds.append(facts.c.value_num == p(name, type_=sa.Float()))
+        else:
+            conds.append(facts.c.value_norm.in_(p(name, expanding=True, type_=sa.Text())))
+    elif op is Operator.CONTAINS:
+        conds.append(facts.c.value_norm.like(p(name, type_=sa.Text()), escape=LIKE_ESCAPE))
+    elif (
+        op in (Operator.GT, Operator.GTE, Operator.LT, Operator.LTE) and bf.kind is FieldType.NUMBER
+    ):
+        num = facts.c.value_num
+        bp = p(name, type_=sa.Float())
+        conds.append(
+            {
+                Operator.GT: num > bp,
+                Operator.GTE: num >= bp,
+                Operator.LT: num < bp,
+                Operator.LTE: num <= bp,
+            }[op]
+        )
+    elif op is Operator.BETWEEN and bf.kind is FieldType.NUMBER:
+        conds.append(
+            facts.c.value_num.between(
+                p(f"{name}_lo", type_=sa.Float()), p(f"{name}_hi", type_=sa.Float())
+            )
+        )
+    elif op is not Operator.IS_NULL:
+        raise _not_covered(bf)
+    return conds
+
+
+def fact_condition(
+    bf: BoundFilter,
+    et: EntityTable,
+    facts: TableClause,
+    p: Params,
+    *,
+    fresh: bool,
+    window: bool,
+) -> ColumnElement[bool]:
+    """EXISTS (or NOT EXISTS) a tenant-bound fact of this entity matching the filter."""
+    alias = facts.alias(f"sf{bf.index}")
+    conds = [
+        alias.c.tenant_id == p("tenant_id", type_=sa.Text()),
+        alias.c.entity_type == p("entity_type", type_=sa.Text()),
+        alias.c.entity_id == et.id,
+        *fact_value_condition(bf, alias, p),  # type: ignore[arg-type]
+    ]
+    if fresh:
+        conds.extend(freshness(alias, p, window=window))  # type: ignore[arg-type]
+    found = sa.exists(sa.select(alias.c.id).where(*conds))
+    if bf.positive_fact:
+        return found
+    if bf.op is Operator.IS_NULL and bf.filter.value is False:
+        return found
+    return ~found
+
+
+def is_text(et: EntityTable, column: str) -> bool:
+    return et.kinds.get(column) in TEXT_TYPES

@@ -1,0 +1,236 @@
+"""Run a plan against a database: `execute` (sync) and `aexecute` (asyncio).
+
+Both drive the same I/O-free steps (`executor.flow.run_flow`) inside one
+transaction. On PostgreSQL that transaction is READ ONLY, runs as the
+SELECT-only role `qdsl_reader` (so row-level security applies even when the
+application connects as an owner), carries the tenant in `app.tenant_id` for
+the RLS policies and a `statement_timeout`; the tenant predicate is in every
+statement as well, so isolation never rests on one mechanism. On SQLite the
+connection is set `query_only` and a progress handler enforces the timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from dsl.catalog import Catalog
+from dsl.errors import DatabaseError
+from dsl.ir import Plan
+from executor.compile import check_tenant, prepare
+from executor.flow import Flow, Request, Row, run_flow
+from executor.result import ExecutionResult
+from facts.db import READER_ROLE
+
+DEFAULT_TIMEOUT_MS = 5000
+_QUERY_CANCELED = "57014"  # PostgreSQL: statement_timeout or cancel request
+
+
+def timeout_from_env(timeout_ms: int | None = None) -> int:
+    """The explicit value, else QDSL_STATEMENT_TIMEOUT_MS, else 5000 ms."""
+    if timeout_ms is not None:
+        return timeout_ms
+    raw = os.environ.get("QDSL_STATEMENT_TIMEOUT_MS", "")
+    return int(raw) if raw.strip().isdigit() else DEFAULT_TIMEOUT_MS
+
+
+def _rows(result: sa.CursorResult[Any]) -> list[Row]:
+    return [dict(r) for r in result.mappings()]
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+def _timeout(timeout_ms: int) -> DatabaseError:
+    return DatabaseError(
+        "timeout",
+        f"the query was cancelled after the statement timeout ({timeout_ms} ms)",
+        hint="narrow the plan (filters, limit) or raise QDSL_STATEMENT_TIMEOUT_MS",
+        retryable=True,
+        details={"timeout_ms": timeout_ms},
+    )
+
+
+def db_error(exc: sa_exc.SQLAlchemyError, timeout_ms: int, *, interrupted: bool) -> DatabaseError:
+    """Map a driver error without echoing its message (it may quote bound values)."""
+    orig = getattr(exc, "orig", None)
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate == _QUERY_CANCELED or interrupted:
+        return _timeout(timeout_ms)
+    return DatabaseError(
+        "query_failed",
+        f"the database refused the query ({type(orig or exc).__name__})",
+        hint="check that the database is migrated (`qdsl db upgrade`) and reachable",
+        details={"sqlstate": sqlstate, "error_class": type(orig or exc).__name__},
+    )
+
+
+# -- PostgreSQL session ----------------------------------------------------------------
+
+_HAS_ROLE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+_ROLE_CHECK = sa.text("SELECT count(*) FROM pg_roles WHERE rolname = :role")
+_SETTINGS = sa.select(
+    sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
+    sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
+)
+
+
+def _role_statement() -> sa.TextClause:
+    # SET ROLE takes an identifier, never a parameter; the name is our constant.
+    return sa.text(f"SET LOCAL ROLE {READER_ROLE}")
+
+
+_READ_ONLY = sa.text("SET TRANSACTION READ ONLY")
+
+
+# -- sync ------------------------------------------------------------------------------
+
+
+@contextmanager
+def _sqlite_guard(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
+    raw: Any = conn.connection.driver_connection
+    deadline = time.monotonic() + timeout_ms / 1000
+
+    def check() -> int:
+        if time.monotonic() > deadline:
+            state["interrupted"] = True
+            return 1
+        return 0
+
+    conn.exec_driver_sql("PRAGMA query_only = ON")
+    if hasattr(raw, "set_progress_handler"):
+        raw.set_progress_handler(check, 1000)
+    try:
+        yield
+    finally:
+        if hasattr(raw, "set_progress_handler"):
+            raw.set_progress_handler(None, 0)
+        conn.exec_driver_sql("PRAGMA query_only = OFF")
+
+
+def _drive(flow: Flow, run: Callable[[Request], list[Row]]) -> ExecutionResult:
+    request = next(flow)
+    while True:
+        try:
+            request = flow.send(run(request))
+        except StopIteration as stop:
+            result: ExecutionResult = stop.value
+            return result
+
+
+def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
+    conn.execute(_READ_ONLY)
+    engine = conn.engine
+    if engine not in _HAS_ROLE:
+        _HAS_ROLE[engine] = bool(conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar())
+    if _HAS_ROLE[engine]:
+        conn.execute(_role_statement())
+    conn.execute(_SETTINGS, {"tenant_id": tenant_id, "timeout": str(timeout_ms)})
+
+
+def execute(
+    plan: Plan,
+    catalog: Catalog,
+    engine: Engine,
+    tenant_id: str,
+    *,
+    timeout_ms: int | None = None,
+    now: datetime | None = None,
+) -> ExecutionResult:
+    """Run a (normalized) plan for `tenant_id`; the tenant is bound here, never from the plan."""
+    check_tenant(plan, tenant_id)
+    timeout = timeout_from_env(timeout_ms)
+    prep = prepare(plan, catalog, engine.dialect.name, tenant_id, now=now)
+    flow = run_flow(prep, uuid.uuid4().hex)
+    state = {"interrupted": False}
+    try:
+        with engine.connect() as conn, conn.begin() as tx:
+            if conn.dialect.name == "postgresql":
+                _pg_setup(conn, tenant_id, timeout)
+                result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
+            else:
+                with _sqlite_guard(conn, timeout, state):
+                    result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
+            tx.rollback()  # nothing was written; end the read-only transaction cleanly
+    except sa_exc.SQLAlchemyError as exc:
+        raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
+    return result
+
+
+# -- asyncio ---------------------------------------------------------------------------
+
+
+async def _apg_setup(conn: AsyncConnection, tenant_id: str, timeout_ms: int) -> None:
+    await conn.execute(_READ_ONLY)
+    engine = conn.engine.sync_engine
+    if engine not in _HAS_ROLE:
+        found = (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar()
+        _HAS_ROLE[engine] = bool(found)
+    if _HAS_ROLE[engine]:
+        await conn.execute(_role_statement())
+    await conn.execute(_SETTINGS, {"tenant_id": tenant_id, "timeout": str(timeout_ms)})
+
+
+async def _adrive(
+    conn: AsyncConnection,
+    flow: Flow,
+    deadline: float | None,
+    timeout_ms: int,
+    state: dict[str, bool],
+) -> ExecutionResult:
+    request = next(flow)
+    while True:
+        if deadline is not None and time.monotonic() > deadline:
+            # aiosqlite offers no progress handler; the deadline is checked between statements.
+            state["interrupted"] = True
+            raise _timeout(timeout_ms)
+        rows = _rows(await conn.execute(request[1], request[2]))
+        try:
+            request = flow.send(rows)
+        except StopIteration as stop:
+            result: ExecutionResult = stop.value
+            return result
+
+
+async def aexecute(
+    plan: Plan,
+    catalog: Catalog,
+    engine: AsyncEngine,
+    tenant_id: str,
+    *,
+    timeout_ms: int | None = None,
+    now: datetime | None = None,
+) -> ExecutionResult:
+    """The asyncio twin of `execute` (psycopg async on PostgreSQL, aiosqlite on SQLite)."""
+    check_tenant(plan, tenant_id)
+    timeout = timeout_from_env(timeout_ms)
+    prep = prepare(plan, catalog, engine.dialect.name, tenant_id, now=now)
+    flow = run_flow(prep, uuid.uuid4().hex)
+    state = {"interrupted": False}
+    try:
+        async with engine.connect() as conn, conn.begin() as tx:
+            if conn.dialect.name == "postgresql":
+                await _apg_setup(conn, tenant_id, timeout)
+                result = await _adrive(conn, flow, None, timeout, state)
+            else:
+                await conn.exec_driver_sql("PRAGMA query_only = ON")
+                try:
+                    deadline = time.monotonic() + timeout / 1000
+                    result = await _adrive(conn, flow, deadline, timeout, state)
+                finally:
+                    await conn.exec_driver_sql("PRAGMA query_only = OFF")
+            await tx.rollback()
+    except sa_exc.SQLAlchemyError as exc:
+        raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
+    return result

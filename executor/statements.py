@@ -1,0 +1,341 @@
+"""Build the statements of one plan shape, once, and reuse them.
+
+A plan's shape is everything that decides SQL text: catalog, dialect,
+template, the filters' fields and operators, projection, sort, the freshness
+flags and whether subjects are named. Values, limits, ids and the tenant are
+bound parameters, so every plan of one shape shares one `StatementSet` and
+the SQL text never changes with values.
+
+Every statement binds `:tenant_id` on every table it reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import sqlalchemy as sa
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
+from sqlalchemy.sql.expression import ColumnClause
+
+from dsl.catalog import EVIDENCE_PROJECTION, Catalog
+from dsl.ir import Plan, SortDirection
+from executor.bind import LIKE_ESCAPE, BoundFilter
+from executor.predicates import (
+    Params,
+    column_condition,
+    fact_condition,
+    fact_value_condition,
+    freshness,
+    is_text,
+)
+from executor.tables import EntityTable, catalog_key, entity_table, facts_table, grams_table
+from executor.templates import Template
+
+Shape = tuple[Hashable, ...]
+AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A column of the entity rows: the name in results and the column read."""
+
+    name: str
+    column: str
+
+
+@dataclass(frozen=True)
+class StatementSet:
+    """The statements a template may run for one plan shape (None: not needed)."""
+
+    shape: Shape
+    selected: tuple[Selected, ...]
+    fact_fields: tuple[str, ...]  # projected fact fields (filled from entity facts)
+    main: AnySelect
+    count: AnySelect | None
+    baseline: AnySelect
+    rows_by_id: AnySelect
+    match_facts: dict[int, AnySelect]
+    entity_facts: AnySelect
+    fallback_ids: AnySelect | None
+    fallback_filters: tuple[int, ...] = field(default=())
+
+    def named(self) -> list[tuple[str, AnySelect]]:
+        out: list[tuple[str, AnySelect]] = [("main", self.main)]
+        if self.count is not None:
+            out.append(("count", self.count))
+        out.append(("baseline", self.baseline))
+        out.extend((f"match_facts.f{i}", s) for i, s in self.match_facts.items())
+        out.append(("entity_facts", self.entity_facts))
+        if self.fallback_ids is not None:
+            out.append(("fallback_ids", self.fallback_ids))
+        out.append(("rows_by_id", self.rows_by_id))
+        return out
+
+
+def selected_columns(plan: Plan, et: EntityTable, template: Template) -> tuple[Selected, ...]:
+    spec = et.spec
+    names: list[str] = list(plan.projection or spec.default_projection)
+    if template.kind.snapshot:
+        names += [n for n, f in spec.fields.items() if f.column and not f.sensitive]
+    if template.kind.passages:
+        names += list(spec.text_search)
+    out: dict[str, Selected] = {}
+    for name in names:
+        if name == EVIDENCE_PROJECTION:
+            continue
+        bound = spec.names.get(name, name)
+        column = spec.column_for(bound)
+        if column is None or bound in spec.sensitive or column in spec.sensitive:
+            continue
+        out.setdefault(bound, Selected(bound, column))
+    return tuple(out.values())
+
+
+def projected_fact_fields(plan: Plan, et: EntityTable) -> tuple[str, ...]:
+    spec = et.spec
+    names = [spec.names.get(n, n) for n in plan.projection]
+    return tuple(n for n in dict.fromkeys(names) if (f := spec.fields.get(n)) and f.is_fact)
+
+
+def shape_key(
+    plan: Plan,
+    catalog: Catalog,
+    template: Template,
+    dialect: str,
+    bound: tuple[BoundFilter, ...],
+    *,
+    has_subjects: bool,
+    fallback: bool,
+) -> Shape:
+    policy = plan.retrieval_policy
+    return (
+        catalog_key(catalog),
+        dialect,
+        template.name,
+        tuple(bf.shape() for bf in bound),
+        tuple(plan.projection),
+        tuple((s.field, s.direction.value) for s in plan.sort),
+        policy.require_fresh_fact,
+        policy.require_fresh_fact and policy.freshness_days is not None,
+        has_subjects,
+        fallback,
+    )
+
+
+class _Builder:
+    def __init__(self, catalog: Catalog, et: EntityTable, dialect: str, plan: Plan) -> None:
+        self.catalog = catalog
+        self.et = et
+        self.dialect = dialect
+        self.plan = plan
+        self.p = Params()
+        self.facts = facts_table(catalog.facts.table)
+        policy = plan.retrieval_policy
+        self.fresh = policy.require_fresh_fact
+        self.window = self.fresh and policy.freshness_days is not None
+
+    def tenant(self) -> ColumnElement[bool]:
+        return self.et.tenant == self.p("tenant_id", type_=sa.Text())
+
+    def conditions(
+        self, bound: tuple[BoundFilter, ...], *, skip_positive_facts: bool
+    ) -> list[ColumnElement[bool]]:
+        out = [self.tenant()]
+        for bf in bound:
+            if bf.is_fact:
+                if skip_positive_facts and bf.positive_fact:
+                    continue
+                out.append(
+                    fact_condition(
+                        bf, self.et, self.facts, self.p, fresh=self.fresh, window=self.window
+                    )
+                )
+            else:
+                out.append(column_condition(bf, self.et, self.p))
+        return out
+
+    def order_by(self) -> list[UnaryExpression[object]]:
+        spec = self.et.spec
+        sorts = [(s.field, s.direction) for s in self.plan.sort]
+        if not sorts and spec.default_sort is not None:
+            sorts = [(spec.default_sort[0], SortDirection(spec.default_sort[1]))]
+        keys: list[tuple[str, SortDirection]] = [
+            (spec.column_for(spec.names.get(f, f)) or spec.id, d) for f, d in sorts
+        ]
+        keys.append((spec.id, SortDirection.ASC))
+        out: list[UnaryExpression[object]] = []
+        seen: set[str] = set()
+        for column, direction in keys:
+            if column in seen:
+                continue
+            seen.add(column)
+            expr: ColumnElement[Any] = self.et.col(column)
+            if self.dialect == "postgresql" and is_text(self.et, column):
+                # Byte order on both dialects, whatever the database's collation.
+                expr = sa.collate(expr, "C")
+            ordered = expr.desc() if direction is SortDirection.DESC else expr.asc()
+            out.append(ordered.nulls_last())
+        return out
+
+    def entity_select(self, selected: tuple[Selected, ...]) -> AnySelect:
+        et = self.et
+        cols = [et.tenant.label("q_tenant"), et.id.label("q_id"), et.label.label("q_label")]
+        labelled = [et.col(s.column).label(f"v_{s.name}") for s in selected]
+        return sa.select(*cols, *labelled).select_from(et.table)
+
+    def limit(self) -> sa.BindParameter[object]:
+        return self.p("limit", type_=sa.Integer())
+
+    def ids(self, name: str = "ids") -> sa.BindParameter[object]:
+        return self.p(name, expanding=True, type_=sa.Text())
+
+    def facts_select(self) -> AnySelect:
+        f = self.facts
+        return sa.select(*f.c).where(
+            f.c.tenant_id == self.p("tenant_id", type_=sa.Text()),
+            f.c.entity_type == self.p("entity_type", type_=sa.Text()),
+            f.c.entity_id.in_(self.ids()),
+        )
+
+    def fallback(self, bound: tuple[BoundFilter, ...], *, has_subjects: bool) -> AnySelect:
+        et = self.et
+        g = grams_table()
+        conds = self.conditions(bound, skip_positive_facts=True)
+        if has_subjects:
+            conds.append(et.id.in_(self.ids("subject_ids")))
+        for bf in bound:
+            if not bf.positive_fact:
+                continue
+            name = f"g{bf.index}"
+            candidates = (
+                sa.select(g.c.entity_id)
+                .where(
+                    g.c.tenant_id == self.p("tenant_id", type_=sa.Text()),
+                    g.c.entity_type == self.p("entity_type", type_=sa.Text()),
+                    g.c.gram.in_(self.p(f"{name}_grams", expanding=True, type_=sa.Text())),
+                )
+                .group_by(g.c.entity_id)
+                .having(
+                    sa.func.count(sa.distinct(g.c.gram)) == self.p(f"{name}_n", type_=sa.Integer())
+                )
+            )
+            pattern = self.p(f"{name}_like", type_=sa.Text())
+            confirm = [self._like(et.col(c), pattern) for c in et.spec.text_search]
+            conds.append(et.id.in_(candidates))
+            conds.append(sa.or_(*confirm))
+        return (
+            sa.select(et.id)
+            .select_from(et.table)
+            .where(*conds)
+            .order_by(et.id)
+            .limit(self.p("fallback_cap", type_=sa.Integer()))
+        )
+
+    def _like(
+        self, col: ColumnClause[object], pattern: sa.BindParameter[object]
+    ) -> ColumnElement[bool]:
+        if self.dialect == "postgresql":
+            return col.ilike(pattern, escape=LIKE_ESCAPE)
+        return sa.func.lower(col).like(pattern, escape=LIKE_ESCAPE)
+
+
+def build_statements(
+    plan: Plan,
+    catalog: Catalog,
+    template: Template,
+    dialect: str,
+    bound: tuple[BoundFilter, ...],
+    *,
+    has_subjects: bool,
+    fallback: bool,
+    shape: Shape,
+) -> StatementSet:
+    et = entity_table(catalog, template.entity_type)
+    b = _Builder(catalog, et, dialect, plan)
+    selected = selected_columns(plan, et, template)
+    where = b.conditions(bound, skip_positive_facts=False)
+    if has_subjects:
+        where.append(et.id.in_(b.ids("subject_ids")))
+    main = b.entity_select(selected).where(*where).order_by(*b.order_by()).limit(b.limit())
+    count = (
+        sa.select(sa.func.count().label("n")).select_from(et.table).where(*where)
+        if template.kind.counts
+        else None
+    )
+    baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
+    rows_by_id = (
+        b.entity_select(selected)
+        .where(b.tenant(), et.id.in_(b.ids()))
+        .order_by(*b.order_by())
+        .limit(b.limit())
+    )
+    match_facts: dict[int, AnySelect] = {}
+    for bf in bound:
+        if bf.positive_fact:
+            conds = fact_value_condition(bf, b.facts, b.p)
+            if b.fresh:
+                conds.extend(freshness(b.facts, b.p, window=b.window))
+            match_facts[bf.index] = (
+                b.facts_select().where(*conds).order_by(b.facts.c.entity_id, b.facts.c.id)
+            )
+    entity_facts = b.facts_select()
+    if b.fresh:
+        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
+    entity_facts = entity_facts.order_by(
+        b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id
+    ).limit(b.p("facts_cap", type_=sa.Integer()))
+    fallback_ids = b.fallback(bound, has_subjects=has_subjects) if fallback else None
+    return StatementSet(
+        shape=shape,
+        selected=selected,
+        fact_fields=projected_fact_fields(plan, et),
+        main=main,
+        count=count,
+        baseline=baseline,
+        rows_by_id=rows_by_id,
+        match_facts=match_facts,
+        entity_facts=entity_facts,
+        fallback_ids=fallback_ids,
+        fallback_filters=tuple(bf.index for bf in bound if bf.positive_fact) if fallback else (),
+    )
+
+
+class StatementCache:
+    """A bounded LRU of StatementSets by shape (thread-safe; sets are immutable)."""
+
+    def __init__(self, maxsize: int = 512) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[Shape, StatementSet] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, shape: Shape) -> StatementSet | None:
+        with self._lock:
+            found = self._items.get(shape)
+            if found is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(shape)
+            return found
+
+    def put(self, item: StatementSet) -> None:
+        with self._lock:
+            self._items[item.shape] = item
+            self._items.move_to_end(item.shape)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.hits = self.misses = 0
+
+
+STATEMENTS = StatementCache()

@@ -1,0 +1,142 @@
+"""Lightweight table clauses built from catalog names only.
+
+The executor never reflects the database and never takes a name from a plan:
+every identifier in a compiled statement comes from here, and everything here
+comes from the catalog (entity tables and columns) or from the fixed shape of
+`semantic_facts` / `text_grams` (SPEC 5). Column types matter only for binding
+and reading values (UTC datetimes, float budgets); they are taken from the
+demo MetaData when the catalog names a table it knows, else from the catalog's
+field types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.sql.expression import ColumnClause, TableClause
+from sqlalchemy.types import TypeEngine
+
+from dsl.catalog import Catalog, EntitySpec, FieldType
+from facts.tables import TABLES_BY_NAME, UtcDateTime
+
+FACT_COLUMNS: tuple[str, ...] = (
+    "id",
+    "tenant_id",
+    "entity_type",
+    "entity_id",
+    "predicate",
+    "value_text",
+    "value_norm",
+    "value_num",
+    "source_type",
+    "source_ref",
+    "confidence",
+    "observed_at",
+    "valid_until",
+)
+GRAMS_TABLE = "text_grams"
+GRAM_COLUMNS: tuple[str, ...] = ("tenant_id", "entity_type", "gram", "entity_id")
+
+_TYPE_FOR: dict[FieldType, TypeEngine[Any]] = {
+    FieldType.TEXT: sa.Text(),
+    FieldType.ENUM: sa.Text(),
+    FieldType.ID: sa.Text(),
+    FieldType.NUMBER: sa.Float(),
+    FieldType.DATE: UtcDateTime(),
+    FieldType.DATETIME: UtcDateTime(),
+    FieldType.BOOL: sa.Boolean(),
+}
+TEXT_TYPES = frozenset({FieldType.TEXT, FieldType.ENUM, FieldType.ID})
+
+
+@dataclass(frozen=True)
+class EntityTable:
+    """The table clause of one entity plus what the compiler needs to know of its columns."""
+
+    spec: EntitySpec
+    table: TableClause
+    # column name -> field type, where known; None means "type unknown, no collation"
+    kinds: dict[str, FieldType | None]
+
+    def col(self, name: str) -> ColumnClause[object]:
+        return self.table.c[name]
+
+    @property
+    def id(self) -> ColumnClause[object]:
+        return self.table.c[self.spec.id]
+
+    @property
+    def tenant(self) -> ColumnClause[object]:
+        return self.table.c[self.spec.tenant]
+
+    @property
+    def label(self) -> ColumnClause[object]:
+        return self.table.c[self.spec.label]
+
+
+def entity_columns(spec: EntitySpec) -> dict[str, FieldType | None]:
+    """Every column of the entity the catalog names, with its type where known."""
+    kinds: dict[str, FieldType | None] = {spec.tenant: FieldType.TEXT, spec.id: FieldType.ID}
+    kinds[spec.label] = FieldType.TEXT
+    for name in spec.text_search:
+        kinds[name] = FieldType.TEXT
+    for fspec in spec.fields.values():
+        if fspec.column is not None:
+            kinds[fspec.column] = fspec.type
+    for name in (*spec.default_projection, *spec.sorts):
+        if name not in kinds:
+            known = spec.fields.get(name)
+            kinds[name] = known.type if known is not None and known.column else None
+    return kinds
+
+
+def _column_type(table: str, column: str, kind: FieldType | None) -> TypeEngine[Any] | None:
+    known = TABLES_BY_NAME.get(table)
+    if known is not None and column in known.c:
+        return known.c[column].type
+    return _TYPE_FOR[kind] if kind is not None else None
+
+
+# Catalogs are unhashable (they hold dicts); key by identity and keep the
+# catalog alive so an id is never reused for another catalog.
+_BY_CATALOG: dict[int, tuple[Catalog, dict[str, EntityTable]]] = {}
+
+
+def catalog_key(catalog: Catalog) -> int:
+    """A process-local identity for a catalog, usable in cache keys."""
+    entry = _BY_CATALOG.get(id(catalog))
+    if entry is None or entry[0] is not catalog:
+        _BY_CATALOG[id(catalog)] = (catalog, _build_entity_tables(catalog))
+    return id(catalog)
+
+
+def _entity_tables(catalog: Catalog) -> dict[str, EntityTable]:
+    return _BY_CATALOG[catalog_key(catalog)][1]
+
+
+def _build_entity_tables(catalog: Catalog) -> dict[str, EntityTable]:
+    out: dict[str, EntityTable] = {}
+    for name, spec in catalog.entities.items():
+        kinds = entity_columns(spec)
+        cols = [sa.column(c, _column_type(spec.table, c, k)) for c, k in kinds.items()]
+        out[name] = EntityTable(spec=spec, table=sa.table(spec.table, *cols), kinds=kinds)
+    return out
+
+
+def entity_table(catalog: Catalog, entity_type: str) -> EntityTable:
+    return _entity_tables(catalog)[entity_type]
+
+
+@lru_cache(maxsize=16)
+def facts_table(name: str) -> TableClause:
+    known = TABLES_BY_NAME.get("semantic_facts")
+    assert known is not None
+    return sa.table(name, *(sa.column(c, known.c[c].type) for c in FACT_COLUMNS))
+
+
+@lru_cache(maxsize=1)
+def grams_table() -> TableClause:
+    return sa.table(GRAMS_TABLE, *(sa.column(c, sa.Text()) for c in GRAM_COLUMNS))
