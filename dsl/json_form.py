@@ -63,7 +63,7 @@ def _decode(source: str | bytes) -> Any:
         raise PlanError(
             "invalid_json",
             f"the plan is not valid JSON: {error.msg}",
-            hint="check the JSON at the given line and column",
+            hint=f"check the JSON at line {error.lineno}, column {error.colno}",
             details={"line": error.lineno, "column": error.colno, "position": error.pos},
         ) from None
     except ValueError as error:

@@ -10,7 +10,7 @@ mistakes (``==``, a bare word where a quoted value belongs, ``;``).
 from __future__ import annotations
 
 import functools
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
@@ -38,7 +38,9 @@ _FEW_EXPECTED = 8
 
 
 def grammar_text() -> str:
-    return resources.files("dsl").joinpath(GRAMMAR_FILE).read_text(encoding="utf-8")
+    # Next to this module (not importlib.resources: under pytest `dsl` can resolve as a
+    # namespace package spanning tests/dsl too).
+    return Path(__file__).with_name(GRAMMAR_FILE).read_text(encoding="utf-8")
 
 
 def make_parser(parser: str = "lalr") -> Lark:
