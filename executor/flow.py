@@ -122,7 +122,7 @@ def _facts(
         for index, stmt in st.match_facts.items():
             for f in (yield steps.req(f"match_facts.f{index}", stmt, {"ids": ids})):
                 matched.setdefault(f["entity_id"], []).append(f)
-    if steps.prep.template.kind.entity_facts or st.fact_fields:
+    if st.uses_entity_facts:
         for f in (yield steps.req("entity_facts", st.entity_facts, {"ids": ids})):
             every.setdefault(f["entity_id"], []).append(f)
     return matched, every
@@ -269,5 +269,10 @@ def _result_rows(
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
-    by_role: dict[str, AnySelect] = dict(prep.statements.named())
+    st = prep.statements
+    by_role: dict[str, AnySelect] = {
+        **dict(st.named()),
+        "entity_facts": st.entity_facts,
+        "rows_by_id": st.rows_by_id,
+    }
     return [by_role[r] for r in dict.fromkeys(roles)]

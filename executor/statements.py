@@ -63,6 +63,7 @@ class StatementSet:
     entity_facts: AnySelect
     fallback_ids: AnySelect | None
     fallback_filters: tuple[int, ...] = field(default=())
+    uses_entity_facts: bool = False
 
     def named(self) -> list[tuple[str, AnySelect]]:
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
@@ -70,10 +71,11 @@ class StatementSet:
             out.append(("count", self.count))
         out.append(("baseline", self.baseline))
         out.extend((f"match_facts.f{i}", s) for i, s in self.match_facts.items())
-        out.append(("entity_facts", self.entity_facts))
+        if self.uses_entity_facts:
+            out.append(("entity_facts", self.entity_facts))
         if self.fallback_ids is not None:
             out.append(("fallback_ids", self.fallback_ids))
-        out.append(("rows_by_id", self.rows_by_id))
+            out.append(("rows_by_id", self.rows_by_id))
         return out
 
 
@@ -302,6 +304,7 @@ def build_statements(
         entity_facts=entity_facts,
         fallback_ids=fallback_ids,
         fallback_filters=tuple(bf.index for bf in bound if bf.positive_fact) if fallback else (),
+        uses_entity_facts=template.kind.entity_facts or bool(projected_fact_fields(plan, et)),
     )
 
 
