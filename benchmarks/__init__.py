@@ -1,0 +1,1 @@
+"""Micro-benchmarks: `python -m benchmarks` runs every `bench_*.py` module's `main()`."""
