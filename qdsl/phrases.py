@@ -59,6 +59,8 @@ def value_name(field: FieldSpec | None, value: object, lang: Language) -> str:
     aliases = field.aliases.get(text)
     if aliases is None:
         return text
+    if has_cjk(text) == (lang == "zh"):
+        return text
     local = _first((a for a in aliases if a != text), cjk=lang == "zh")
     if local is None:
         return text
@@ -66,6 +68,11 @@ def value_name(field: FieldSpec | None, value: object, lang: Language) -> str:
 
 
 def _scalar(value: object) -> str:
+    return plain(value)
+
+
+def plain(value: object) -> str:
+    """A value as text: 250000.0 is written 250000."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -13,7 +13,7 @@ from typing import Any
 from dsl.catalog import Catalog
 from dsl.ir import CONTRACT_FOR, AnswerContract, Plan, QueryType
 from executor.result import ExecutionResult, ResultRow
-from qdsl.phrases import conditions, entity_name, field_name, field_spec
+from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
 from verifier import Answer, Language
 
 _SHOWN = 5  # items named in the text; data carries them all
@@ -50,13 +50,29 @@ def _names(rows: Sequence[ResultRow], lang: Language) -> str:
     return text
 
 
+_NAMED_BY_ID = frozenset({QueryType.STATUS, QueryType.DIAGNOSE, QueryType.COMPARE})
+
+
+def _in_asked_order(plan: Plan, rows: Sequence[ResultRow]) -> list[ResultRow]:
+    asked: list[str] = []
+    for f in plan.filters:
+        if f.field == "id":
+            asked.extend(str(v) for v in (f.value if isinstance(f.value, tuple) else (f.value,)))
+    rank = {v: i for i, v in enumerate(asked)}
+    return sorted(rows, key=lambda r: rank.get(r.entity_id, len(rank)))
+
+
 class _Ctx:
     def __init__(self, plan: Plan, result: ExecutionResult, lang: Language, catalog: Catalog):
         self.plan, self.result, self.lang, self.catalog = plan, result, lang, catalog
         self.zh = lang == "zh"
         self.one = entity_name(catalog, plan.entity_type, lang)
         self.many = entity_name(catalog, plan.entity_type, lang, plural=True)
-        self.conds = conditions(catalog, plan.entity_type, plan.filters, lang)
+        filters = plan.filters
+        if plan.query_type in _NAMED_BY_ID:
+            # The head already names the object ("项目 64"); "where id = 64" would repeat it.
+            filters = tuple(f for f in filters if f.field != "id")
+        self.conds = conditions(catalog, plan.entity_type, filters, lang)
 
     def where(self) -> str:
         if not self.conds:
@@ -72,6 +88,7 @@ def _existence(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     rows = c.result.rows
     n = c.result.count if c.result.count is not None else len(rows)
     matches = [{"id": r.entity_id, "label": r.label} for r in rows]
+    at_least = c.result.truncated and c.result.count is None
     if n == 0:
         text = (
             f"没有。当前没有找到{c.one}{c.where()}。"
@@ -81,10 +98,15 @@ def _existence(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         return text, {"exists": False, "matches": []}, []
     cites = _evidence_ids(rows, c.result)
     if c.zh:
-        text = f"有。找到 {n} 个{c.one}{c.where()}：{_names(rows, c.lang)}。依据：{_cite(cites)}"
+        found = f"至少 {n}" if at_least else f"{n}"
+        text = (
+            f"有。找到 {found} 个{c.one}{c.where()}：{_names(rows, c.lang)}。依据：{_cite(cites)}"
+        )
     else:
         noun = c.one if n == 1 else c.many
-        text = f"Yes. Found {n} {noun}{c.where()}: {_names(rows, c.lang)}. Evidence: {_cite(cites)}"
+        found = f"at least {n}" if at_least else f"{n}"
+        names = _names(rows, c.lang)
+        text = f"Yes. Found {found} {noun}{c.where()}: {names}. Evidence: {_cite(cites)}"
     return text, {"exists": True, "matches": matches}, cites
 
 
@@ -119,7 +141,7 @@ def _attributes(c: _Ctx, row: ResultRow) -> str:
     pairs = {**{k: v for k, v in row.values.items() if k not in ("id",)}, **row.facts}
     sep = "；" if c.zh else "; "
     colon = "：" if c.zh else ": "
-    return sep.join(f"{c.field(k)}{colon}{v}" for k, v in pairs.items() if v is not None)
+    return sep.join(f"{c.field(k)}{colon}{plain(v)}" for k, v in pairs.items() if v is not None)
 
 
 def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
@@ -192,7 +214,7 @@ def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
 
 
 def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
-    rows = c.result.rows
+    rows = _in_asked_order(c.plan, c.result.rows)
     subjects = [{"id": r.entity_id, "label": r.label} for r in rows]
     fields: list[str] = []
     for r in rows:
@@ -200,6 +222,7 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     differences: list[dict[str, Any]] = []
     for name in fields:
         values = {r.entity_id: r.facts.get(name, r.values.get(name)) for r in rows}
+        values = {k: (plain(v) if isinstance(v, float) else v) for k, v in values.items()}
         if len({str(v) for v in values.values()}) > 1:
             differences.append({"field": name, "values": values})
     cites = _evidence_ids(rows, c.result)

@@ -1,0 +1,189 @@
+"""plan_and_answer() and aplan_and_answer(): a question to a verified answer (SPEC 6).
+
+Both drive the same generator (`qdsl.pipeline.answer_flow`); only the executor
+call differs. The default engine is the embedded SQLite demo, created and
+seeded on first use, and its fixed demo "now" judges freshness.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from dsl.catalog import Catalog, resolve_catalog
+from dsl.errors import QdslError
+from dsl.ir import Plan
+from dsl.normalize import PlanContext
+from executor.result import ExecutionResult
+from qdsl.audit import Audit, AuditSink
+from qdsl.gate import GateLexicon
+from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
+from qdsl.planner import Planner, RulePlanner
+from verifier.checks import Check
+
+__all__ = ["AnswerResult", "Status", "aplan_and_answer", "demo_engine", "plan_and_answer"]
+
+
+@lru_cache(maxsize=1)
+def demo_engine() -> Engine:
+    """The embedded SQLite demo database, upgraded and seeded once per process."""
+    from facts.db import default_database_url, ensure_demo, make_engine
+
+    url = default_database_url()
+    ensure_demo(url)
+    return make_engine(url)
+
+
+def _demo_now() -> datetime:
+    from facts.db import DEMO_NOW
+
+    return DEMO_NOW
+
+
+def _settings(
+    *,
+    catalog: Catalog | None,
+    planner: Planner | None,
+    route_mode: str,
+    context: PlanContext | None,
+    now: datetime | None,
+    demo: bool,
+    lexicon: GateLexicon | None,
+    checks: tuple[Check, ...] | None,
+) -> Settings:
+    if now is None:
+        now = _demo_now() if demo else datetime.now(UTC)
+    return Settings(
+        catalog=catalog or resolve_catalog(),
+        planner=planner or RulePlanner(),
+        now=now,
+        route_mode=route_mode,
+        context=context,
+        lexicon=lexicon,
+        checks=checks,
+    )
+
+
+def _finish(flow: Flow) -> tuple[Flow, Plan | None, AnswerResult | None]:
+    try:
+        return flow, next(flow), None
+    except StopIteration as stop:
+        return flow, None, stop.value
+
+
+def plan_and_answer(
+    question: str,
+    tenant_id: str,
+    *,
+    engine: Engine | None = None,
+    planner: Planner | None = None,
+    route_mode: str = "internal",
+    context: PlanContext | None = None,
+    catalog: Catalog | None = None,
+    now: datetime | None = None,
+    lexicon: GateLexicon | None = None,
+    checks: tuple[Check, ...] | None = None,
+    trace_id: str | None = None,
+    audit_sink: AuditSink | None = None,
+) -> AnswerResult:
+    """Answer `question` for `tenant_id`, or say why not (status), never unverified."""
+    from executor.run import execute
+
+    settings = _settings(
+        catalog=catalog,
+        planner=planner,
+        route_mode=route_mode,
+        context=context,
+        now=now,
+        demo=engine is None,
+        lexicon=lexicon,
+        checks=checks,
+    )
+    audit = Audit(trace_id or uuid.uuid4().hex, audit_sink)
+    flow, plan, done = _finish(answer_flow(question, tenant_id, settings, audit))
+    eng: Engine | None = None
+    while done is None:
+        assert plan is not None
+        try:
+            eng = eng or engine or demo_engine()
+            result: ExecutionResult = execute(
+                plan, settings.catalog, eng, tenant_id, now=settings.now
+            )
+        except QdslError as exc:
+            plan, done = _step(flow, exc=exc)
+            continue
+        plan, done = _step(flow, result=result)
+    return done
+
+
+async def aplan_and_answer(
+    question: str,
+    tenant_id: str,
+    *,
+    engine: AsyncEngine | None = None,
+    planner: Planner | None = None,
+    route_mode: str = "internal",
+    context: PlanContext | None = None,
+    catalog: Catalog | None = None,
+    now: datetime | None = None,
+    lexicon: GateLexicon | None = None,
+    checks: tuple[Check, ...] | None = None,
+    trace_id: str | None = None,
+    audit_sink: AuditSink | None = None,
+) -> AnswerResult:
+    """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
+    from executor.run import aexecute
+
+    settings = _settings(
+        catalog=catalog,
+        planner=planner,
+        route_mode=route_mode,
+        context=context,
+        now=now,
+        demo=engine is None,
+        lexicon=lexicon,
+        checks=checks,
+    )
+    audit = Audit(trace_id or uuid.uuid4().hex, audit_sink)
+    flow, plan, done = _finish(answer_flow(question, tenant_id, settings, audit))
+    own: AsyncEngine | None = None
+    try:
+        while done is None:
+            assert plan is not None
+            try:
+                if engine is None and own is None:
+                    own = _demo_async_engine()
+                eng = engine or own
+                assert eng is not None
+                result = await aexecute(plan, settings.catalog, eng, tenant_id, now=settings.now)
+            except QdslError as exc:
+                plan, done = _step(flow, exc=exc)
+                continue
+            plan, done = _step(flow, result=result)
+    finally:
+        if own is not None:
+            await own.dispose()
+    return done
+
+
+def _demo_async_engine() -> AsyncEngine:
+    from facts.db import default_database_url, make_async_engine
+
+    demo_engine()  # seeds the file on first use
+    return make_async_engine(default_database_url())
+
+
+def _step(
+    flow: Flow, *, result: ExecutionResult | None = None, exc: QdslError | None = None
+) -> tuple[Plan | None, AnswerResult | None]:
+    try:
+        if exc is not None:
+            return flow.throw(exc), None
+        assert result is not None
+        return flow.send(result), None
+    except StopIteration as stop:
+        return None, stop.value

@@ -1,0 +1,315 @@
+"""The question-to-answer pipeline as one generator, shared by sync and asyncio.
+
+`answer_flow` yields each normalized plan to execute and receives its
+ExecutionResult (or has the executor's QdslError thrown in); it returns the
+`AnswerResult`. `qdsl.api` drives it with `execute` or `await aexecute`, so
+both twins run exactly the same steps and failure semantics:
+
+- route not internal -> PolicyError; gate phrase -> `gated` (no planning);
+- a plan that does not parse or normalize -> the typed error is raised (never
+  a free answer); `unknown` -> `clarify`; no template -> `not_covered`;
+- an empty result -> `clarify` (clarify_on_empty) or a verified "not found";
+  nothing to explain or diagnose from -> `insufficient_evidence`;
+- the verifier's outcome decides: re-execute (same plan), re-plan with the
+  verdict as feedback (clarified plan), `insufficient_evidence`, bounded;
+  whatever still fails is `refused`, audited, and carries no answer data.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from dsl.catalog import Catalog
+from dsl.errors import NotCoveredError, PolicyError, QdslError
+from dsl.ir import AnswerContract, Plan, QueryType
+from dsl.load import load_plan
+from dsl.normalize import PlanContext, normalize
+from executor.result import Evidence, ExecutionResult
+from qdsl.audit import Audit, plan_shape
+from qdsl.gate import GateLexicon, check_route, gate
+from qdsl.phrases import detect_language
+from qdsl.planner import Attempt, Planner, intended_query_type
+from qdsl.render import clarification, insufficient, render
+from verifier import Answer, Language, Outcome, Verdict, VerifyContext, verify
+from verifier.checks import Check
+
+Status = Literal["answered", "gated", "clarify", "insufficient_evidence", "not_covered", "refused"]
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    status: Status
+    trace_id: str
+    language: Language
+    query_type: QueryType | None = None
+    answer_contract: AnswerContract | None = None
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    evidence: tuple[Evidence, ...] = ()
+    plan: Plan | None = None
+    verdict: Verdict | None = None
+    gate_kind: str | None = None
+    planner: str | None = None
+    attempts: tuple[Attempt, ...] = ()
+    warnings: tuple[str, ...] = ()
+    execution_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `ask` / `run` envelope data (SPEC 6): `answer` is the contract's data."""
+        return {
+            "status": self.status,
+            "query_type": self.query_type.value if self.query_type else None,
+            "answer_contract": self.answer_contract.value if self.answer_contract else None,
+            "text": self.text,
+            "answer": self.data,
+            "evidence": [e.model_dump(mode="json") for e in self.evidence],
+            "plan": self.plan.to_json_dict() if self.plan is not None else None,
+            "verdict": self.verdict.model_dump(mode="json") if self.verdict else None,
+            "trace_id": self.trace_id,
+            "language": self.language,
+            "gate_kind": self.gate_kind,
+            "execution_id": self.execution_id,
+        }
+
+
+@dataclass(frozen=True)
+class Settings:
+    catalog: Catalog
+    planner: Planner
+    now: datetime
+    route_mode: str = "internal"
+    context: PlanContext | None = None
+    lexicon: GateLexicon | None = None
+    checks: tuple[Check, ...] | None = None
+    same_plan_tries: int = 2
+    replans: int = 1
+
+
+Flow = Generator[Plan, ExecutionResult, AnswerResult]
+_EMPTY_IS_INSUFFICIENT = frozenset({QueryType.EXPLAIN, QueryType.DIAGNOSE})
+
+
+def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
+    if context is None:
+        return PlanContext(tenant_id=tenant_id)
+    if context.tenant_id is not None and context.tenant_id != tenant_id:
+        raise PolicyError(
+            "tenant_scope_mismatch",
+            "the context names another tenant than the caller",
+            hint="pass the caller's tenant only once, as tenant_id",
+        )
+    return PlanContext(
+        tenant_id=tenant_id,
+        project_id=context.project_id,
+        thread_anchor=context.thread_anchor,
+        referenced_objects=context.referenced_objects,
+    )
+
+
+def feedback_for(verdict: Verdict) -> str:
+    return "; ".join(f"{i.check}: {i.message}" for i in verdict.errors())
+
+
+class _Run:
+    """One request's state; the methods are the stages."""
+
+    def __init__(self, question: str, tenant_id: str, s: Settings, audit: Audit) -> None:
+        self.question, self.tenant_id, self.s, self.audit = question, tenant_id, s, audit
+        self.lang: Language = detect_language(question)
+        self.started = time.perf_counter()
+        self.attempts: list[Attempt] = []
+        self.planner_name: str | None = None
+        self.warnings: tuple[str, ...] = ()
+
+    def finish(self, **kw: Any) -> AnswerResult:
+        res = AnswerResult(
+            trace_id=self.audit.trace_id,
+            language=self.lang,
+            planner=self.planner_name,
+            attempts=tuple(self.attempts),
+            warnings=self.warnings,
+            **kw,
+        )
+        self.audit.event(
+            "result",
+            status=res.status,
+            query_type=res.query_type.value if res.query_type else None,
+            answer_contract=res.answer_contract.value if res.answer_contract else None,
+            outcome=res.verdict.outcome.value if res.verdict else None,
+            failed=list(res.verdict.failed) if res.verdict else [],
+            evidence_count=len(res.evidence),
+            elapsed_ms=round((time.perf_counter() - self.started) * 1000, 3),
+        )
+        return res
+
+    def make_plan(self, pctx: PlanContext, feedback: str | None) -> Plan:
+        with self.audit.timed("plan") as ev:
+            try:
+                draft = self.s.planner.plan(
+                    self.question, catalog=self.s.catalog, context=pctx, feedback=feedback
+                )
+                self.planner_name = draft.planner
+                self.attempts.extend(draft.attempts)
+                ev.update(planner=draft.planner, attempts=len(draft.attempts))
+                normalized = normalize(load_plan(draft.text), self.s.catalog, pctx)
+            except QdslError as exc:
+                ev.update(status="error", error_code=exc.code)
+                raise
+            self.warnings = normalized.warnings
+            ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
+            return normalized.plan
+
+    def verify_context(self) -> VerifyContext:
+        return VerifyContext(
+            tenant_id=self.tenant_id,
+            route_mode=self.s.route_mode,
+            now=self.s.now,
+            catalog=self.s.catalog,
+            expected_query_type=intended_query_type(self.question, self.s.catalog),
+        )
+
+    def judge(self, plan: Plan, result: ExecutionResult) -> tuple[Answer, Verdict]:
+        answer = render(plan, result, language=self.lang, catalog=self.s.catalog)
+        with self.audit.timed("verify") as ev:
+            kwargs: dict[str, Any] = {} if self.s.checks is None else {"checks": self.s.checks}
+            verdict = verify(plan, result, answer, context=self.verify_context(), **kwargs)
+            ev.update(
+                outcome=verdict.outcome.value,
+                failed=list(verdict.failed),
+                checks_run=list(verdict.checks_run),
+            )
+        return answer, verdict
+
+    def answered(
+        self, plan: Plan, result: ExecutionResult, answer: Answer, verdict: Verdict
+    ) -> AnswerResult:
+        known = result.evidence_by_id()
+        return self.finish(
+            status="answered",
+            query_type=plan.query_type,
+            answer_contract=answer.contract,
+            text=answer.text,
+            data=answer.data,
+            evidence=tuple(known[i] for i in answer.cited_evidence if i in known),
+            plan=plan,
+            verdict=verdict,
+            execution_id=result.execution_id,
+        )
+
+    def without_answer(
+        self,
+        status: Status,
+        plan: Plan | None,
+        answer: Answer,
+        verdict: Verdict | None = None,
+        execution_id: str | None = None,
+    ) -> AnswerResult:
+        return self.finish(
+            status=status,
+            query_type=plan.query_type if plan else None,
+            answer_contract=answer.contract,
+            text=answer.text,
+            data=answer.data,
+            plan=plan,
+            verdict=verdict,
+            execution_id=execution_id,
+        )
+
+    def refused(self, plan: Plan, verdict: Verdict, execution_id: str) -> AnswerResult:
+        failed = ", ".join(verdict.failed)
+        text = (
+            f"答案未通过校验，已拒绝（{failed}）。"
+            if self.lang == "zh"
+            else f"The answer failed verification and was refused ({failed})."
+        )
+        self.audit.event("refused", outcome=verdict.outcome.value, failed=list(verdict.failed))
+        answer = Answer(contract=plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL, text=text)
+        return self.without_answer("refused", plan, answer, verdict, execution_id)
+
+
+def _is_empty(plan: Plan, result: ExecutionResult) -> bool:
+    return plan.query_type is not QueryType.COUNT and not result.rows
+
+
+def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flow:
+    run = _Run(question, tenant_id, s, audit)
+    audit.event("request", route_mode=s.route_mode, language=run.lang, question_chars=len(question))
+    try:
+        check_route(s.route_mode)
+    except PolicyError as exc:
+        audit.event("route", status="refused", error_code=exc.code)
+        raise
+    decision = gate(question, s.lexicon)
+    audit.event("gate", status="gated" if decision.gated else "passed", kind=decision.kind)
+    if decision.gated and decision.kind is not None:
+        return run.finish(status="gated", gate_kind=decision.kind.value, data={})
+    pctx = plan_context(tenant_id, s.context)
+    feedback: str | None = None
+    for replan in range(s.replans + 1):
+        plan = run.make_plan(pctx, feedback)
+        if plan.query_type is QueryType.UNKNOWN:
+            return run.without_answer("clarify", plan, clarification(run.lang))
+        verdict: Verdict | None = None
+        result: ExecutionResult | None = None
+        for attempt in range(s.same_plan_tries):
+            try:
+                result = yield plan
+            except NotCoveredError as exc:
+                audit.event("execute", status="not_covered", error_code=exc.code)
+                text = exc.message if run.lang == "en" else f"没有可用的查询模板：{exc.message}"
+                return run.without_answer("not_covered", plan, clarification(run.lang, text))
+            except QdslError as exc:
+                audit.event("execute", status="error", error_code=exc.code)
+                raise
+            audit.event(
+                "execute",
+                template=result.template,
+                sql_fingerprints=list(result.sql_fingerprints),
+                execution_id=result.execution_id,
+                row_count=len(result.rows),
+                evidence_count=len(result.evidence),
+                count_present=result.count is not None,
+                baseline_present=result.baseline_total is not None,
+                retrieval=result.retrieval,
+                used_fallback=result.used_fallback,
+                elapsed_ms=result.elapsed_ms,
+                attempt=attempt + 1,
+            )
+            if _is_empty(plan, result):
+                if plan.clarify_on_empty:
+                    return run.without_answer("clarify", plan, clarification(run.lang))
+                if plan.query_type in _EMPTY_IS_INSUFFICIENT:
+                    contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
+                    return run.without_answer(
+                        "insufficient_evidence",
+                        plan,
+                        insufficient(run.lang, contract),
+                        execution_id=result.execution_id,
+                    )
+            answer, verdict = run.judge(plan, result)
+            if verdict.ok:
+                return run.answered(plan, result, answer, verdict)
+            if not verdict.retryable or verdict.outcome is not Outcome.RETRY_WITH_SAME_PLAN:
+                break
+            audit.event("retry", retry="same_plan", attempt=attempt + 1)
+        assert verdict is not None and result is not None
+        if verdict.retryable and verdict.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN:
+            if replan < s.replans:
+                feedback = feedback_for(verdict)
+                audit.event("retry", retry="clarified_plan", attempt=replan + 1)
+                continue
+        elif verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
+            contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
+            return run.without_answer(
+                "insufficient_evidence",
+                plan,
+                insufficient(run.lang, contract),
+                verdict,
+                result.execution_id,
+            )
+        return run.refused(plan, verdict, result.execution_id)
+    raise AssertionError("unreachable: the replan loop always returns")
