@@ -43,15 +43,19 @@ def grammar_text() -> str:
     return Path(__file__).with_name(GRAMMAR_FILE).read_text(encoding="utf-8")
 
 
-def make_parser(parser: str = "lalr") -> Lark:
-    """A fresh Lark parser for the plan grammar (``"lalr"`` or, for comparison, ``"earley"``)."""
+def make_parser(parser: str = "lalr", *, cache: bool = True) -> Lark:
+    """A fresh Lark parser for the plan grammar (``"lalr"`` or, for comparison, ``"earley"``).
+
+    A parser loaded from Lark's cache has no ``.grammar``; pass ``cache=False``
+    for tools that read it, such as ``hypothesis.extra.lark.from_lark``.
+    """
     options: dict[str, Any] = {
         "parser": parser,
         "propagate_positions": True,
         "maybe_placeholders": True,
     }
     if parser == "lalr":
-        options.update(lexer="contextual", cache=True)
+        options.update(lexer="contextual", cache=cache)
     return Lark(grammar_text(), **options)
 
 

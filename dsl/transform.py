@@ -9,6 +9,7 @@ the same as in the JSON form. Nodes parsed from text carry their spans.
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -174,9 +175,19 @@ class PlanTransformer(Transformer[Token, Plan]):
 
     def number(self, meta: Meta, children: list[Token]) -> int | float:
         text = str(children[0])
-        if any(c in text for c in ".eE"):
-            return float(text)
-        return int(text)
+        if not any(c in text for c in ".eE"):
+            return int(text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise self._at(
+                children[0],
+                PlanError(
+                    "number_out_of_range",
+                    f"the number {text} is too large",
+                    hint="numbers must be finite (about ±1.8e308 at most)",
+                ),
+            )
+        return value
 
     def true(self, meta: Meta, children: list[Token]) -> bool:
         return True
