@@ -24,8 +24,8 @@ _PASSAGES: tuple[tuple[str, str, str, str, int, str | None, str], ...] = (
         "Overview",
         1,
         "architecture",
-        "qdsl turns a question into a plan, normalizes it against the catalog, executes it "
-        "through whitelisted templates and verifies the answer against the evidence before "
+        "In the qdsl architecture a question becomes a plan, normalized against the catalog, "
+        "executed through whitelisted templates and verified against the evidence before "
         "anything is shown.",
     ),
     (

@@ -27,6 +27,7 @@ case differences do not matter for the candidate step.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import Select, and_, distinct, func, select
 
@@ -80,7 +81,7 @@ def gram_rows(
     ]
 
 
-def candidate_ids_query(tenant_id: str, entity_type: str, term: str) -> Select[tuple[str]]:
+def candidate_ids_query(tenant_id: str, entity_type: str, term: str) -> Select[Any]:
     """SELECT of the entity ids having every gram of `term` (tenant and grams bound).
 
     Raises ValueError for a term without grams; the caller confirms the

@@ -1,0 +1,82 @@
+"""`qdsl db upgrade`, `qdsl demo init` (idempotent) and bare `qdsl demo`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from facts.db import default_database_url, state_dir
+from facts.demo_data import DEMO_TENANTS
+from qdsl.cli.main import cli
+
+
+def _json(args: list[str]) -> tuple[int, dict[str, object]]:
+    result = CliRunner().invoke(cli, ["--json", *args])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_default_database_lives_in_the_state_dir() -> None:
+    state = state_dir()
+    assert str(state) == os.environ["QDSL_STATE_DIR"]
+    assert state.stat().st_mode & 0o777 == 0o700
+    assert default_database_url().endswith(f"{state}/demo.sqlite3")
+
+
+def test_db_upgrade_and_demo_init_are_idempotent() -> None:
+    code, env = _json(["db", "upgrade"])
+    assert code == 0 and env["ok"] is True
+    assert env["data"] == {"database": default_database_url(), "revision": "0001"}
+    assert _json(["db", "upgrade"])[0] == 0
+
+    code, env = _json(["demo", "init"])
+    data = env["data"]
+    assert code == 0 and isinstance(data, dict)
+    assert data["seededTenants"] == list(DEMO_TENANTS)
+    code, env = _json(["demo", "init"])
+    again = env["data"]
+    assert code == 0 and isinstance(again, dict)
+    assert again["seededTenants"] == []
+    assert again["rows"] == data["rows"]
+
+
+def test_db_flag_selects_the_database(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    code, env = _json(["--db", url, "db", "upgrade"])
+    assert env["ok"] is True
+    assert code == 0
+    assert (tmp_path / "other.sqlite3").exists()
+    assert not (state_dir() / "demo.sqlite3").exists()
+
+
+def test_bad_url_is_a_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["--json", "--db", "mysql://x/y", "db", "upgrade"])
+    assert result.exit_code == 2
+    assert json.loads(result.stderr or result.output)["error"]["code"] == (
+        "usage/unsupported_database"
+    )
+
+
+def test_unreachable_database_exits_8() -> None:
+    url = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"
+    result = CliRunner().invoke(cli, ["--json", "--db", url, "db", "upgrade"])
+    assert result.exit_code == 8
+    assert json.loads(result.stderr or result.output)["error"]["code"] == "database/unreachable"
+
+
+def test_bare_demo_seeds_then_runs_the_demo_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    import qdsl.demo_show
+
+    calls: list[bool] = []
+
+    def fake_main() -> int:
+        calls.append((state_dir() / "demo.sqlite3").exists())
+        return 0
+
+    monkeypatch.setattr(qdsl.demo_show, "main", fake_main)
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert calls == [True]

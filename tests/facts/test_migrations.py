@@ -1,0 +1,152 @@
+"""One Alembic history creates the whole schema on SQLite and PostgreSQL, idempotently."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, inspect, text
+
+from facts.db import READER_ROLE, make_engine, upgrade
+from facts.tables import TENANT_TABLES, TRIGRAM_COLUMNS, metadata
+
+
+def _assert_schema_matches_metadata(engine: Engine) -> None:
+    from alembic.autogenerate import compare_metadata
+
+    with engine.connect() as conn:
+        # Trigram indexes exist only on PostgreSQL and are not in the portable
+        # MetaData; they are checked explicitly below.
+        ctx = MigrationContext.configure(
+            conn,
+            opts={
+                "compare_type": True,
+                "include_object": lambda _obj, name, type_, *_: (
+                    not (type_ == "index" and str(name).endswith("_trgm"))
+                ),
+            },
+        )
+        diff = compare_metadata(ctx, metadata)
+    assert diff == [], f"migration and facts.tables drifted apart: {diff}"
+
+
+def _assert_core_schema(engine: Engine) -> None:
+    insp = inspect(engine)
+    names = set(insp.get_table_names())
+    assert {t.name for t in TENANT_TABLES} | {"alembic_version"} <= names
+    fact_indexes = {ix["name"]: ix["column_names"] for ix in insp.get_indexes("semantic_facts")}
+    assert fact_indexes["ix_semantic_facts_lookup"] == [
+        "tenant_id",
+        "entity_type",
+        "predicate",
+        "value_norm",
+    ]
+    assert fact_indexes["ix_semantic_facts_entity"] == ["tenant_id", "entity_type", "entity_id"]
+    # The gram lookup index is the primary key's prefix.
+    pk = insp.get_pk_constraint("text_grams")["constrained_columns"]
+    assert pk[:3] == ["tenant_id", "entity_type", "gram"]
+    for table in TENANT_TABLES:
+        if table.name not in ("semantic_facts", "text_grams"):
+            assert insp.get_pk_constraint(table.name)["constrained_columns"] == ["tenant_id", "id"]
+    _assert_schema_matches_metadata(engine)
+
+
+def test_sqlite_upgrade_creates_everything_and_is_idempotent(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.sqlite3'}"
+    assert upgrade(url) == "0001"
+    assert upgrade(url) == "0001"
+    engine = make_engine(url)
+    try:
+        _assert_core_schema(engine)
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_downgrade_then_upgrade_again(tmp_path: Path) -> None:
+    from alembic.config import Config
+
+    from alembic import command
+    from facts.db import ALEMBIC_DIR
+
+    url = f"sqlite:///{tmp_path / 'd.sqlite3'}"
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        cfg = Config()
+        cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "base")
+        assert set(inspect(engine).get_table_names()) == {"alembic_version"}
+    finally:
+        engine.dispose()
+    assert upgrade(url) == "0001"
+
+
+@pytest.fixture
+def fresh_pg_engine(pg_database_factory: Callable[[], str]) -> tuple[str, Engine]:
+    url = pg_database_factory()
+    return url, make_engine(url)
+
+
+def test_postgresql_upgrade_creates_everything_and_is_idempotent(
+    fresh_pg_engine: tuple[str, Engine],
+) -> None:
+    url, engine = fresh_pg_engine
+    try:
+        # Twice, on a cluster where qdsl_reader already exists (the session's
+        # demo database created it): role creation must tolerate that.
+        assert upgrade(url) == "0001"
+        assert upgrade(url) == "0001"
+        _assert_core_schema(engine)
+        with engine.connect() as conn:
+            assert (
+                conn.execute(
+                    text("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'")
+                ).scalar_one()
+                == 1
+            )
+            trgm = set(
+                conn.execute(
+                    text("SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'")
+                ).scalars()
+            )
+            expected = {f"ix_{t}_{c}_trgm" for t, cols in TRIGRAM_COLUMNS.items() for c in cols}
+            assert expected <= trgm
+            rls = {
+                row.relname: (row.relrowsecurity, row.relforcerowsecurity)
+                for row in conn.execute(
+                    text(
+                        "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class "
+                        "WHERE relkind = 'r' AND relnamespace = current_schema()::regnamespace"
+                    )
+                )
+            }
+            for table in TENANT_TABLES:
+                assert rls[table.name] == (True, True), table.name
+            policies = {
+                (row.tablename, row.qual)
+                for row in conn.execute(text("SELECT tablename, qual FROM pg_policies"))
+            }
+            for table in TENANT_TABLES:
+                quals = [q for t, q in policies if t == table.name]
+                assert len(quals) == 1
+                assert "NULLIF(current_setting('app.tenant_id'::text, true), ''::text)" in quals[0]
+            role = conn.execute(
+                text("SELECT rolcanlogin FROM pg_roles WHERE rolname = :r"), {"r": READER_ROLE}
+            ).one()
+            assert role.rolcanlogin is False
+            privs = set(
+                conn.execute(
+                    text(
+                        "SELECT DISTINCT privilege_type FROM information_schema.role_table_grants "
+                        "WHERE grantee = :r AND table_catalog = current_database()"
+                    ),
+                    {"r": READER_ROLE},
+                ).scalars()
+            )
+            assert privs == {"SELECT"}
+    finally:
+        engine.dispose()
