@@ -1,0 +1,298 @@
+"""Each verifier check against hand-built results: a correct answer passes, and
+each mutation of it is caught and named by the check that exists for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from verifier_cases import (
+    A_SHARE,
+    BASELINE,
+    context,
+    count_result,
+    existence_result,
+    fact,
+    plan,
+    rendered,
+    row,
+    with_,
+)
+
+from dsl.ir import AnswerContract, Filter, Operator, QueryType
+from executor.result import ExecutionResult
+from verifier import DEFAULT_CHECKS, Answer, Issue, Outcome, Subject, verify
+
+EXISTS = plan(QueryType.EXISTENCE, A_SHARE)
+
+
+def _failed(verdict_failed: tuple[str, ...]) -> set[str]:
+    return set(verdict_failed)
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_correct_existence_answer_passes_every_check(language: str) -> None:
+    answer = rendered(EXISTS, existence_result(), language)
+    verdict = verify(EXISTS, existence_result(), answer, context=context())
+    assert verdict.outcome is Outcome.PASS, verdict.issues
+    assert verdict.failed == ()
+    assert verdict.checks_run == tuple(c.__name__ for c in DEFAULT_CHECKS)
+    assert set(verdict.passed) == set(verdict.checks_run)
+    assert answer.data["exists"] is True
+    assert {m["id"] for m in answer.data["matches"]} == {"60", "61", "62"}
+
+
+def test_total_count_in_text_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, text=f"有。系统里共有 {BASELINE} 个项目（市场为 A股）。依据：[fact:1]")
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("no_total_count_substitution",)
+    assert verdict.outcome is Outcome.RETRY_WITH_SAME_PLAN
+
+
+def test_total_count_in_english_text_is_caught() -> None:
+    good = rendered(EXISTS, existence_result(), "en")
+    bad = with_(good, text=f"Yes, we have {BASELINE} projects (A-share). Evidence: [fact:1]")
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert "no_total_count_substitution" in verdict.failed
+
+
+def test_count_key_in_existence_data_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, data={**good.data, "count": BASELINE})
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert {"no_total_count_substitution", "contract_matches_query_type"} <= set(verdict.failed)
+
+
+def test_filtered_count_answered_with_total_is_caught() -> None:
+    p = plan(QueryType.COUNT, A_SHARE)
+    good = rendered(p, count_result(3))
+    assert verify(p, count_result(3), good, context=context()).ok
+    bad = with_(good, text=f"共有 {BASELINE} 个项目（市场为 A股）。", data={"count": BASELINE})
+    verdict = verify(p, count_result(3), bad, context=context())
+    assert "no_total_count_substitution" in verdict.failed
+
+
+def test_unfiltered_count_equal_to_total_is_fine() -> None:
+    p = plan(QueryType.COUNT)
+    result = count_result(BASELINE, baseline_total=None)
+    assert verify(p, result, rendered(p, result), context=context()).ok
+
+
+def test_ids_and_labels_are_not_amounts() -> None:
+    # A project whose id or title holds the baseline number is not a substitution.
+    result = existence_result(
+        rows=(row(str(BASELINE), f"Plan {BASELINE}", ("fact:1",)),),
+        evidence=(fact(1, str(BASELINE)),),
+    )
+    answer = rendered(EXISTS, result)
+    assert str(BASELINE) in answer.text
+    assert verify(EXISTS, result, answer, context=context()).ok
+
+
+def test_dropped_condition_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, text="有。找到 3 个项目：#60、#61、#62。依据：[fact:1] [fact:2] [fact:3]")
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("covers_conditions",)
+    assert "market_theme" in verdict.issues[0].message
+
+
+def test_alias_counts_as_naming_the_condition() -> None:
+    good = rendered(EXISTS, existence_result(), "en")
+    text = "Yes: 3 China A-share projects (#60, #61, #62). [fact:1] [fact:2] [fact:3]"
+    assert verify(EXISTS, existence_result(), with_(good, text=text), context=context()).ok
+
+
+def test_dropped_entity_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, text="有。找到 3 个 A股 相关的结果。依据：[fact:1]")
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("covers_conditions",)
+    assert "entity project" in verdict.issues[0].message
+
+
+def test_fact_from_another_run_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, cited_evidence=(*good.cited_evidence, "fact:999"))
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("evidence_backed",)
+    assert "fact:999" in verdict.issues[0].message
+
+
+def test_inline_citation_from_another_run_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, text=good.text + " [fact:42]")
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("evidence_backed",)
+
+
+def test_evidence_stamped_by_another_execution_is_caught() -> None:
+    foreign = fact(1, "60", execution_id="exec-0")
+    result = existence_result(evidence=(foreign, fact(2, "61"), fact(3, "62")))
+    answer = rendered(EXISTS, result)
+    verdict = verify(EXISTS, result, answer, context=context())
+    assert verdict.failed == ("evidence_backed",)
+    assert "exec-0" in verdict.issues[0].message
+
+
+def test_yes_without_citations_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, cited_evidence=(), text="有。找到 3 个项目（A股）。")
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("evidence_backed",)
+
+
+def test_stale_fact_under_require_fresh_fact_is_caught() -> None:
+    fresh_plan = plan(QueryType.EXISTENCE, A_SHARE, fresh=True)
+    stale = fact(3, "62", valid_until=datetime(2026, 6, 30, tzinfo=UTC))
+    result = existence_result(evidence=(fact(1, "60"), fact(2, "61"), stale))
+    answer = rendered(fresh_plan, result)
+    verdict = verify(fresh_plan, result, answer, context=context())
+    assert verdict.failed == ("fresh_evidence",)
+    assert verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE
+    old = fact(3, "62", observed=datetime(2026, 3, 1, tzinfo=UTC))
+    result = existence_result(evidence=(fact(1, "60"), fact(2, "61"), old))
+    verdict = verify(fresh_plan, result, rendered(fresh_plan, result), context=context())
+    assert verdict.failed == ("fresh_evidence",)
+    assert "over 30 days" in verdict.issues[0].message
+
+
+def test_stale_fact_without_freshness_requirement_is_only_a_warning() -> None:
+    stale = fact(3, "62", valid_until=datetime(2026, 6, 30, tzinfo=UTC))
+    result = existence_result(evidence=(fact(1, "60"), fact(2, "61"), stale))
+    verdict = verify(EXISTS, result, rendered(EXISTS, result), context=context())
+    assert verdict.ok
+    assert [i.check for i in verdict.issues] == ["fresh_evidence"]
+    assert verdict.issues[0].level == "warning"
+
+
+def test_other_tenants_fact_is_caught() -> None:
+    leaked = fact(3, "62", tenant="t2")
+    result = existence_result(evidence=(fact(1, "60"), fact(2, "61"), leaked))
+    verdict = verify(EXISTS, result, rendered(EXISTS, result), context=context())
+    assert verdict.failed == ("tenant_consistent",)
+    assert not verdict.retryable
+
+
+def test_other_tenants_row_and_result_are_caught() -> None:
+    result = existence_result(tenant_id="t2")
+    verdict = verify(EXISTS, result, rendered(EXISTS, result), context=context())
+    assert "tenant_consistent" in verdict.failed
+    rows = (row("60", "x", ("fact:1",), tenant="t3"),)
+    result = existence_result(rows=rows, evidence=(fact(1, "60"),))
+    verdict = verify(EXISTS, result, rendered(EXISTS, result), context=context())
+    assert verdict.failed == ("tenant_consistent",)
+
+
+def test_mislabelled_contract_is_caught() -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, contract=AnswerContract.COUNT_SCALAR)
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert "contract_matches_query_type" in verdict.failed
+
+
+def test_plan_beside_the_question_is_caught() -> None:
+    p = plan(QueryType.COUNT, A_SHARE)
+    answer = rendered(p, count_result(3))
+    verdict = verify(
+        p, count_result(3), answer, context=context(expected_query_type=QueryType.EXISTENCE)
+    )
+    assert verdict.failed == ("contract_matches_query_type",)
+    assert verdict.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN
+
+
+def test_over_limit_and_silent_truncation_are_caught() -> None:
+    p = plan(QueryType.LIST, limit=2)
+    rows = tuple(row(str(i), f"P{i}", ()) for i in range(3))
+    result = ExecutionResult(
+        execution_id="exec-1",
+        tenant_id="t1",
+        query_type=QueryType.LIST,
+        entity_type="project",
+        template="list",
+        plan_hash="x",
+        rows=rows,
+        count=3,
+    )
+    verdict = verify(p, result, rendered(p, result), context=context())
+    assert verdict.failed == ("within_limit",)
+    ok_rows = rows[:2]
+    result = result.model_copy(update={"rows": ok_rows, "truncated": True})
+    good = rendered(p, result)
+    assert good.data["truncated"] is True
+    assert verify(p, result, good, context=context()).ok
+    silent = with_(good, data={**good.data, "truncated": False})
+    assert verify(p, result, silent, context=context()).failed == ("within_limit",)
+
+
+def test_external_route_is_caught() -> None:
+    answer = rendered(EXISTS, existence_result())
+    verdict = verify(EXISTS, existence_result(), answer, context=context(route_mode="web"))
+    assert verdict.failed == ("route_contract_internal",)
+    assert not verdict.retryable
+
+
+def test_yes_over_an_empty_result_is_caught() -> None:
+    empty = existence_result(rows=(), evidence=())
+    good = rendered(EXISTS, empty)
+    assert good.data == {"exists": False, "matches": []}
+    assert verify(EXISTS, empty, good, context=context()).ok
+    lie = with_(good, data={"exists": True, "matches": []})
+    assert "consistent_with_result" in verify(EXISTS, empty, lie, context=context()).failed
+
+
+def test_status_filter_value_must_be_named() -> None:
+    p = plan(QueryType.COUNT, (Filter(field="status", operator=Operator.EQUALS, value="暂停"),))
+    answer = rendered(p, count_result(2))
+    assert "暂停" in answer.text
+    assert verify(p, count_result(2), answer, context=context()).ok
+    bad = with_(answer, text="共有 2 个项目。")
+    assert verify(p, count_result(2), bad, context=context()).failed == ("covers_conditions",)
+
+
+def test_a_crashing_check_becomes_an_issue() -> None:
+    def explodes(s: Subject) -> Iterator[Issue]:
+        raise RuntimeError("boom")
+
+    answer = rendered(EXISTS, existence_result())
+    verdict = verify(
+        EXISTS, existence_result(), answer, context=context(), checks=(*DEFAULT_CHECKS, explodes)
+    )
+    assert verdict.failed == ("explodes",)
+    assert "RuntimeError: boom" in verdict.issues[0].message
+    assert verdict.outcome is Outcome.RETRY_WITH_SAME_PLAN
+
+
+def test_callers_extend_the_checks() -> None:
+    def no_exclamation(s: Subject) -> list[Issue]:
+        if "!" in s.answer.text:
+            return [Issue(check="no_exclamation", message="too excited")]
+        return []
+
+    answer = rendered(EXISTS, existence_result())
+    loud = with_(answer, text=answer.text + "!")
+    checks = (*DEFAULT_CHECKS, no_exclamation)
+    assert verify(EXISTS, existence_result(), answer, context=context(), checks=checks).ok
+    verdict = verify(EXISTS, existence_result(), loud, context=context(), checks=checks)
+    assert verdict.failed == ("no_exclamation",)
+
+
+def test_answers_written_elsewhere_are_verified() -> None:
+    """A RAG backend's own LLM text and the ids it cites, judged like our own."""
+    theirs = Answer(
+        contract=AnswerContract.YES_NO_WITH_EVIDENCE,
+        text="是的，有 3 个 A 股项目：量化选股平台、Factor research、盘后风控。",
+        data={"exists": True, "matches": [{"id": "60", "label": "量化选股平台"}]},
+        cited_evidence=("fact:1", "fact:2"),
+        language="zh",
+    )
+    assert verify(EXISTS, existence_result(), theirs, context=context()).ok
+    wrong = theirs.model_copy(
+        update={"text": f"是的，系统里有 {BASELINE} 个项目。", "cited_evidence": ("fact:77",)}
+    )
+    verdict = verify(EXISTS, existence_result(), wrong, context=context())
+    assert {"evidence_backed", "no_total_count_substitution", "covers_conditions"} <= set(
+        verdict.failed
+    )
