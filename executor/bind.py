@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from dsl.catalog import EntitySpec, FieldSpec, FieldType
@@ -23,6 +24,16 @@ POSITIVE_FACT_OPS = frozenset(
     {Operator.EQUALS, Operator.EQUALS_OR_ALIAS, Operator.IN, Operator.CONTAINS}
 )
 LIKE_ESCAPE = "\\"
+# PostgreSQL text cannot hold NUL, so no stored value contains one; binding the
+# replacement character instead keeps such a value a harmless non-match on
+# both dialects (the driver would otherwise refuse the whole statement).
+_NUL = "\x00"
+_NUL_STANDIN = "\ufffd"
+
+
+def text_value(value: object) -> str:
+    """A filter value as normalized text safe to bind on every dialect."""
+    return normalize_text(str(value)).replace(_NUL, _NUL_STANDIN)
 
 
 @dataclass(frozen=True)
@@ -123,7 +134,7 @@ def _as_tuple(value: Any) -> tuple[Scalar, ...]:
 def alias_set(field: FieldSpec | None, value: Scalar) -> tuple[str, ...]:
     """Every normalized spelling meaning `value` (the value's own included), sorted."""
     text = str(value)
-    norm = normalize_text(text)
+    norm = text_value(text)
     if field is not None:
         for canon, spellings in field.aliases.items():
             names = {normalize_text(canon), *(normalize_text(s) for s in spellings)}
@@ -145,12 +156,20 @@ def _coerce(bf: BoundFilter, value: Scalar) -> Any:
     if bf.kind is FieldType.BOOL:
         return bool(value)
     if bf.kind in (FieldType.DATE, FieldType.DATETIME):
-        return str(value)  # UtcDateTime binds ISO strings on both dialects
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise PlanError(
+                "bad_value",
+                f"`{bf.filter.field}` needs an ISO-8601 date or timestamp",
+                hint="write e.g. 2026-11-01 or 2026-11-01T08:00:00Z",
+            ) from None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     if bf.kind is FieldType.ENUM:
         return _canonical_enum(bf, value)
     if bf.kind is FieldType.ID:
-        return str(value)
-    return normalize_text(str(value))
+        return str(value).replace(_NUL, _NUL_STANDIN)
+    return text_value(value)
 
 
 def _one(bf: BoundFilter) -> Scalar:
@@ -184,7 +203,7 @@ def _value_params(bf: BoundFilter) -> dict[str, Any]:
             raise PlanError("bad_value", "between takes two values", hint="between x and y")
         return {f"{p}_lo": _coerce(bf, values[0]), f"{p}_hi": _coerce(bf, values[1])}
     if op is Operator.CONTAINS:
-        return {p: like_pattern(normalize_text(str(_one(bf))))}
+        return {p: like_pattern(text_value(_one(bf)))}
     if bf.is_fact:
         if bf.kind is FieldType.NUMBER and op not in (Operator.IN, Operator.NOT_IN):
             return {p: _coerce(bf, _one(bf))}
@@ -208,7 +227,7 @@ def _canonical_enum(bf: BoundFilter, value: Scalar) -> str:
         for v in bf.field.values:
             if normalize_text(v) == norm:
                 return v
-    return str(value)
+    return str(value).replace(_NUL, _NUL_STANDIN)
 
 
 def _needs_values(bf: BoundFilter, values: Sequence[Scalar]) -> Sequence[Scalar]:
@@ -223,7 +242,7 @@ def fallback_terms(bf: BoundFilter) -> tuple[str, ...]:
     """The text a fact filter falls back to: its value's spellings, normalized."""
     values = _as_tuple(bf.filter.value)
     if bf.op is Operator.CONTAINS:
-        return (normalize_text(str(_one(bf))),)
+        return (text_value(_one(bf)),)
     return tuple(sorted({n for v in values for n in alias_set(bf.field, v) if n}))
 
 

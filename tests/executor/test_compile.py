@@ -1,0 +1,174 @@
+"""Compile-time guarantees: catalog identifiers only, values only as bound
+parameters, the tenant bound on every table, one statement set per plan shape."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import sqlglot
+from exec_support import CATALOG, NOW, sample_plan
+from sqlalchemy.dialects import sqlite
+from sqlglot import exp
+
+from dsl.errors import PlanError, PolicyError
+from dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
+from executor.compile import compile_plan, prepare
+from executor.statements import STATEMENTS
+from executor.tables import FACT_COLUMNS, GRAM_COLUMNS, GRAMS_TABLE, entity_columns
+from executor.templates import registry
+
+PAIRS = sorted(registry(CATALOG))
+NAMED = sqlite.dialect(paramstyle="named")  # type: ignore[no-untyped-call]
+_POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
+
+CATALOG_TABLES = {e.table for e in CATALOG.entities.values()} | {CATALOG.facts.table, GRAMS_TABLE}
+CATALOG_COLUMNS = (
+    {c for e in CATALOG.entities.values() for c in entity_columns(e)}
+    | set(FACT_COLUMNS)
+    | set(GRAM_COLUMNS)
+)
+
+
+def _named_sql(plan: Plan) -> list[tuple[str, str]]:
+    prep = prepare(plan, CATALOG, "sqlite", "t1", now=NOW)
+    out = []
+    for role, stmt in prep.statements.named():
+        sql = str(stmt.compile(dialect=NAMED))
+        out.append((role, _POSTCOMPILE.sub(lambda m: f":{m.group(1)}", sql)))
+    return out
+
+
+def _all_fallback_plans() -> list[Plan]:
+    plans = [sample_plan(e, qt) for e, qt in PAIRS]
+    plans.append(
+        Plan(
+            query_type=QueryType.LIST,
+            entity_type="project",
+            filters=(
+                Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value="港股"),
+                Filter(field="status", operator=Operator.NOT_IN, value=("closed",)),
+            ),
+            scope=Scope(referenced_objects=(ObjectRef(entity_type="project", id="64"),)),
+            retrieval_policy=RetrievalPolicy(allow_fallback_text=True),
+        )
+    )
+    return plans
+
+
+@pytest.mark.parametrize(
+    "plan", _all_fallback_plans(), ids=lambda p: f"{p.entity_type}.{p.query_type.value}"
+)
+def test_only_catalog_identifiers_and_tenant_on_every_table(plan: Plan) -> None:
+    for role, sql in _named_sql(plan):
+        tree = sqlglot.parse_one(sql, read="sqlite")
+        tables = list(tree.find_all(exp.Table))
+        assert tables, role
+        assert {t.name for t in tables} <= CATALOG_TABLES, role
+        columns = {c.name for c in tree.find_all(exp.Column)}
+        assert columns <= CATALOG_COLUMNS, (role, columns - CATALOG_COLUMNS)
+        # every table reference (by its alias) is bound to :tenant_id
+        bound_aliases = set()
+        for eq in tree.find_all(exp.EQ):
+            left, right = eq.left, eq.right
+            if (
+                isinstance(left, exp.Column)
+                and left.name == "tenant_id"
+                and isinstance(right, exp.Placeholder)
+                and right.name == "tenant_id"
+            ):
+                bound_aliases.add(left.table)
+        for t in tables:
+            assert (t.alias_or_name) in bound_aliases, (role, t.alias_or_name)
+
+
+def test_sql_text_does_not_change_with_values_or_tenant() -> None:
+    def plan(theme: str, statuses: tuple[str, ...], limit: int) -> Plan:
+        return Plan(
+            query_type=QueryType.LIST,
+            entity_type="project",
+            filters=(
+                Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value=theme),
+                Filter(field="status", operator=Operator.IN, value=statuses),
+            ),
+            limit=limit,
+            retrieval_policy=RetrievalPolicy(allow_fallback_text=True),
+        )
+
+    a = compile_plan(plan("A股", ("active",), 5), CATALOG, "postgresql", tenant_id="t1", now=NOW)
+    b = compile_plan(
+        plan("美股", ("active", "paused", "closed"), 50),
+        CATALOG,
+        "postgresql",
+        tenant_id="t2",
+        now=NOW,
+    )
+    assert [s.sql for s in a.statements] == [s.sql for s in b.statements]
+    assert a.shape == b.shape
+    assert a.statements[0].params != b.statements[0].params
+
+
+def test_statements_are_built_once_per_shape() -> None:
+    STATEMENTS.clear()
+    p1 = sample_plan("project", QueryType.EXISTENCE)
+    first = prepare(p1, CATALOG, "postgresql", "t1", now=NOW)
+    p2 = p1.model_copy(
+        update={"filters": (p1.filters[0].model_copy(update={"value": ("closed",)}), p1.filters[1])}
+    )
+    second = prepare(p2, CATALOG, "postgresql", "t2", now=NOW)
+    assert second.statements is first.statements
+    assert (STATEMENTS.hits, STATEMENTS.misses) == (1, 1)
+    # another dialect or another shape is another entry
+    assert prepare(p1, CATALOG, "sqlite", "t1").statements is not first.statements
+    p3 = p1.model_copy(update={"filters": p1.filters[:1]})
+    assert prepare(p3, CATALOG, "postgresql", "t1").statements is not first.statements
+
+
+def test_tenant_in_plan_scope_must_match_the_caller() -> None:
+    plan = Plan(query_type=QueryType.COUNT, entity_type="project", scope=Scope(tenant_id="t2"))
+    with pytest.raises(PolicyError) as info:
+        compile_plan(plan, CATALOG, "sqlite", tenant_id="t1")
+    assert info.value.code == "policy/tenant_scope_mismatch"
+    assert info.value.exit_code == 6
+
+
+def test_compare_needs_two_subjects() -> None:
+    plan = Plan(
+        query_type=QueryType.COMPARE,
+        entity_type="project",
+        scope=Scope(referenced_objects=(ObjectRef(entity_type="project", id="64"),)),
+    )
+    with pytest.raises(PlanError, match="2 or more subjects"):
+        compile_plan(plan, CATALOG, "sqlite", tenant_id="t1")
+    by_filter = Plan(
+        query_type=QueryType.COMPARE,
+        entity_type="project",
+        filters=(Filter(field="id", operator=Operator.IN, value=("64", "65")),),
+    )
+    assert compile_plan(by_filter, CATALOG, "sqlite", tenant_id="t1").template == "project.compare"
+
+
+@pytest.mark.parametrize(
+    ("field", "why"),
+    [("owner_email", "sensitive_field"), ("secret", "unknown_field"), ("summary", "unknown_field")],
+)
+def test_unknown_and_sensitive_fields_fail_closed(field: str, why: str) -> None:
+    plan = Plan(
+        query_type=QueryType.COUNT,
+        entity_type="project",
+        filters=(Filter(field=field, operator=Operator.EQUALS, value="x"),),
+    )
+    with pytest.raises(PlanError) as info:
+        compile_plan(plan, CATALOG, "sqlite", tenant_id="t1")
+    assert info.value.subtype == why
+
+
+def test_sensitive_names_are_never_selected() -> None:
+    plan = Plan(
+        query_type=QueryType.STATUS,
+        entity_type="config",
+        projection=("id", "key", "secret_value", "value"),
+    )
+    for dialect in ("sqlite", "postgresql"):
+        for st in compile_plan(plan, CATALOG, dialect, tenant_id="t1").statements:
+            assert "secret_value" not in st.sql

@@ -1,0 +1,64 @@
+"""Golden SQL and bound parameters for every template on both dialects.
+
+One file per (template, dialect) under tests/golden/sql/, named after this
+test. QDSL_UPDATE_GOLDEN=1 rewrites them; review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from exec_support import CATALOG, NOW, sample_plan
+
+from dsl.ir import QueryType
+from executor.compile import CompiledPlan, compile_plan
+from executor.templates import registry
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sql"
+PAIRS = sorted(registry(CATALOG))
+TENANT = "t1"
+
+
+def render_golden(compiled: CompiledPlan) -> str:
+    lines = [f"-- template: {compiled.template}", f"-- dialect: {compiled.dialect}"]
+    for st in compiled.statements:
+        lines.append("")
+        lines.append(f"-- role: {st.role}")
+        lines.append(st.sql.rstrip())
+        lines.append("-- params: " + json.dumps(st.params, ensure_ascii=False, sort_keys=True))
+        if st.runtime_params:
+            lines.append("-- bound at run time: " + ", ".join(st.runtime_params))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+@pytest.mark.parametrize(("entity", "query_type"), PAIRS)
+def test_golden_sql(entity: str, query_type: QueryType, dialect: str) -> None:
+    compiled = compile_plan(
+        sample_plan(entity, query_type), CATALOG, dialect, tenant_id=TENANT, now=NOW
+    )
+    for st in compiled.statements:
+        # the tenant is always a bound parameter, never text
+        assert st.params.get("tenant_id") == TENANT, st.role
+        assert f"'{TENANT}'" not in st.sql
+    text = render_golden(compiled)
+    path = GOLDEN / f"test_golden_sql__{entity}.{query_type.value}__{dialect}.sql"
+    if os.environ.get("QDSL_UPDATE_GOLDEN") == "1" or not path.exists():
+        if os.environ.get("CI") and not path.exists():
+            pytest.fail(f"missing golden file {path.name}; run with QDSL_UPDATE_GOLDEN=1")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_no_stale_golden_files() -> None:
+    expected = {
+        f"test_golden_sql__{e}.{qt.value}__{d}.sql"
+        for e, qt in PAIRS
+        for d in ("sqlite", "postgresql")
+    }
+    present = {p.name for p in GOLDEN.glob("test_golden_sql__*.sql")}
+    assert present <= expected, sorted(present - expected)

@@ -1,0 +1,23 @@
+-- template: config.status
+-- dialect: sqlite
+
+-- role: main
+SELECT configs.tenant_id AS q_tenant, configs.id AS q_id, configs."key" AS q_label, configs.id AS v_id, configs."key" AS v_key, configs.value AS v_value 
+FROM configs 
+WHERE configs.tenant_id = ? AND lower(configs."key") LIKE ? ESCAPE '\' AND configs.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY configs.id ASC NULLS LAST
+ LIMIT ? OFFSET ?
+-- params: {"f0": "%a%", "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM configs 
+WHERE configs.tenant_id = ?
+-- params: {"tenant_id": "t1"}
+
+-- role: entity_facts
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.id
+ LIMIT ? OFFSET ?
+-- params: {"entity_type": "config", "facts_cap": 1000, "ids": [], "tenant_id": "t1"}
+-- bound at run time: ids

@@ -1,0 +1,32 @@
+-- template: doc.count
+-- dialect: sqlite
+
+-- role: main
+SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section 
+FROM docs 
+WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND (EXISTS (SELECT sf1.id 
+FROM semantic_facts AS sf1 
+WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1]))) ORDER BY docs.id ASC NULLS LAST
+ LIMIT ? OFFSET ?
+-- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 11, "tenant_id": "t1"}
+
+-- role: count
+SELECT count(*) AS n 
+FROM docs 
+WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND (EXISTS (SELECT sf1.id 
+FROM semantic_facts AS sf1 
+WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1])))
+-- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM docs 
+WHERE docs.tenant_id = ?
+-- params: {"tenant_id": "t1"}
+
+-- role: match_facts.f1
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) AND semantic_facts.predicate = ? AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1]) ORDER BY semantic_facts.entity_id, semantic_facts.id
+-- params: {"entity_type": "doc", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "ids": [], "tenant_id": "t1"}
+-- bound at run time: ids

@@ -1,0 +1,42 @@
+-- template: project.existence
+-- dialect: postgresql
+
+-- role: main
+SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status 
+FROM projects 
+WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
+FROM semantic_facts AS sf1 
+WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = projects.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1]) AND (sf1.valid_until IS NULL OR sf1.valid_until > %(now)s::TIMESTAMP WITH TIME ZONE) AND sf1.observed_at >= %(fresh_since)s::TIMESTAMP WITH TIME ZONE)) ORDER BY projects.created_at DESC NULLS LAST, projects.id COLLATE "C" ASC NULLS LAST 
+ LIMIT %(limit)s::INTEGER
+-- params: {"entity_type": "project", "f0": ["active", "paused"], "f1": ["a share", "a shares", "a-share", "a-shares", "a股", "china a-share", "沪深a股"], "f1_pred": "market_theme", "fresh_since": "2026-08-03T00:00:00+00:00", "limit": 11, "now": "2026-11-01T00:00:00+00:00", "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM projects 
+WHERE projects.tenant_id = %(tenant_id)s::VARCHAR
+-- params: {"tenant_id": "t1"}
+
+-- role: match_facts.f1
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) AND semantic_facts.predicate = %(f1_pred)s::VARCHAR AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1]) AND (semantic_facts.valid_until IS NULL OR semantic_facts.valid_until > %(now)s::TIMESTAMP WITH TIME ZONE) AND semantic_facts.observed_at >= %(fresh_since)s::TIMESTAMP WITH TIME ZONE ORDER BY semantic_facts.entity_id, semantic_facts.id
+-- params: {"entity_type": "project", "f1": ["a share", "a shares", "a-share", "a-shares", "a股", "china a-share", "沪深a股"], "f1_pred": "market_theme", "fresh_since": "2026-08-03T00:00:00+00:00", "ids": [], "now": "2026-11-01T00:00:00+00:00", "tenant_id": "t1"}
+-- bound at run time: ids
+
+-- role: fallback_ids
+SELECT projects.id 
+FROM projects 
+WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND projects.id IN (SELECT text_grams.entity_id 
+FROM text_grams 
+WHERE text_grams.tenant_id = %(tenant_id)s::VARCHAR AND text_grams.entity_type = %(entity_type)s::VARCHAR AND text_grams.gram IN (__[POSTCOMPILE_g1_grams]) GROUP BY text_grams.entity_id 
+HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (projects.title ILIKE %(g1_like)s::VARCHAR ESCAPE '\' OR projects.summary ILIKE %(g1_like)s::VARCHAR ESCAPE '\') ORDER BY projects.id 
+ LIMIT %(fallback_cap)s::INTEGER
+-- params: {"entity_type": "project", "f0": ["active", "paused"], "fallback_cap": 201, "g1_grams": [" s", "a ", "ar", "ha", "re", "sh"], "g1_like": "%a share%", "g1_n": 6, "tenant_id": "t1"}
+
+-- role: rows_by_id
+SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status 
+FROM projects 
+WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.id IN (__[POSTCOMPILE_ids]) ORDER BY projects.created_at DESC NULLS LAST, projects.id COLLATE "C" ASC NULLS LAST 
+ LIMIT %(limit)s::INTEGER
+-- params: {"ids": [], "limit": 11, "tenant_id": "t1"}
+-- bound at run time: ids

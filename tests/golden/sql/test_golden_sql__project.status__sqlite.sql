@@ -1,0 +1,23 @@
+-- template: project.status
+-- dialect: sqlite
+
+-- role: main
+SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, projects.budget AS v_budget, projects.created_at AS v_created_at 
+FROM projects 
+WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND projects.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY projects.created_at DESC NULLS LAST, projects.id ASC NULLS LAST
+ LIMIT ? OFFSET ?
+-- params: {"f0": ["active", "paused"], "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM projects 
+WHERE projects.tenant_id = ?
+-- params: {"tenant_id": "t1"}
+
+-- role: entity_facts
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.id
+ LIMIT ? OFFSET ?
+-- params: {"entity_type": "project", "facts_cap": 1000, "ids": [], "tenant_id": "t1"}
+-- bound at run time: ids

@@ -1,0 +1,23 @@
+-- template: run.status
+-- dialect: postgresql
+
+-- role: main
+SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, runs.project_id AS v_project_id 
+FROM runs 
+WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND runs.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY runs.started_at DESC NULLS LAST, runs.id COLLATE "C" ASC NULLS LAST 
+ LIMIT %(limit)s::INTEGER
+-- params: {"f0": ["succeeded", "failed"], "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM runs 
+WHERE runs.tenant_id = %(tenant_id)s::VARCHAR
+-- params: {"tenant_id": "t1"}
+
+-- role: entity_facts
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.id 
+ LIMIT %(facts_cap)s::INTEGER
+-- params: {"entity_type": "run", "facts_cap": 1000, "ids": [], "tenant_id": "t1"}
+-- bound at run time: ids

@@ -1,0 +1,23 @@
+-- template: signal.status
+-- dialect: sqlite
+
+-- role: main
+SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_label, signals.id AS v_id, signals.kind AS v_kind, signals.severity AS v_severity, signals.message AS v_message, signals.project_id AS v_project_id 
+FROM signals 
+WHERE signals.tenant_id = ? AND signals.kind IN (__[POSTCOMPILE_f0]) AND signals.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY signals.created_at DESC NULLS LAST, signals.id ASC NULLS LAST
+ LIMIT ? OFFSET ?
+-- params: {"f0": ["alert", "metric"], "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM signals 
+WHERE signals.tenant_id = ?
+-- params: {"tenant_id": "t1"}
+
+-- role: entity_facts
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.id
+ LIMIT ? OFFSET ?
+-- params: {"entity_type": "signal", "facts_cap": 1000, "ids": [], "tenant_id": "t1"}
+-- bound at run time: ids

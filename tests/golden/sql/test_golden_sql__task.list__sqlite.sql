@@ -1,0 +1,21 @@
+-- template: task.list
+-- dialect: sqlite
+
+-- role: main
+SELECT tasks.tenant_id AS q_tenant, tasks.id AS q_id, tasks.title AS q_label, tasks.id AS v_id, tasks.title AS v_title, tasks.status AS v_status, tasks.project_id AS v_project_id 
+FROM tasks 
+WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0]) ORDER BY tasks.created_at DESC NULLS LAST, tasks.id ASC NULLS LAST
+ LIMIT ? OFFSET ?
+-- params: {"f0": ["todo", "doing"], "limit": 11, "tenant_id": "t1"}
+
+-- role: count
+SELECT count(*) AS n 
+FROM tasks 
+WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0])
+-- params: {"f0": ["todo", "doing"], "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM tasks 
+WHERE tasks.tenant_id = ?
+-- params: {"tenant_id": "t1"}

@@ -1,0 +1,23 @@
+-- template: user.status
+-- dialect: postgresql
+
+-- role: main
+SELECT users.tenant_id AS q_tenant, users.id AS q_id, users.name AS q_label, users.id AS v_id, users.name AS v_name, users.role AS v_role 
+FROM users 
+WHERE users.tenant_id = %(tenant_id)s::VARCHAR AND users.role IN (__[POSTCOMPILE_f0]) AND users.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY users.id COLLATE "C" ASC NULLS LAST 
+ LIMIT %(limit)s::INTEGER
+-- params: {"f0": ["admin", "analyst"], "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
+
+-- role: baseline
+SELECT count(*) AS n 
+FROM users 
+WHERE users.tenant_id = %(tenant_id)s::VARCHAR
+-- params: {"tenant_id": "t1"}
+
+-- role: entity_facts
+SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
+FROM semantic_facts 
+WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.id 
+ LIMIT %(facts_cap)s::INTEGER
+-- params: {"entity_type": "user", "facts_cap": 1000, "ids": [], "tenant_id": "t1"}
+-- bound at run time: ids
