@@ -21,21 +21,34 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, exists, func, select, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    exists,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from dsl.errors import DatabaseError, UsageError
-from facts.demo_data import DEMO_NOW, DEMO_TENANTS, build_demo
+from facts.demo_constants import DEMO_NOW, DEMO_TENANTS
 from facts.tables import TABLES_BY_NAME, TENANT_TABLES, projects
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
     "ALEMBIC_DIR",
     "DEMO_NOW",
     "DEMO_TENANTS",
+    "HEAD_REVISION",
     "READER_ROLE",
     "DemoStatus",
     "default_database_url",
@@ -50,6 +63,9 @@ __all__ = [
 ]
 
 ALEMBIC_DIR = Path(__file__).resolve().parents[1] / "alembic"
+# The newest revision under ALEMBIC_DIR/versions (a test keeps this in step).
+# ensure_demo compares against it to skip loading Alembic when nothing is due.
+HEAD_REVISION = "0001"
 DEMO_DB_NAME = "demo.sqlite3"
 
 
@@ -115,6 +131,8 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
 def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """The asyncio twin: aiosqlite for SQLite, psycopg 3 (async mode) for PostgreSQL."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
     sync_url = make_url(normalize_url(url))
     if sync_url.get_backend_name() == "sqlite":
         sync_url = sync_url.set(drivername="sqlite+aiosqlite")
@@ -204,30 +222,52 @@ def _seed_tenant(conn: Connection, tenant_id: str, rows: dict[str, list[dict[str
             conn.execute(TABLES_BY_NAME[table_name].insert(), table_rows)
 
 
-def ensure_demo(url: str) -> DemoStatus:
-    """Upgrade, then seed each demo tenant that has no rows yet (idempotent)."""
+def _revision(engine: Engine) -> str | None:
+    if not inspect(engine).has_table("alembic_version"):
+        return None
+    with engine.connect() as conn:
+        found = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    return None if found is None else str(found)
+
+
+def _tenant_seeded(conn: Connection, tenant_id: str) -> bool:
+    return bool(
+        conn.execute(select(exists().where(projects.c.tenant_id == tenant_id))).scalar_one()
+    )
+
+
+def ensure_demo(url: str, *, count_rows: bool = False) -> DemoStatus:
+    """Upgrade if needed, then seed each demo tenant that has no rows yet (idempotent).
+
+    On an up-to-date, seeded database this is two cheap queries per tenant and
+    no Alembic at all: every CLI call of the demo goes through here.
+    `count_rows` fills DemoStatus.rows (one COUNT per table and tenant).
+    """
     started = time.perf_counter()
-    revision = upgrade(url)
     engine = make_engine(url)
     seeded: list[str] = []
     try:
-        data = build_demo()
+        if _revision(engine) != HEAD_REVISION:
+            _upgrade_engine(engine)
+        data: Any = None
         for tenant_id in DEMO_TENANTS:
             # One transaction per tenant with the RLS tenant set, so a
             # non-superuser owner passes the policies' WITH CHECK too.
             try:
                 with tenant_transaction(engine, tenant_id) as conn:
-                    present = conn.execute(
-                        select(exists().where(projects.c.tenant_id == tenant_id))
-                    ).scalar_one()
-                    if present:
+                    if _tenant_seeded(conn, tenant_id):
                         continue
+                    if data is None:
+                        from facts.demo_data import build_demo
+
+                        data = build_demo()
                     _seed_tenant(conn, tenant_id, data.rows_for(tenant_id))
                 seeded.append(tenant_id)
             except IntegrityError:
                 # Another process seeded this tenant concurrently.
                 continue
-        counts = row_counts(engine)
+        counts = row_counts(engine) if count_rows else {}
+        revision = _revision(engine) or HEAD_REVISION
     except SQLAlchemyError as exc:
         raise _db_error(exc, url) from exc
     finally:

@@ -26,12 +26,11 @@ from typing import Any
 
 from dsl.catalog import Catalog, demo_catalog
 from dsl.textnorm import normalize_text
+from facts.demo_constants import DEMO_NOW, DEMO_SEED, DEMO_TENANTS
 from facts.demo_docs import doc_rows
 from facts.textindex import gram_rows
 
-DEMO_NOW = datetime(2026, 11, 1, tzinfo=UTC)
-DEMO_SEED = 20261101
-DEMO_TENANTS: tuple[str, ...] = ("t1", "t2", "t3")
+__all__ = ["DEMO_NOW", "DEMO_SEED", "DEMO_TENANTS", "DemoData", "build_demo", "t3_a_share_ids"]
 
 # Insertion order (also the order of rows_for()).
 TABLE_ORDER: tuple[str, ...] = (

@@ -93,7 +93,7 @@ def init_cmd(ctx: click.Context) -> None:
         from facts.db import ensure_demo
 
         url = _url()
-        status = ensure_demo(url)
+        status = ensure_demo(url, count_rows=True)
         seeded = ", ".join(status.seeded_tenants) or "none (already present)"
         return Outcome(
             data={

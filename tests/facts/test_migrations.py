@@ -150,3 +150,11 @@ def test_postgresql_upgrade_creates_everything_and_is_idempotent(
             assert privs == {"SELECT"}
     finally:
         engine.dispose()
+
+
+def test_head_revision_constant_matches_the_scripts() -> None:
+    from alembic.script import ScriptDirectory
+
+    from facts.db import ALEMBIC_DIR, HEAD_REVISION
+
+    assert ScriptDirectory(str(ALEMBIC_DIR)).get_heads() == [HEAD_REVISION]
