@@ -1,0 +1,104 @@
+"""`qdsl parse`, `qdsl fmt`, `qdsl schema`, `qdsl catalog`: the plan language, no database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from qdsl.cli.inputs import plan_input_options, read_plan_input
+from qdsl.cli.runner import Outcome, run_operation
+from qdsl.cli.state import current_state
+
+
+def _normalized(tenant: str | None, inputs: dict[str, Any]) -> tuple[Any, list[str]]:
+    from dsl.catalog import resolve_catalog
+    from dsl.load import load_plan
+    from dsl.normalize import PlanContext, normalize
+
+    source, warnings = read_plan_input(**inputs)
+    catalog = resolve_catalog(current_state().catalog_path)
+    result = normalize(load_plan(source), catalog, PlanContext(tenant_id=tenant))
+    return result.plan, [*warnings, *result.warnings]
+
+
+def _next_for_plan(plan_text: str, tenant: str | None) -> list[dict[str, Any]]:
+    tenant_arg = ["--tenant", tenant] if tenant else ["--tenant", "<tenant>"]
+    return [
+        {"operation": "compile", "argv": ["qdsl", "--json", "compile", "--plan", plan_text]},
+        {"operation": "run", "argv": ["qdsl", "--json", "run", *tenant_arg, "--plan", plan_text]},
+    ]
+
+
+@click.command("parse")
+@plan_input_options
+@click.option("--tenant", help="The caller's tenant, bound into the plan's scope.")
+@click.pass_context
+def parse_cmd(ctx: click.Context, /, tenant: str | None, **inputs: Any) -> None:
+    """Parse and normalize a plan; print the typed IR."""
+
+    def body() -> Outcome:
+        from dsl.printer import to_text
+
+        plan, warnings = _normalized(tenant, inputs)
+        text = to_text(plan)
+        return Outcome(
+            data=plan.to_json_dict(),
+            warnings=warnings,
+            next_ops=_next_for_plan(text, tenant),
+            human=text,
+        )
+
+    ctx.exit(run_operation("parse", body))
+
+
+@click.command("fmt")
+@plan_input_options
+@click.option("--tenant", help="The caller's tenant, bound into the plan's scope.")
+@click.option("--raw", is_flag=True, help="Print the parsed plan without catalog binding.")
+@click.pass_context
+def fmt_cmd(ctx: click.Context, /, tenant: str | None, raw: bool, **inputs: Any) -> None:
+    """Print a plan in canonical text form."""
+
+    def body() -> Outcome:
+        from dsl.load import load_plan
+        from dsl.printer import to_text
+
+        if raw:
+            source, warnings = read_plan_input(**inputs)
+            plan = load_plan(source)
+        else:
+            plan, warnings = _normalized(tenant, inputs)
+        text = to_text(plan)
+        return Outcome(data={"text": text}, warnings=warnings, human=text)
+
+    ctx.exit(run_operation("fmt", body))
+
+
+@click.command("schema")
+@click.pass_context
+def schema_cmd(ctx: click.Context) -> None:
+    """JSON Schema of the plan's JSON form, for LLM structured output."""
+
+    def body() -> Outcome:
+        from dsl.schema import plan_json_schema
+
+        return Outcome(data=plan_json_schema())
+
+    ctx.exit(run_operation("schema", body))
+
+
+@click.command("catalog")
+@click.option("--entity", help="Show one entity only.")
+@click.pass_context
+def catalog_cmd(ctx: click.Context, entity: str | None) -> None:
+    """The whitelist: entities, fields, operators and templates."""
+
+    def body() -> Outcome:
+        from dsl.catalog import resolve_catalog
+        from qdsl.catalog_view import describe_catalog
+
+        catalog = resolve_catalog(current_state().catalog_path)
+        return Outcome(data=describe_catalog(catalog, entity))
+
+    ctx.exit(run_operation("catalog", body))
