@@ -231,7 +231,7 @@ class _Builder:
             conds.append(et.id.in_(candidates))
             conds.append(sa.or_(*confirm))
         return (
-            sa.select(et.id)
+            sa.select(et.id.label("q_id"))
             .select_from(et.table)
             .where(*conds)
             .order_by(et.id)

@@ -24,7 +24,7 @@ WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entit
 -- bound at run time: ids
 
 -- role: fallback_ids
-SELECT docs.id 
+SELECT docs.id AS q_id 
 FROM docs 
 WHERE docs.tenant_id = %(tenant_id)s::VARCHAR AND lower(docs.section) LIKE %(f0)s::VARCHAR ESCAPE '\' AND docs.id IN (SELECT text_grams.entity_id 
 FROM text_grams 

@@ -24,7 +24,7 @@ WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semant
 -- bound at run time: ids
 
 -- role: fallback_ids
-SELECT docs.id 
+SELECT docs.id AS q_id 
 FROM docs 
 WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND docs.id IN (SELECT text_grams.entity_id 
 FROM text_grams 

@@ -24,7 +24,7 @@ WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semant
 -- bound at run time: ids
 
 -- role: fallback_ids
-SELECT projects.id 
+SELECT projects.id AS q_id 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND projects.id IN (SELECT text_grams.entity_id 
 FROM text_grams 

@@ -24,7 +24,7 @@ WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semant
 -- bound at run time: ids
 
 -- role: fallback_ids
-SELECT runs.id 
+SELECT runs.id AS q_id 
 FROM runs 
 WHERE runs.tenant_id = ? AND runs.status IN (__[POSTCOMPILE_f0]) AND runs.id IN (SELECT text_grams.entity_id 
 FROM text_grams 
