@@ -82,6 +82,13 @@ def main(argv: list[str] | None = None) -> None:
         from qdsl.cli.runner import usage_failure
 
         sys.exit(usage_failure(exc, json_mode=json_mode))
+    except Exception as exc:
+        # Command bodies report their own errors through run_operation; this
+        # catches what fails around them (e.g. a command module that will not
+        # import) so a user still gets an envelope, never a traceback.
+        from qdsl.cli.runner import internal_failure
+
+        sys.exit(internal_failure(exc, json_mode=json_mode))
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

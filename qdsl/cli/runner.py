@@ -55,14 +55,7 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
     except QdslError as exc:
         return emit_error(operation, exc, json_mode=state.json_mode)
     except Exception as exc:
-        if os.environ.get("QDSL_DEBUG"):
-            traceback.print_exc(file=sys.stderr)
-        internal = InternalError(
-            "unexpected",
-            f"qdsl failed unexpectedly ({type(exc).__name__})",
-            hint="this is a defect in qdsl; rerun with QDSL_DEBUG=1 and report the traceback",
-        )
-        return emit_error(operation, internal, json_mode=state.json_mode)
+        return emit_error(operation, _unexpected(exc), json_mode=state.json_mode)
     code = emit_success(
         operation,
         outcome.data,
@@ -86,3 +79,19 @@ def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
         hint=f"see `{ctx.command_path if ctx else 'qdsl'} --help`",
     )
     return emit_error(operation or "qdsl", err, json_mode=json_mode)
+
+
+def _unexpected(exc: Exception) -> InternalError:
+    if os.environ.get("QDSL_DEBUG"):
+        traceback.print_exception(exc, file=sys.stderr)
+    return InternalError(
+        "unexpected",
+        f"qdsl failed unexpectedly ({type(exc).__name__})",
+        hint="this is a defect in qdsl; rerun with QDSL_DEBUG=1 and report the traceback",
+    )
+
+
+def internal_failure(exc: Exception, *, json_mode: bool) -> int:
+    from envelope import emit_error
+
+    return emit_error("qdsl", _unexpected(exc), json_mode=json_mode)
