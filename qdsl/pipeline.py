@@ -219,6 +219,20 @@ class _Run:
             execution_id=execution_id,
         )
 
+    def not_covered(self, plan: Plan | None, exc: NotCoveredError) -> AnswerResult:
+        text = (
+            f"这个问题没有可用的查询模板：{exc.message}"
+            if self.lang == "zh"
+            else f"No query template covers this question: {exc.message}"
+        )
+        answer = Answer(
+            contract=AnswerContract.CLARIFY_OR_FAIL,
+            text=text,
+            data={"clarification": text},
+            language=self.lang,
+        )
+        return self.without_answer("not_covered", plan, answer)
+
     def refused(self, plan: Plan, verdict: Verdict, execution_id: str) -> AnswerResult:
         failed = ", ".join(verdict.failed)
         text = (
@@ -250,7 +264,10 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
     pctx = plan_context(tenant_id, s.context)
     feedback: str | None = None
     for replan in range(s.replans + 1):
-        plan = run.make_plan(pctx, feedback)
+        try:
+            plan = run.make_plan(pctx, feedback)
+        except NotCoveredError as exc:
+            return run.not_covered(None, exc)
         if plan.query_type is QueryType.UNKNOWN:
             return run.without_answer("clarify", plan, clarification(run.lang))
         verdict: Verdict | None = None
@@ -260,8 +277,7 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
                 result = yield plan
             except NotCoveredError as exc:
                 audit.event("execute", status="not_covered", error_code=exc.code)
-                text = exc.message if run.lang == "en" else f"没有可用的查询模板：{exc.message}"
-                return run.without_answer("not_covered", plan, clarification(run.lang, text))
+                return run.not_covered(plan, exc)
             except QdslError as exc:
                 audit.event("execute", status="error", error_code=exc.code)
                 raise

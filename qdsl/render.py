@@ -53,12 +53,16 @@ def _names(rows: Sequence[ResultRow], lang: Language) -> str:
 _NAMED_BY_ID = frozenset({QueryType.STATUS, QueryType.DIAGNOSE, QueryType.COMPARE})
 
 
-def _in_asked_order(plan: Plan, rows: Sequence[ResultRow]) -> list[ResultRow]:
+def _asked_ids(plan: Plan) -> list[str]:
     asked: list[str] = []
     for f in plan.filters:
         if f.field == "id":
             asked.extend(str(v) for v in (f.value if isinstance(f.value, tuple) else (f.value,)))
-    rank = {v: i for i, v in enumerate(asked)}
+    return asked
+
+
+def _in_asked_order(plan: Plan, rows: Sequence[ResultRow]) -> list[ResultRow]:
+    rank = {v: i for i, v in enumerate(_asked_ids(plan))}
     return sorted(rows, key=lambda r: rank.get(r.entity_id, len(rank)))
 
 
@@ -147,7 +151,9 @@ def _attributes(c: _Ctx, row: ResultRow) -> str:
 def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     rows = c.result.rows
     if not rows:
-        text = f"没有找到{c.one}{c.where()}。" if c.zh else f"No {c.one} found{c.where()}."
+        asked = "、".join(_asked_ids(c.plan)) if c.zh else ", ".join(_asked_ids(c.plan))
+        head = f"{c.one} {asked}".strip()
+        text = f"没有找到{head}{c.where()}。" if c.zh else f"No {head} found{c.where()}."
         return text, {"entity": None}, []
     row = rows[0]
     cites = _evidence_ids([row], c.result)
@@ -215,6 +221,10 @@ def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
 
 def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     rows = _in_asked_order(c.plan, c.result.rows)
+    if not rows:
+        asked = ("、" if c.zh else ", ").join(_asked_ids(c.plan))
+        text = f"没有找到{c.one} {asked}。" if c.zh else f"No {c.one} {asked} found."
+        return text, {"subjects": [], "differences": []}, []
     subjects = [{"id": r.entity_id, "label": r.label} for r in rows]
     fields: list[str] = []
     for r in rows:
@@ -233,6 +243,10 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         parts.append(
             f"{c.field(d['field'])}（{vals}）" if c.zh else f"{c.field(d['field'])} ({vals})"
         )
+    missing = [i for i in _asked_ids(c.plan) if i not in {r.entity_id for r in rows}]
+    if missing:
+        gone = ("、" if c.zh else ", ").join(missing)
+        parts.append(f"未找到 {c.one} {gone}" if c.zh else f"{c.one} {gone} not found")
     if c.zh:
         body = "；".join(parts) if parts else "没有发现差异"
         text = f"{c.one} {ids} 的区别：{body}。依据：{_cite(cites)}"
