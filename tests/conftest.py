@@ -85,7 +85,8 @@ def pg_admin_url() -> str:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
     except Exception as exc:
-        _pg_unavailable(f"{make_url(url).render_as_string()}: {type(exc).__name__}: {exc}")
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        _pg_unavailable(f"{make_url(url).render_as_string()}: {type(exc).__name__}: {first_line}")
     finally:
         engine.dispose()
     return url
