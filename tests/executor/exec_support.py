@@ -142,6 +142,14 @@ def _aliases(field_aliases: dict[str, tuple[str, ...]], value: Any) -> set[str]:
     return {norm}
 
 
+def _canonical(aliases: dict[str, tuple[str, ...]], value: Any) -> Any:
+    norm = normalize_text(str(value))
+    for canon, spellings in aliases.items():
+        if norm in {normalize_text(canon), *(normalize_text(x) for x in spellings)}:
+            return canon
+    return value
+
+
 def _as_dt(value: Any) -> datetime:
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
@@ -166,6 +174,10 @@ def _column_match(
 
         def eq(x: Any) -> bool:
             return lv is not None and lv == normalize_text(str(x))
+    elif kind is FieldType.ENUM:
+
+        def eq(x: Any) -> bool:
+            return v is not None and v == _canonical(aliases, x)
     else:
 
         def eq(x: Any) -> bool:
@@ -182,15 +194,7 @@ def _column_match(
     if op is Operator.EQUALS_OR_ALIAS:
         names = _aliases(aliases, value)
         if kind is FieldType.ENUM:
-            canon = next(
-                (
-                    c
-                    for c, s in aliases.items()
-                    if normalize_text(str(value)) in {normalize_text(c), *map(normalize_text, s)}
-                ),
-                value,
-            )
-            return v == canon
+            return v == _canonical(aliases, value)
         return v is not None and ascii_lower(v) in names
     if op is Operator.CONTAINS:
         return v is not None and normalize_text(str(value)) in ascii_lower(str(v))
