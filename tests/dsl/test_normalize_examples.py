@@ -160,3 +160,35 @@ def test_tenant_in_text_differing_from_the_caller_is_a_policy_error() -> None:
     with pytest.raises(QdslError) as info:
         normalize(parse_text("list project tenant t2"), CAT, CTX)
     assert (info.value.code, info.value.exit_code) == ("policy/tenant_scope_mismatch", 6)
+
+
+def test_unknown_operator_in_either_form_is_refused_typed() -> None:
+    with pytest.raises(PlanError) as text_err:
+        normalize(parse_text('list project where status == "active"'), CAT, CTX)
+    assert (text_err.value.code, text_err.value.hint) == (
+        "validation/syntax_error",
+        "compare with a single `=` (not `==`)",
+    )
+    bad = '{"query_type": "list", "entity_type": "project", "filters": [%s]}'
+    with pytest.raises(PlanError) as json_err:
+        parse_json(bad % '{"field": "status", "operator": "regex", "value": "a"}')
+    assert json_err.value.details["pointer"] == "/filters/0/operator"
+    # `like` is a known spelling of contains, which status does not allow.
+    with pytest.raises(PlanError) as op_err:
+        normalize(parse_json(bad % '{"field": "status", "operator": "like", "value": "a"}'), CAT)
+    assert op_err.value.to_dict() == {
+        "type": "validation",
+        "subtype": "unsupported_operator",
+        "code": "validation/unsupported_operator",
+        "message": "operator `contains` is not allowed on project.status",
+        "retryable": False,
+        "hint": "project.status allows: equals, not_equals, in, not_in, equals_or_alias",
+        "details": {
+            "path": "filters[0].operator",
+            "entity": "project",
+            "field": "status",
+            "operator": "contains",
+            "allowed": ["equals", "not_equals", "in", "not_in", "equals_or_alias"],
+            "suggestions": [],
+        },
+    }
