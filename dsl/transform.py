@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer
 from lark.tree import Meta
 from pydantic import ValidationError
 
@@ -105,7 +105,6 @@ _RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
 _RETRIEVAL_NUMBERS = frozenset({"freshness_days"})
 
 
-@v_args(meta=True)
 class PlanTransformer(Transformer[Token, Plan]):
     """Builds a raw (not yet normalized) `Plan` from a parse tree of `text`."""
 
@@ -116,11 +115,17 @@ class PlanTransformer(Transformer[Token, Plan]):
     # -- safety net ---------------------------------------------------------
 
     def __default__(self, data: Any, children: Any, meta: Any) -> Any:
-        raise InternalError(
-            "unhandled_rule",
-            f"the plan transformer has no handler for grammar rule {data!r}",
-            hint="this is a qdsl defect: grammar.lark and dsl/transform.py disagree",
-        )
+        # Every rule lands here: rules are handled by `rule_<name>` methods, looked up
+        # in one table (faster than Lark's per-node v_args wrappers), and a rule
+        # without a handler is a defect, never a tree passed through.
+        handler = _HANDLERS.get(str(data))
+        if handler is None:
+            raise InternalError(
+                "unhandled_rule",
+                f"the plan transformer has no handler for grammar rule {data!r}",
+                hint="this is a qdsl defect: grammar.lark and dsl/transform.py disagree",
+            )
+        return handler(self, meta, children)
 
     def _at(self, token: Token, error: QdslError) -> QdslError:
         return located(error, self._text, token.line or 1, token.column or 1)
@@ -155,7 +160,7 @@ class PlanTransformer(Transformer[Token, Plan]):
 
     # -- values ---------------------------------------------------------------
 
-    def string(self, meta: Meta, children: list[Token]) -> str:
+    def rule_string(self, meta: Meta, children: list[Token]) -> str:
         return self._decode(children[0])
 
     def _decode(self, token: Token) -> str:
@@ -173,7 +178,7 @@ class PlanTransformer(Transformer[Token, Plan]):
         assert isinstance(value, str)
         return value
 
-    def number(self, meta: Meta, children: list[Token]) -> int | float:
+    def rule_number(self, meta: Meta, children: list[Token]) -> int | float:
         text = str(children[0])
         if not any(c in text for c in ".eE"):
             return int(text)
@@ -189,42 +194,42 @@ class PlanTransformer(Transformer[Token, Plan]):
             )
         return value
 
-    def true(self, meta: Meta, children: list[Token]) -> bool:
+    def rule_true(self, meta: Meta, children: list[Token]) -> bool:
         return True
 
-    def false(self, meta: Meta, children: list[Token]) -> bool:
+    def rule_false(self, meta: Meta, children: list[Token]) -> bool:
         return False
 
-    def value_list(self, meta: Meta, children: list[Scalar]) -> tuple[Scalar, ...]:
+    def rule_value_list(self, meta: Meta, children: list[Scalar]) -> tuple[Scalar, ...]:
         return tuple(children)
 
-    def ident(self, meta: Meta, children: list[Token]) -> str:
+    def rule_ident(self, meta: Meta, children: list[Token]) -> str:
         # INT and NAME are kept as written, so "0064" stays "0064".
         token = children[0]
         return self._decode(token) if token.type == "STRING" else str(token)
 
     # -- conditions (operator, value) -------------------------------------------
 
-    def compare(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_compare(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
         token, value = children
         return self._word(token, closure.operator), value
 
-    def in_(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_in_(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IN, children[0]
 
-    def not_in(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_not_in(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.NOT_IN, children[0]
 
-    def between(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_between(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.BETWEEN, (children[0], children[1])
 
-    def is_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_is_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IS_NULL, True
 
-    def is_not_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_is_not_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IS_NULL, False
 
-    def filter(self, meta: Meta, children: list[Any]) -> Filter:
+    def rule_filter(self, meta: Meta, children: list[Any]) -> Filter:
         name, (operator, value), source = children
         value_source = (
             ValueSource.USER_TEXT if source is None else self._word(source, closure.value_source)
@@ -242,7 +247,7 @@ class PlanTransformer(Transformer[Token, Plan]):
 
     # -- clauses ------------------------------------------------------------------
 
-    def version(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_version(self, meta: Meta, children: list[Token]) -> _Clause:
         token = children[0]
         if str(token) != "v1":
             raise self._at(
@@ -255,20 +260,20 @@ class PlanTransformer(Transformer[Token, Plan]):
             )
         return _Clause("version", "v1", meta)
 
-    def header(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_header(self, meta: Meta, children: list[Token]) -> _Clause:
         word, entity = children
         return _Clause("header", (self._word(word, closure.query_type), str(entity)), meta)
 
-    def contract(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_contract(self, meta: Meta, children: list[Token]) -> _Clause:
         return _Clause("contract", self._word(children[0], closure.answer_contract), meta)
 
-    def where(self, meta: Meta, children: list[Filter]) -> _Clause:
+    def rule_where(self, meta: Meta, children: list[Filter]) -> _Clause:
         return _Clause("where", tuple(children), meta)
 
-    def select(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_select(self, meta: Meta, children: list[Token]) -> _Clause:
         return _Clause("select", tuple(str(name) for name in children), meta)
 
-    def sort(self, meta: Meta, children: list[Token | None]) -> Sort:
+    def rule_sort(self, meta: Meta, children: list[Token | None]) -> Sort:
         name, direction = children
         assert name is not None
         return Sort(
@@ -277,31 +282,31 @@ class PlanTransformer(Transformer[Token, Plan]):
             span=span_of(meta),
         )
 
-    def order(self, meta: Meta, children: list[Sort]) -> _Clause:
+    def rule_order(self, meta: Meta, children: list[Sort]) -> _Clause:
         return _Clause("order", tuple(children), meta)
 
-    def limit(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_limit(self, meta: Meta, children: list[Token]) -> _Clause:
         return _Clause("limit", int(children[0]), meta)
 
-    def tenant(self, meta: Meta, children: list[str]) -> _Clause:
+    def rule_tenant(self, meta: Meta, children: list[str]) -> _Clause:
         return _Clause("tenant", children[0], meta)
 
-    def project(self, meta: Meta, children: list[str]) -> _Clause:
+    def rule_project(self, meta: Meta, children: list[str]) -> _Clause:
         return _Clause("project", children[0], meta)
 
-    def anchor(self, meta: Meta, children: list[str]) -> _Clause:
+    def rule_anchor(self, meta: Meta, children: list[str]) -> _Clause:
         return _Clause("anchor", children[0], meta)
 
-    def object_ref(self, meta: Meta, children: list[Any]) -> ObjectRef:
+    def rule_object_ref(self, meta: Meta, children: list[Any]) -> ObjectRef:
         entity, ref_id = children
         return self._build(
             meta, lambda: ObjectRef(entity_type=str(entity), id=ref_id, span=span_of(meta))
         )
 
-    def about(self, meta: Meta, children: list[ObjectRef]) -> _Clause:
+    def rule_about(self, meta: Meta, children: list[ObjectRef]) -> _Clause:
         return _Clause("about", tuple(children), meta)
 
-    def retrieval_item(self, meta: Meta, children: list[Token | None]) -> tuple[str, Any]:
+    def rule_retrieval_item(self, meta: Meta, children: list[Token | None]) -> tuple[str, Any]:
         name, number = children
         assert name is not None
         key = closure.closure_key(str(name))
@@ -320,22 +325,22 @@ class PlanTransformer(Transformer[Token, Plan]):
             ),
         )
 
-    def retrieval(self, meta: Meta, children: list[tuple[str, Any]]) -> _Clause:
+    def rule_retrieval(self, meta: Meta, children: list[tuple[str, Any]]) -> _Clause:
         settings = dict(RetrievalPolicy().model_dump())
         settings.update(children)
         return _Clause("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
 
-    def verify(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_verify(self, meta: Meta, children: list[Token]) -> _Clause:
         checks = tuple(self._word(token, closure.verifier_check) for token in children)
         return _Clause("verify", checks, meta)
 
-    def on_empty(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_on_empty(self, meta: Meta, children: list[Token]) -> _Clause:
         policy = self._word(children[0], closure.empty_policy)
         return _Clause("on_empty", policy is EmptyPolicy.CLARIFY, meta)
 
     # -- the plan -------------------------------------------------------------------
 
-    def start(self, meta: Meta, children: list[_Clause]) -> Plan:
+    def rule_start(self, meta: Meta, children: list[_Clause]) -> Plan:
         seen: dict[str, _Clause] = {}
         for clause in children:
             if clause.name in seen:
@@ -363,6 +368,12 @@ class PlanTransformer(Transformer[Token, Plan]):
             fields["scope"] = Scope(**scope)
         return self._build(meta, lambda: Plan(**fields, span=span_of(meta)), metas)
 
+
+_HANDLERS: dict[str, Callable[..., Any]] = {
+    name.removeprefix("rule_"): handler
+    for name, handler in vars(PlanTransformer).items()
+    if name.startswith("rule_")
+}
 
 # clause name -> Plan (or Scope) field it fills
 _CLAUSE_FIELDS: tuple[tuple[str, str, str], ...] = (
