@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lark import Tree
+from lark import Token, Tree
 
 from dsl.errors import InternalError
 from dsl.ir import Span
@@ -32,7 +32,7 @@ def test_rules_dispatch_through_the_handler_table() -> None:
 
 
 def test_unknown_rule_raises_instead_of_passing_through() -> None:
-    tree: Tree[str] = Tree("start", [Tree("mystery", [])])
+    tree: Tree[Token] = Tree("start", [Tree("mystery", [])])
     with pytest.raises(InternalError) as caught:
         PlanTransformer("").transform(tree)
     assert caught.value.code == "internal/unhandled_rule"
