@@ -117,6 +117,12 @@ def bind_filters(plan: Plan, entity: EntitySpec) -> tuple[BoundFilter, ...]:
     return tuple(bind_filter(entity, i, f) for i, f in enumerate(plan.filters))
 
 
+def contains_param(term: str, dialect: str) -> str:
+    """The bound form of a substring search: `instr` takes the text itself on SQLite
+    (whose LIKE refuses patterns over 50 KB); LIKE/ILIKE take an escaped pattern."""
+    return term if dialect == "sqlite" else like_pattern(term)
+
+
 def like_pattern(term: str) -> str:
     """`%term%` with LIKE's wildcards escaped, so a value is always literal text."""
     escaped = (term.replace(LIKE_ESCAPE, LIKE_ESCAPE * 2).replace("%", LIKE_ESCAPE + "%")).replace(
@@ -183,16 +189,16 @@ def _one(bf: BoundFilter) -> Scalar:
     return values[0]
 
 
-def filter_params(bf: BoundFilter) -> dict[str, Any]:
+def filter_params(bf: BoundFilter, dialect: str) -> dict[str, Any]:
     """The bound values of one filter (names match `executor.predicates`)."""
     params: dict[str, Any] = {}
     if bf.fact is not None:
         params[f"{bf.param}_pred"] = bf.fact
-    params.update(_value_params(bf))
+    params.update(_value_params(bf, dialect))
     return params
 
 
-def _value_params(bf: BoundFilter) -> dict[str, Any]:
+def _value_params(bf: BoundFilter, dialect: str) -> dict[str, Any]:
     p = bf.param
     op = bf.op
     if op is Operator.IS_NULL:
@@ -203,7 +209,7 @@ def _value_params(bf: BoundFilter) -> dict[str, Any]:
             raise PlanError("bad_value", "between takes two values", hint="between x and y")
         return {f"{p}_lo": _coerce(bf, values[0]), f"{p}_hi": _coerce(bf, values[1])}
     if op is Operator.CONTAINS:
-        return {p: like_pattern(text_value(_one(bf)))}
+        return {p: contains_param(text_value(_one(bf)), dialect)}
     if bf.is_fact:
         if bf.kind is FieldType.NUMBER and op not in (Operator.IN, Operator.NOT_IN):
             return {p: _coerce(bf, _one(bf))}

@@ -24,10 +24,10 @@ from dsl.ir import Plan
 from executor.bind import (
     BoundFilter,
     bind_filters,
+    contains_param,
     fallback_terms,
     filter_params,
     id_filter_values,
-    like_pattern,
     subject_ids,
 )
 from executor.statements import (
@@ -87,7 +87,9 @@ def check_tenant(plan: Plan, tenant_id: str) -> None:
         )
 
 
-def _fallback_combos(bound: tuple[BoundFilter, ...], enabled: bool) -> tuple[dict[str, Any], ...]:
+def _fallback_combos(
+    bound: tuple[BoundFilter, ...], enabled: bool, dialect: str
+) -> tuple[dict[str, Any], ...]:
     if not enabled:
         return ()
     per_filter: list[list[dict[str, Any]]] = []
@@ -103,7 +105,7 @@ def _fallback_combos(bound: tuple[BoundFilter, ...], enabled: bool) -> tuple[dic
                     {
                         f"{name}_grams": list(grams),
                         f"{name}_n": len(grams),
-                        f"{name}_like": like_pattern(term),
+                        f"{name}_text": contains_param(term, dialect),
                         f"{name}_term": term,
                     }
                 )
@@ -181,7 +183,7 @@ def prepare(
         if policy.freshness_days is not None:
             params["fresh_since"] = moment - timedelta(days=policy.freshness_days)
     for bf in bound:
-        params.update(filter_params(bf))
+        params.update(filter_params(bf, dialect))
     return Prepared(
         plan=plan,
         template=template,
@@ -190,7 +192,7 @@ def prepare(
         statements=statements,
         params=params,
         limit=limit,
-        fallback_combos=_fallback_combos(bound, fallback),
+        fallback_combos=_fallback_combos(bound, fallback, dialect),
         fallback_cap=max(limit, spec.max_limit) + 1,
         dialect=dialect,
     )

@@ -8,6 +8,8 @@ requires fresh facts. Each facts row touched is tenant-bound here too.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.expression import ColumnClause, TableClause
@@ -22,7 +24,8 @@ from executor.tables import TEXT_TYPES, EntityTable
 class Params:
     """One BindParameter object per name within a statement under construction."""
 
-    def __init__(self) -> None:
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
         self._made: dict[str, BindParameter[object]] = {}
 
     def __call__(
@@ -33,6 +36,18 @@ class Params:
             found = sa.bindparam(name, expanding=expanding, type_=type_)  # type: ignore[arg-type]
             self._made[name] = found
         return found
+
+
+def contains(
+    expr: ColumnElement[Any], term: BindParameter[object], dialect: str, *, ilike: bool = False
+) -> ColumnElement[bool]:
+    """Substring test. SQLite: instr() (LIKE patterns are capped at 50 KB there);
+    PostgreSQL: LIKE/ILIKE on an escaped pattern, which trigram indexes serve."""
+    if dialect == "sqlite":
+        return sa.func.instr(expr, term) > 0
+    if ilike:
+        return expr.ilike(term, escape=LIKE_ESCAPE)
+    return expr.like(term, escape=LIKE_ESCAPE)
 
 
 def _not_covered(bf: BoundFilter) -> NotCoveredError:
@@ -67,7 +82,7 @@ def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnEleme
     if op is Operator.NOT_IN:
         return sa.or_(lhs.not_in(p(name, expanding=True, type_=ctype)), col.is_(None))
     if op is Operator.CONTAINS:
-        return sa.func.lower(col).like(p(name, type_=sa.Text()), escape=LIKE_ESCAPE)
+        return contains(sa.func.lower(col), p(name, type_=sa.Text()), p.dialect)
     if op is Operator.GT:
         return lhs > p(name, type_=ctype)
     if op is Operator.GTE:
@@ -113,7 +128,7 @@ def fact_value_condition(
         else:
             conds.append(facts.c.value_norm.in_(p(name, expanding=True, type_=sa.Text())))
     elif op is Operator.CONTAINS:
-        conds.append(facts.c.value_norm.like(p(name, type_=sa.Text()), escape=LIKE_ESCAPE))
+        conds.append(contains(facts.c.value_norm, p(name, type_=sa.Text()), p.dialect))
     elif (
         op in (Operator.GT, Operator.GTE, Operator.LT, Operator.LTE) and bf.kind is FieldType.NUMBER
     ):

@@ -24,10 +24,11 @@ from sqlalchemy.sql.expression import ColumnClause
 
 from dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from dsl.ir import Plan, SortDirection
-from executor.bind import LIKE_ESCAPE, BoundFilter
+from executor.bind import BoundFilter
 from executor.predicates import (
     Params,
     column_condition,
+    contains,
     fact_condition,
     fact_value_condition,
     freshness,
@@ -135,7 +136,7 @@ class _Builder:
         self.et = et
         self.dialect = dialect
         self.plan = plan
-        self.p = Params()
+        self.p = Params(dialect)
         self.facts = facts_table(catalog.facts.table)
         policy = plan.retrieval_policy
         self.fresh = policy.require_fresh_fact
@@ -226,8 +227,8 @@ class _Builder:
                     sa.func.count(sa.distinct(g.c.gram)) == self.p(f"{name}_n", type_=sa.Integer())
                 )
             )
-            pattern = self.p(f"{name}_like", type_=sa.Text())
-            confirm = [self._like(et.col(c), pattern) for c in et.spec.text_search]
+            term = self.p(f"{name}_text", type_=sa.Text())
+            confirm = [self._confirm(et.col(c), term) for c in et.spec.text_search]
             conds.append(et.id.in_(candidates))
             conds.append(sa.or_(*confirm))
         return (
@@ -238,12 +239,12 @@ class _Builder:
             .limit(self.p("fallback_cap", type_=sa.Integer()))
         )
 
-    def _like(
-        self, col: ColumnClause[object], pattern: sa.BindParameter[object]
+    def _confirm(
+        self, col: ColumnClause[object], term: sa.BindParameter[object]
     ) -> ColumnElement[bool]:
         if self.dialect == "postgresql":
-            return col.ilike(pattern, escape=LIKE_ESCAPE)
-        return sa.func.lower(col).like(pattern, escape=LIKE_ESCAPE)
+            return contains(col, term, self.dialect, ilike=True)
+        return contains(sa.func.lower(col), term, self.dialect)
 
 
 def build_statements(

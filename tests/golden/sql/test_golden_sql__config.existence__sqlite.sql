@@ -4,9 +4,9 @@
 -- role: main
 SELECT configs.tenant_id AS q_tenant, configs.id AS q_id, configs."key" AS q_label, configs.id AS v_id, configs."key" AS v_key, configs.value AS v_value 
 FROM configs 
-WHERE configs.tenant_id = ? AND lower(configs."key") LIKE ? ESCAPE '\' ORDER BY configs.id ASC NULLS LAST
+WHERE configs.tenant_id = ? AND instr(lower(configs."key"), ?) > ? ORDER BY configs.id ASC NULLS LAST
  LIMIT ? OFFSET ?
--- params: {"f0": "%a%", "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": "a", "limit": 11, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

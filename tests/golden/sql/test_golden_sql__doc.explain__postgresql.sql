@@ -37,9 +37,9 @@ FROM docs
 WHERE docs.tenant_id = %(tenant_id)s::VARCHAR AND lower(docs.section) LIKE %(f0)s::VARCHAR ESCAPE '\' AND docs.id IN (SELECT text_grams.entity_id 
 FROM text_grams 
 WHERE text_grams.tenant_id = %(tenant_id)s::VARCHAR AND text_grams.entity_type = %(entity_type)s::VARCHAR AND text_grams.gram IN (__[POSTCOMPILE_g1_grams]) GROUP BY text_grams.entity_id 
-HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (docs.title ILIKE %(g1_like)s::VARCHAR ESCAPE '\' OR docs.body ILIKE %(g1_like)s::VARCHAR ESCAPE '\') ORDER BY docs.id 
+HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (docs.title ILIKE %(g1_text)s::VARCHAR ESCAPE '\' OR docs.body ILIKE %(g1_text)s::VARCHAR ESCAPE '\') ORDER BY docs.id 
  LIMIT %(fallback_cap)s::INTEGER
--- params: {"entity_type": "doc", "f0": "%a%", "fallback_cap": 51, "g1_grams": ["ar", "ch", "ct", "ec", "hi", "it", "rc", "re", "te", "tu", "ur"], "g1_like": "%architecture%", "g1_n": 11, "tenant_id": "t1"}
+-- params: {"entity_type": "doc", "f0": "%a%", "fallback_cap": 51, "g1_grams": ["ar", "ch", "ct", "ec", "hi", "it", "rc", "re", "te", "tu", "ur"], "g1_n": 11, "g1_text": "%architecture%", "tenant_id": "t1"}
 
 -- role: rows_by_id
 SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body 

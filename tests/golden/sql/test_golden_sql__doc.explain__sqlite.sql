@@ -4,11 +4,11 @@
 -- role: main
 SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body 
 FROM docs 
-WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND (EXISTS (SELECT sf1.id 
+WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1]) AND (sf1.valid_until IS NULL OR sf1.valid_until > ?) AND sf1.observed_at >= ?)) ORDER BY docs.id ASC NULLS LAST
  LIMIT ? OFFSET ?
--- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "fresh_since": "2026-08-03T00:00:00+00:00", "limit": 11, "now": "2026-11-01T00:00:00+00:00", "tenant_id": "t1"}
+-- params: {"entity_type": "doc", "f0": "a", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "fresh_since": "2026-08-03T00:00:00+00:00", "limit": 11, "now": "2026-11-01T00:00:00+00:00", "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 
@@ -34,12 +34,12 @@ WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semant
 -- role: fallback_ids
 SELECT docs.id AS q_id 
 FROM docs 
-WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND docs.id IN (SELECT text_grams.entity_id 
+WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND docs.id IN (SELECT text_grams.entity_id 
 FROM text_grams 
 WHERE text_grams.tenant_id = ? AND text_grams.entity_type = ? AND text_grams.gram IN (__[POSTCOMPILE_g1_grams]) GROUP BY text_grams.entity_id 
-HAVING count(DISTINCT text_grams.gram) = ?) AND (lower(docs.title) LIKE ? ESCAPE '\' OR lower(docs.body) LIKE ? ESCAPE '\') ORDER BY docs.id
+HAVING count(DISTINCT text_grams.gram) = ?) AND (instr(lower(docs.title), ?) > ? OR instr(lower(docs.body), ?) > ?) ORDER BY docs.id
  LIMIT ? OFFSET ?
--- params: {"entity_type": "doc", "f0": "%a%", "fallback_cap": 51, "g1_grams": ["ar", "ch", "ct", "ec", "hi", "it", "rc", "re", "te", "tu", "ur"], "g1_like": "%architecture%", "g1_n": 11, "tenant_id": "t1"}
+-- params: {"entity_type": "doc", "f0": "a", "fallback_cap": 51, "g1_grams": ["ar", "ch", "ct", "ec", "hi", "it", "rc", "re", "te", "tu", "ur"], "g1_n": 11, "g1_text": "architecture", "tenant_id": "t1"}
 
 -- role: rows_by_id
 SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body 

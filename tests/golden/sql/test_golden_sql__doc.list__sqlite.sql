@@ -4,19 +4,19 @@
 -- role: main
 SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section 
 FROM docs 
-WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND (EXISTS (SELECT sf1.id 
+WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1]))) ORDER BY docs.title DESC NULLS LAST, docs.id ASC NULLS LAST
  LIMIT ? OFFSET ?
--- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 11, "tenant_id": "t1"}
+-- params: {"entity_type": "doc", "f0": "a", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 11, "tenant_id": "t1"}
 
 -- role: count
 SELECT count(*) AS n 
 FROM docs 
-WHERE docs.tenant_id = ? AND lower(docs.section) LIKE ? ESCAPE '\' AND (EXISTS (SELECT sf1.id 
+WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1])))
--- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "tenant_id": "t1"}
+-- params: {"entity_type": "doc", "f0": "a", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

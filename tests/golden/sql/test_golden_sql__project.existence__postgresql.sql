@@ -29,9 +29,9 @@ FROM projects
 WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND projects.id IN (SELECT text_grams.entity_id 
 FROM text_grams 
 WHERE text_grams.tenant_id = %(tenant_id)s::VARCHAR AND text_grams.entity_type = %(entity_type)s::VARCHAR AND text_grams.gram IN (__[POSTCOMPILE_g1_grams]) GROUP BY text_grams.entity_id 
-HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (projects.title ILIKE %(g1_like)s::VARCHAR ESCAPE '\' OR projects.summary ILIKE %(g1_like)s::VARCHAR ESCAPE '\') ORDER BY projects.id 
+HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (projects.title ILIKE %(g1_text)s::VARCHAR ESCAPE '\' OR projects.summary ILIKE %(g1_text)s::VARCHAR ESCAPE '\') ORDER BY projects.id 
  LIMIT %(fallback_cap)s::INTEGER
--- params: {"entity_type": "project", "f0": ["active", "paused"], "fallback_cap": 201, "g1_grams": [" s", "a ", "ar", "ha", "re", "sh"], "g1_like": "%a share%", "g1_n": 6, "tenant_id": "t1"}
+-- params: {"entity_type": "project", "f0": ["active", "paused"], "fallback_cap": 201, "g1_grams": [" s", "a ", "ar", "ha", "re", "sh"], "g1_n": 6, "g1_text": "%a share%", "tenant_id": "t1"}
 
 -- role: rows_by_id
 SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status 

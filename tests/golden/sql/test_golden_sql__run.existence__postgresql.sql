@@ -29,9 +29,9 @@ FROM runs
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND runs.id IN (SELECT text_grams.entity_id 
 FROM text_grams 
 WHERE text_grams.tenant_id = %(tenant_id)s::VARCHAR AND text_grams.entity_type = %(entity_type)s::VARCHAR AND text_grams.gram IN (__[POSTCOMPILE_g1_grams]) GROUP BY text_grams.entity_id 
-HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (runs.question ILIKE %(g1_like)s::VARCHAR ESCAPE '\' OR runs.error ILIKE %(g1_like)s::VARCHAR ESCAPE '\') ORDER BY runs.id 
+HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (runs.question ILIKE %(g1_text)s::VARCHAR ESCAPE '\' OR runs.error ILIKE %(g1_text)s::VARCHAR ESCAPE '\') ORDER BY runs.id 
  LIMIT %(fallback_cap)s::INTEGER
--- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "fallback_cap": 101, "g1_grams": ["eo", "im", "me", "ou", "ti", "ut"], "g1_like": "%timeout%", "g1_n": 6, "tenant_id": "t1"}
+-- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "fallback_cap": 101, "g1_grams": ["eo", "im", "me", "ou", "ti", "ut"], "g1_n": 6, "g1_text": "%timeout%", "tenant_id": "t1"}
 
 -- role: rows_by_id
 SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at 

@@ -1,0 +1,89 @@
+"""Hostile values are data: they never reach SQL text, come back unharmed and
+leave the database as it was."""
+
+from __future__ import annotations
+
+import pytest
+from exec_support import CATALOG, NOW
+from sqlalchemy import Engine, func, select
+
+from dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
+from executor.compile import compile_plan
+from executor.run import execute
+from facts.tables import projects, semantic_facts
+
+HOSTILE = [
+    "'; DROP TABLE projects; --",
+    '" OR 1=1 --',
+    "x' OR tenant_id <> 't1",
+    "a; DELETE FROM semantic_facts",
+    "/* comment */ t1",
+    "nul\x00byte",
+    "Аctive",  # Cyrillic А
+    "ＡＣＴＩＶＥ",  # full-width
+    "%_\\",
+    "港股' UNION SELECT * FROM configs --",
+    "x" * 100_000,
+]
+
+# Every way a value can reach a statement: column text, label, id, enum, fact, fallback.
+SHAPES = [
+    ("project", "title", Operator.CONTAINS),
+    ("project", "title", Operator.EQUALS),
+    ("project", "id", Operator.IN),
+    ("project", "status", Operator.EQUALS_OR_ALIAS),
+    ("project", "market_theme", Operator.EQUALS_OR_ALIAS),
+    ("doc", "topic", Operator.CONTAINS),
+    ("task", "assignee", Operator.EQUALS),
+]
+
+
+def _plan(entity: str, field: str, op: Operator, value: str) -> Plan:
+    return Plan(
+        query_type=QueryType.LIST,
+        entity_type=entity,
+        filters=(Filter(field=field, operator=op, value=(value,) if op is Operator.IN else value),),
+        retrieval_policy=RetrievalPolicy(allow_fallback_text=True),
+    )
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=lambda v: repr(v[:20]))
+def test_values_never_appear_in_sql_text(value: str) -> None:
+    for entity, field, op in SHAPES:
+        for dialect in ("sqlite", "postgresql"):
+            compiled = compile_plan(
+                _plan(entity, field, op, value), CATALOG, dialect, tenant_id="t1"
+            )
+            for st in compiled.statements:
+                for fragment in {value, value[:40], value.casefold()[:40]}:
+                    if len(fragment) >= 3:
+                        assert fragment not in st.sql, (entity, field, st.role)
+
+
+def _counts(engine: Engine) -> tuple[int, int]:
+    with engine.connect() as conn:
+        return (
+            conn.execute(select(func.count()).select_from(projects)).scalar_one(),
+            conn.execute(select(func.count()).select_from(semantic_facts)).scalar_one(),
+        )
+
+
+def test_hostile_values_come_back_as_data(engine: Engine) -> None:
+    before = _counts(engine)
+    for value in HOSTILE:
+        for entity, field, op in SHAPES:
+            result = execute(_plan(entity, field, op, value), CATALOG, engine, "t1", now=NOW)
+            # Nothing in the demo data matches these values, and nothing leaked in.
+            assert all(r.tenant_id == "t1" for r in result.rows)
+            if entity == "project" and field == "title":
+                assert result.rows == ()
+    assert _counts(engine) == before
+
+
+def test_like_wildcards_are_literal(engine: Engine) -> None:
+    # `%` would match every title if it were a wildcard.
+    for value in ("%", "_", "\\"):
+        result = execute(
+            _plan("project", "title", Operator.CONTAINS, value), CATALOG, engine, "t1", now=NOW
+        )
+        assert result.rows == ()
