@@ -28,6 +28,8 @@ def _cite(ids: Sequence[str]) -> str:
 def _evidence_ids(rows: Sequence[ResultRow], result: ExecutionResult) -> list[str]:
     known = result.evidence_by_id()
     ids = [e for row in rows for e in row.evidence_ids if e in known]
+    # Facts are the stronger evidence; objects only say the row exists.
+    ids.sort(key=lambda i: known[i].kind != "fact")
     if not ids and rows:
         wanted = {(r.entity_type, r.entity_id) for r in rows}
         ids = [e.id for e in result.evidence if (e.entity_type, e.entity_id) in wanted]
