@@ -16,15 +16,15 @@ from dsl.normalize.sensitive import cleanse_sensitive
 from dsl.normalize.sorting import bind_sort
 from dsl.normalize.values import check_values, normalize_values
 
-# Order matters where a rule relies on an earlier one's refusal: the entity is
-# bound first, the tenant is checked before anything reads data-bearing names,
-# and sensitive names are refused or dropped before binding could call them
-# merely unknown.
+# Order matters: a plan reaching for another tenant is refused before anything
+# else is said about it; the entity is bound before every rule that reads it;
+# sensitive names are refused or dropped before binding could call them merely
+# unknown (which would hint that they exist under another spelling).
 DEFAULT_RULES: tuple[Rule, ...] = (
+    bind_tenant,
     bind_entity,
     check_query_type,
     bind_contract,
-    bind_tenant,
     merge_context,
     cleanse_sensitive,
     bind_filters,

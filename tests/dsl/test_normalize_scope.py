@@ -121,3 +121,10 @@ def test_plan_context_is_frozen() -> None:
     ctx = PlanContext(tenant_id="t1")
     with pytest.raises(AttributeError):
         ctx.tenant_id = "t2"  # type: ignore[misc]
+
+
+def test_tenant_mismatch_is_reported_before_anything_else() -> None:
+    p = Plan(query_type=QueryType.EXPLAIN, entity_type="projcet", scope=Scope(tenant_id="t2"))
+    with pytest.raises(PolicyError) as info:
+        normalize(p, CAT, PlanContext(tenant_id="t1"))
+    assert info.value.code == "policy/tenant_scope_mismatch"

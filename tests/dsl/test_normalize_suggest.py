@@ -31,10 +31,10 @@ def test_did_you_mean_hint_or_known_names() -> None:
 
 def test_default_rules_are_named_and_ordered() -> None:
     assert [r.__name__ for r in DEFAULT_RULES] == [
+        "bind_tenant",
         "bind_entity",
         "check_query_type",
         "bind_contract",
-        "bind_tenant",
         "merge_context",
         "cleanse_sensitive",
         "bind_filters",
