@@ -1,0 +1,187 @@
+"""The database-side guards: read-only role, row-level security, tenant setting
+and statement timeout on PostgreSQL; query_only and the timeout on SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
+
+from dsl.catalog import Catalog, catalog_from_mapping
+from dsl.errors import DatabaseError
+from dsl.ir import Plan, QueryType
+from executor.run import _pg_setup, aexecute, execute
+from facts.db import make_async_engine, make_engine, upgrade
+from qdsl.cli.main import cli
+
+SLOW_CATALOG_TOML = """
+[entities.slow]
+table = "slow_items"
+label = "title"
+default_projection = ["id", "title"]
+query_types = ["list", "count"]
+"""
+
+
+def slow_catalog() -> Catalog:
+    import tomllib
+
+    return catalog_from_mapping(tomllib.loads(SLOW_CATALOG_TOML))
+
+
+SLOW_PLAN = Plan(query_type=QueryType.COUNT, entity_type="slow")
+
+
+# -- PostgreSQL ------------------------------------------------------------------------
+
+
+def test_reader_role_sees_nothing_without_tenant_and_cannot_write(pg_engine: Engine) -> None:
+    with pg_engine.connect() as conn, conn.begin():
+        conn.execute(text("SET LOCAL ROLE qdsl_reader"))
+        for table in ("projects", "semantic_facts", "text_grams", "configs"):
+            assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one() == 0
+        with pytest.raises(DBAPIError) as info:
+            conn.execute(
+                text(
+                    "INSERT INTO projects (tenant_id, id, title, status, created_at) "
+                    "VALUES ('t1', '999', 'x', 'active', now())"
+                )
+            )
+        assert getattr(info.value.orig, "sqlstate", None) == "42501"  # insufficient_privilege
+
+
+def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine) -> None:
+    with pg_engine.connect() as conn, conn.begin():
+        _pg_setup(conn, "t2", 1234)
+        row = conn.execute(
+            text(
+                "SELECT current_user, current_setting('transaction_read_only'), "
+                "current_setting('statement_timeout'), current_setting('app.tenant_id')"
+            )
+        ).one()
+        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2")
+        # RLS alone already confines even a query without a tenant predicate
+        tenants = conn.execute(text("SELECT DISTINCT tenant_id FROM projects")).scalars().all()
+        assert tenants == ["t2"]
+        with pytest.raises(DBAPIError):
+            conn.execute(text("DELETE FROM projects"))
+
+
+@pytest.fixture
+def slow_pg_url(pg_database_factory: Callable[[], str]) -> str:
+    url = pg_database_factory()
+    upgrade(url)
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE VIEW slow_items AS SELECT 't1'::text AS tenant_id, '1'::text AS id, "
+                "'slow'::text AS title FROM pg_sleep(5)"
+            )
+        )
+        conn.execute(text("GRANT SELECT ON slow_items TO qdsl_reader"))
+    engine.dispose()
+    return url
+
+
+def test_pg_statement_timeout_is_database_timeout(slow_pg_url: str) -> None:
+    engine = make_engine(slow_pg_url)
+    started = time.monotonic()
+    try:
+        with pytest.raises(DatabaseError) as info:
+            execute(SLOW_PLAN, slow_catalog(), engine, "t1", timeout_ms=200)
+    finally:
+        engine.dispose()
+    assert info.value.code == "database/timeout" and info.value.exit_code == 8
+    assert info.value.retryable
+    assert time.monotonic() - started < 4
+
+
+def test_pg_async_statement_timeout(slow_pg_url: str) -> None:
+    async def go() -> None:
+        engine = make_async_engine(slow_pg_url)
+        try:
+            await aexecute(SLOW_PLAN, slow_catalog(), engine, "t1", timeout_ms=200)
+        finally:
+            await engine.dispose()
+
+    with pytest.raises(DatabaseError) as info:
+        asyncio.run(go())
+    assert info.value.subtype == "timeout"
+
+
+def test_cli_run_timeout_exits_8(
+    slow_pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = tmp_path / "slow.toml"
+    catalog.write_text(SLOW_CATALOG_TOML, encoding="utf-8")
+    monkeypatch.setenv("QDSL_STATEMENT_TIMEOUT_MS", "200")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--json",
+            "--db",
+            slow_pg_url,
+            "--catalog",
+            str(catalog),
+            "run",
+            "--tenant",
+            "t1",
+            "--plan",
+            "count slow",
+        ],
+    )
+    assert result.exit_code == 8, result.output
+    envelope = json.loads(result.stderr.strip().splitlines()[-1])
+    assert envelope["error"]["type"] == "database" and envelope["error"]["subtype"] == "timeout"
+
+
+# -- SQLite ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def slow_sqlite_url(tmp_path: Path) -> str:
+    path = tmp_path / "slow.sqlite3"
+    with sqlite3.connect(path) as raw:
+        raw.execute(
+            "CREATE VIEW slow_items AS WITH RECURSIVE c(x) AS "
+            "(SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000000) "
+            "SELECT 't1' AS tenant_id, CAST(x AS TEXT) AS id, 'slow' AS title FROM c"
+        )
+    return f"sqlite+pysqlite:///{path}"
+
+
+def test_sqlite_timeout_interrupts_the_statement(slow_sqlite_url: str) -> None:
+    engine = make_engine(slow_sqlite_url)
+    started = time.monotonic()
+    try:
+        with pytest.raises(DatabaseError) as info:
+            execute(SLOW_PLAN, slow_catalog(), engine, "t1", timeout_ms=200)
+        # the connection is usable again and no longer query_only
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TABLE after_timeout (x INTEGER)"))
+    finally:
+        engine.dispose()
+    assert info.value.code == "database/timeout"
+    assert time.monotonic() - started < 5
+
+
+def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
+    from executor.run import _sqlite_guard
+
+    seen: list[int] = []
+    with sqlite_engine.connect() as conn, conn.begin():
+        with _sqlite_guard(conn, 1000, {"interrupted": False}):
+            seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
+            with pytest.raises(DBAPIError):
+                conn.exec_driver_sql("DELETE FROM projects")
+        seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
+    assert seen == [1, 0]
