@@ -164,12 +164,13 @@ class _Run:
             return normalized.plan
 
     def verify_context(self) -> VerifyContext:
+        expected = intended_query_type(self.question, self.s.catalog) if self.question else None
         return VerifyContext(
             tenant_id=self.tenant_id,
             route_mode=self.s.route_mode,
             now=self.s.now,
             catalog=self.s.catalog,
-            expected_query_type=intended_query_type(self.question, self.s.catalog),
+            expected_query_type=expected,
         )
 
     def judge(self, plan: Plan, result: ExecutionResult) -> tuple[Answer, Verdict]:
@@ -249,6 +250,49 @@ def _is_empty(plan: Plan, result: ExecutionResult) -> bool:
     return plan.query_type is not QueryType.COUNT and not result.rows
 
 
+def verified_answer(
+    plan: Plan,
+    result: ExecutionResult,
+    *,
+    tenant_id: str,
+    settings: Settings,
+    audit: Audit,
+    language: Language = "en",
+) -> AnswerResult:
+    """Render and verify one executed plan, without retries (`qdsl run`).
+
+    The plan came from the caller, not from a question, so the only outcomes
+    are answered, clarify, insufficient_evidence and refused.
+    """
+    run = _Run("", tenant_id, settings, audit)
+    run.lang = language
+    audit.event("plan", **plan_shape(plan), planner="caller")
+    if plan.query_type is QueryType.UNKNOWN:
+        return run.without_answer("clarify", plan, clarification(run.lang))
+    if _is_empty(plan, result) and plan.clarify_on_empty:
+        return run.without_answer("clarify", plan, clarification(run.lang))
+    contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
+    if _is_empty(plan, result) and plan.query_type in _EMPTY_IS_INSUFFICIENT:
+        return run.without_answer(
+            "insufficient_evidence",
+            plan,
+            insufficient(run.lang, contract),
+            execution_id=result.execution_id,
+        )
+    answer, verdict = run.judge(plan, result)
+    if verdict.ok:
+        return run.answered(plan, result, answer, verdict)
+    if verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
+        return run.without_answer(
+            "insufficient_evidence",
+            plan,
+            insufficient(run.lang, contract),
+            verdict,
+            result.execution_id,
+        )
+    return run.refused(plan, verdict, result.execution_id)
+
+
 def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flow:
     run = _Run(question, tenant_id, s, audit)
     audit.event("request", route_mode=s.route_mode, language=run.lang, question_chars=len(question))
@@ -260,7 +304,13 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
     decision = gate(question, s.lexicon)
     audit.event("gate", status="gated" if decision.gated else "passed", kind=decision.kind)
     if decision.gated and decision.kind is not None:
-        return run.finish(status="gated", gate_kind=decision.kind.value, data={})
+        kind = decision.kind.value
+        text = (
+            f"这是一条会话指令（{kind}），不做数据查询。"
+            if run.lang == "zh"
+            else f"This is a conversation move ({kind}), not a data question."
+        )
+        return run.finish(status="gated", gate_kind=kind, text=text, data={})
     pctx = plan_context(tenant_id, s.context)
     feedback: str | None = None
     for replan in range(s.replans + 1):

@@ -48,7 +48,7 @@ def _names(rows: Sequence[ResultRow], lang: Language) -> str:
     sep = "、" if lang == "zh" else ", "
     text = sep.join(_named(r) for r in rows[:_SHOWN])
     if len(rows) > _SHOWN:
-        text += " 等" if lang == "zh" else ", …"
+        text += " 等" if lang == "zh" else f" and {len(rows) - _SHOWN} more"
     return text
 
 

@@ -1,0 +1,258 @@
+"""`qdsl ask` (the whole pipeline), `qdsl verify` (judge a given answer), and the
+verification step `qdsl run` calls after executing (`verified_run`).
+
+Envelope data for ask/run (SPEC 6): status, query_type, answer_contract, text,
+answer, evidence, plan, verdict, trace_id. A failed verification still prints
+its data but exits 5; a question no template covers exits 4.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from dsl.catalog import Catalog
+from dsl.errors import UsageError
+from dsl.ir import Plan
+from executor.result import ExecutionResult
+from qdsl.cli.inputs import plan_input_options
+from qdsl.cli.runner import Outcome, run_operation
+from qdsl.cli.state import current_state
+
+EXIT_NOT_COVERED = 4
+EXIT_VERIFICATION = 5
+_EXIT_FOR_STATUS = {"not_covered": EXIT_NOT_COVERED, "refused": EXIT_VERIFICATION}
+
+
+def _catalog() -> Catalog:
+    from dsl.catalog import resolve_catalog
+
+    return resolve_catalog(current_state().catalog_path)
+
+
+def _now(raw: str | None, *, demo: bool) -> datetime:
+    from qdsl.cli.exec_cmds import parse_now
+
+    moment = parse_now(raw) or parse_now(os.environ.get("QDSL_NOW"))
+    if moment is not None:
+        return moment
+    if demo:
+        from facts.db import DEMO_NOW
+
+        return DEMO_NOW
+    return datetime.now(UTC)
+
+
+def _human(data: dict[str, Any]) -> str:
+    head = f"[{data['status']}]"
+    if data.get("answer_contract"):
+        head += f" {data['answer_contract']}"
+    verdict = data.get("verdict")
+    if verdict and verdict.get("failed"):
+        head += f" (failed: {', '.join(verdict['failed'])})"
+    if data.get("gate_kind"):
+        head += f" {data['gate_kind']}"
+    text = data.get("text") or ""
+    return f"{head}\n{text}".rstrip()
+
+
+def _outcome(data: dict[str, Any], warnings: list[str] | None = None) -> Outcome:
+    return Outcome(
+        data=data,
+        warnings=list(warnings or []),
+        human=_human(data),
+        trace_id=data.get("trace_id"),
+        exit_code=_EXIT_FOR_STATUS.get(str(data.get("status")), 0),
+    )
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--tenant", required=True, help="The caller's tenant.")
+@click.option("--route-mode", default="internal", show_default=True, help="The router's decision.")
+@click.option("--now", "now_text", default=None, help="Clock for fact freshness (ISO-8601).")
+@click.pass_context
+def ask_cmd(
+    ctx: click.Context, /, question: str, tenant: str, route_mode: str, now_text: str | None
+) -> None:
+    """Answer QUESTION for a tenant: gate, plan, execute, verify."""
+
+    def body() -> Outcome:
+        from qdsl.api import plan_and_answer
+
+        url = current_state().db_url
+        engine = None
+        if url is not None:
+            from facts.db import make_engine
+
+            engine = make_engine(url)
+        try:
+            res = plan_and_answer(
+                question,
+                tenant,
+                engine=engine,
+                route_mode=route_mode,
+                catalog=_catalog(),
+                now=_now(now_text, demo=url is None),
+            )
+        finally:
+            if engine is not None:
+                engine.dispose()
+        return _outcome(res.to_dict(), list(res.warnings))
+
+    ctx.exit(run_operation("ask", body))
+
+
+def verified_run(
+    plan: Plan,
+    result: ExecutionResult,
+    *,
+    tenant_id: str,
+    catalog: Catalog,
+    now: datetime,
+    language: str = "en",
+) -> tuple[dict[str, Any], int]:
+    """Render and verify an executed plan: (envelope data, exit code) for `qdsl run`."""
+    import uuid
+
+    from qdsl.audit import Audit
+    from qdsl.pipeline import Settings, verified_answer
+    from qdsl.planner import RulePlanner
+
+    settings = Settings(catalog=catalog, planner=RulePlanner(), now=now)
+    res = verified_answer(
+        plan,
+        result,
+        tenant_id=tenant_id,
+        settings=settings,
+        audit=Audit(uuid.uuid4().hex),
+        language="zh" if language == "zh" else "en",
+    )
+    data = res.to_dict()
+    return data, _EXIT_FOR_STATUS.get(res.status, 0)
+
+
+def _json_arg(raw: str, what: str) -> Any:
+    text = sys.stdin.read() if raw == "-" else raw
+    try:
+        return json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"bad_{what}_json",
+            f"--{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+            hint=f"pass the {what} as one JSON object, or - to read it from stdin",
+        ) from None
+
+
+def _unwrap(value: Any, key: str) -> Any:
+    """Accept the bare object or a qdsl envelope / envelope data that holds it."""
+    if isinstance(value, dict) and "data" in value and isinstance(value["data"], dict):
+        value = value["data"]
+    if isinstance(value, dict) and key in value and isinstance(value[key], dict):
+        return value[key]
+    return value
+
+
+def parse_result(raw: str) -> ExecutionResult:
+    from pydantic import ValidationError
+
+    value = _unwrap(_json_arg(raw, "result"), "result")
+    try:
+        return ExecutionResult.model_validate(value)
+    except ValidationError as exc:
+        raise UsageError(
+            "bad_result",
+            f"--result is not an execution result: {exc.error_count()} problem(s)",
+            hint="pass the `result` of `qdsl --json run` (or its whole envelope)",
+            details={"problems": [str(e["loc"]) + ": " + e["msg"] for e in exc.errors()][:10]},
+        ) from None
+
+
+def parse_answer(raw: str) -> Any:
+    from pydantic import ValidationError
+
+    from verifier import Answer
+
+    value = _json_arg(raw, "answer")
+    if isinstance(value, dict) and "data" in value and isinstance(value["data"], dict):
+        value = value["data"]
+    if isinstance(value, dict) and "answer_contract" in value:  # `ask` / `run` envelope data
+        evidence = value.get("evidence") or []
+        value = {
+            "contract": value["answer_contract"],
+            "text": value.get("text", ""),
+            "data": value.get("answer") or {},
+            "cited_evidence": [e["id"] if isinstance(e, dict) else e for e in evidence],
+            "language": value.get("language") or "en",
+        }
+    try:
+        return Answer.model_validate(value)
+    except ValidationError as exc:
+        raise UsageError(
+            "bad_answer",
+            f"--answer is not an answer: {exc.error_count()} problem(s)",
+            hint='pass {"contract", "text", "data", "cited_evidence", "language"}',
+            details={"problems": [str(e["loc"]) + ": " + e["msg"] for e in exc.errors()][:10]},
+        ) from None
+
+
+@click.command("verify")
+@plan_input_options
+@click.option("--tenant", required=True, help="The caller's tenant.")
+@click.option("--result", "result_json", required=True, help="Execution result JSON (or -).")
+@click.option("--answer", "answer_json", required=True, help="The answer JSON (or -).")
+@click.option("--question", default=None, help="The question, to check the plan answers it.")
+@click.option("--route-mode", default="internal", show_default=True)
+@click.option("--now", "now_text", default=None, help="Clock for fact freshness (ISO-8601).")
+@click.pass_context
+def verify_cmd(  # noqa: PLR0917 - click passes every option
+    ctx: click.Context,
+    /,
+    tenant: str,
+    result_json: str,
+    answer_json: str,
+    question: str | None,
+    route_mode: str,
+    now_text: str | None,
+    **inputs: Any,
+) -> None:
+    """Check an answer (ours or one written elsewhere) against a plan and its result."""
+
+    def body() -> Outcome:
+        from qdsl.cli.exec_cmds import load_normalized
+        from qdsl.planner import intended_query_type
+        from verifier import VerifyContext, verify
+
+        if result_json == "-" and answer_json == "-":
+            raise UsageError("two_stdin", "only one of --result / --answer can read stdin")
+        catalog = _catalog()
+        plan, warnings = load_normalized(inputs, tenant, catalog)
+        result = parse_result(result_json)
+        answer = parse_answer(answer_json)
+        context = VerifyContext(
+            tenant_id=tenant,
+            route_mode=route_mode,
+            now=_now(now_text, demo=current_state().db_url is None),
+            catalog=catalog,
+            expected_query_type=intended_query_type(question, catalog) if question else None,
+        )
+        verdict = verify(plan, result, answer, context=context)
+        data = verdict.model_dump(mode="json")
+        human = f"{verdict.outcome.value}: " + (
+            "all checks passed"
+            if verdict.ok
+            else "; ".join(f"{i.check}: {i.message}" for i in verdict.errors())
+        )
+        return Outcome(
+            data=data,
+            warnings=warnings,
+            human=human,
+            exit_code=0 if verdict.ok else EXIT_VERIFICATION,
+        )
+
+    ctx.exit(run_operation("verify", body))
