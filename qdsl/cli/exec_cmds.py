@@ -165,11 +165,25 @@ def run_cmd(
             timeout_ms=timeout_ms,
             now=parse_now(now_text),
         )
+        from qdsl.cli.answer_cmds import verified_run
+
+        # The answer layer renders and verifies the result (SPEC 7: run is verified).
+        answer, exit_code = verified_run(
+            plan, result, tenant_id=tenant, catalog=catalog, now=moment
+        )
         data = {
+            **answer,
             "result": result.model_dump(mode="json"),
             "plan": plan.to_json_dict(),
             "now": moment.isoformat(),
         }
-        return Outcome(data=data, warnings=warnings, human=_run_human(result))
+        human = _run_human(result) + f"\n[{answer['status']}] {answer['text']}"
+        return Outcome(
+            data=data,
+            warnings=warnings,
+            human=human,
+            trace_id=answer["trace_id"],
+            exit_code=exit_code,
+        )
 
     ctx.exit(run_operation("run", body))
