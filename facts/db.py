@@ -217,9 +217,10 @@ class DemoStatus:
 
 
 def _seed_tenant(conn: Connection, tenant_id: str, rows: dict[str, list[dict[str, Any]]]) -> None:
+    from facts.bulk import bulk_insert
+
     for table_name, table_rows in rows.items():
-        if table_rows:
-            conn.execute(TABLES_BY_NAME[table_name].insert(), table_rows)
+        bulk_insert(conn, TABLES_BY_NAME[table_name], table_rows)
 
 
 def _revision(engine: Engine) -> str | None:
