@@ -149,9 +149,15 @@ def _json_arg(raw: str, what: str) -> Any:
         ) from None
 
 
+def _is_envelope(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and "schemaVersion" in value and isinstance(value.get("data"), dict)
+    )
+
+
 def _unwrap(value: Any, key: str) -> Any:
     """Accept the bare object or a qdsl envelope / envelope data that holds it."""
-    if isinstance(value, dict) and "data" in value and isinstance(value["data"], dict):
+    if _is_envelope(value):
         value = value["data"]
     if isinstance(value, dict) and key in value and isinstance(value[key], dict):
         return value[key]
@@ -179,7 +185,7 @@ def parse_answer(raw: str) -> Any:
     from verifier import Answer
 
     value = _json_arg(raw, "answer")
-    if isinstance(value, dict) and "data" in value and isinstance(value["data"], dict):
+    if _is_envelope(value):
         value = value["data"]
     if isinstance(value, dict) and "answer_contract" in value:  # `ask` / `run` envelope data
         evidence = value.get("evidence") or []
