@@ -67,20 +67,28 @@ on_empty answer_not_found
 )
 
 
-def per_plan_us(run: Callable[[Any], object], inputs: list[Any], reps: int) -> float:
-    """Median over `reps` passes of the mean µs per input within one pass."""
-    for item in inputs:  # warm caches (grammar, pydantic validators)
-        run(item)
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter_ns()
+Variant = tuple[str, Callable[[Any], object], list[Any]]
+
+
+def per_plan_us(variants: list[Variant], reps: int) -> list[float]:
+    """Per variant: the median over `reps` passes of the mean µs per input in one pass.
+
+    Passes are interleaved across variants, so background load hits them all alike.
+    """
+    for _name, run, inputs in variants:  # warm caches (grammar, pydantic validators)
         for item in inputs:
             run(item)
-        samples.append((time.perf_counter_ns() - start) / len(inputs) / 1000)
-    return statistics.median(samples)
+    samples: list[list[float]] = [[] for _ in variants]
+    for _ in range(reps):
+        for index, (_name, run, inputs) in enumerate(variants):
+            start = time.perf_counter_ns()
+            for item in inputs:
+                run(item)
+            samples[index].append((time.perf_counter_ns() - start) / len(inputs) / 1000)
+    return [statistics.median(s) for s in samples]
 
 
-def variants() -> list[tuple[str, Callable[[Any], object], list[Any]]]:
+def variants() -> list[Variant]:
     texts = [text for text, _ in CASES]
     dicts = [parse_text(text).model_dump(mode="json") for text in texts]
     json_texts = [json.dumps(d, ensure_ascii=False) for d in dicts]
@@ -90,7 +98,7 @@ def variants() -> list[tuple[str, Callable[[Any], object], list[Any]]]:
     def earley_plan(text: str) -> object:
         return PlanTransformer(text).transform(earley.parse(text))
 
-    out: list[tuple[str, Callable[[Any], object], list[Any]]] = [
+    out: list[Variant] = [
         ("text: parse_text (LALR + IR)", parse_text, texts),
         ("text: LALR tree only", lalr.parse, texts),
         ("text: Earley tree only", earley.parse, texts),
@@ -138,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_parse", description=__doc__)
     parser.add_argument("--reps", type=int, default=200, help="timed passes per variant")
     args = parser.parse_args(argv)
-    results = [(name, per_plan_us(run, inputs, args.reps)) for name, run, inputs in variants()]
+    chosen = variants()
+    results = list(
+        zip([name for name, _, _ in chosen], per_plan_us(chosen, args.reps), strict=True)
+    )
     base = results[0][1]
     print(f"{len(CASES)} plans, {args.reps} passes; median µs per plan")
     print(f"{'variant':<34} {'µs/plan':>10} {'× parse_text':>13}")
