@@ -9,6 +9,7 @@ mistakes (``==``, a bare word where a quoted value belongs, ``;``).
 
 from __future__ import annotations
 
+import difflib
 import functools
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,10 @@ def _diagnose(text: str, error: UnexpectedInput, found: str, expected: list[str]
         return "conditions are joined with `and`; for alternatives use `field in (a, b)`"
     if "quoted string" in expected and found and (found[0].isalpha() or found[0] == "_"):
         return f'put the value in double quotes: "{found}"'
+    keywords = [word for word in expected if word.replace("_", "").isalpha()]
+    close = difflib.get_close_matches(found.casefold(), keywords, n=1, cutoff=0.7)
+    if close and close[0] != found:
+        return f'did you mean "{close[0]}"?'
     if found == "end of input" and len(text.split()) < 2:
         return "a plan starts with <query_type> <entity_type>, e.g. `count project`"
     return None

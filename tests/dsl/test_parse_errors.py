@@ -283,3 +283,29 @@ def test_closure_applies_to_both_forms() -> None:
         ' and kind not in ("a") from ctx order by id desc'
     )
     assert from_json == from_text
+
+
+def test_misspelled_keyword_suggests_the_keyword() -> None:
+    assert error_of(parse_text, "count project\nwehre status = 1") == syntax(
+        "unexpected 'wehre' at line 2, column 1",
+        'did you mean "where"?',
+        line=2,
+        column=1,
+        excerpt="wehre status = 1\n^",
+        expected=[
+            "about",
+            "anchor",
+            "contract",
+            "end of input",
+            "limit",
+            "on_empty",
+            "order",
+            "project",
+            "retrieval",
+            "select",
+            "tenant",
+            "verify",
+            "where",
+        ],
+        found="wehre",
+    )
