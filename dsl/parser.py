@@ -98,17 +98,15 @@ def _human(name: str) -> str:
     return str(pattern.value) if pattern.type == "str" else name
 
 
-def _found(text: str, error: UnexpectedInput) -> tuple[str, str]:
-    """(what was found in human words, its raw text)."""
+def _found(error: UnexpectedInput) -> str:
+    """What the parser ran into, as written (or "end of input")."""
     if isinstance(error, UnexpectedEOF):
-        return "end of input", ""
+        return "end of input"
     if isinstance(error, UnexpectedToken):
         token: Token = error.token
-        if token.type == "$END":
-            return "end of input", ""
-        return str(token), str(token)
+        return "end of input" if token.type == "$END" else str(token)
     assert isinstance(error, UnexpectedCharacters)
-    return error.char, error.char
+    return str(error.char)
 
 
 def _position(text: str, error: UnexpectedInput, found: str) -> tuple[int, int]:
@@ -155,7 +153,7 @@ def _diagnose(text: str, error: UnexpectedInput, found: str, expected: list[str]
 
 
 def syntax_error(text: str, error: UnexpectedInput) -> PlanError:
-    found, _raw = _found(text, error)
+    found = _found(error)
     line, column = _position(text, error, found)
     expected = _expected(error)
     hint = _diagnose(text, error, found, expected)
