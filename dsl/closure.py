@@ -165,6 +165,21 @@ EMPTY_POLICY_SYNONYMS: dict[str, EmptyPolicy] = {
 
 VERIFIER_CHECK_SYNONYMS: dict[str, VerifierCheck] = {}
 
+# Text-form retrieval options: word -> (RetrievalPolicy field, value).
+RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
+    "facts_first": ("facts_first", True),
+    "no_facts_first": ("facts_first", False),
+    "facts_last": ("facts_first", False),
+    "fallback_text": ("allow_fallback_text", True),
+    "allow_fallback_text": ("allow_fallback_text", True),
+    "no_fallback_text": ("allow_fallback_text", False),
+    "require_fresh_fact": ("require_fresh_fact", True),
+    "fresh_facts": ("require_fresh_fact", True),
+    "no_require_fresh_fact": ("require_fresh_fact", False),
+}
+# Options followed by a number: word -> RetrievalPolicy field.
+RETRIEVAL_NUMBERS: dict[str, str] = {"freshness_days": "freshness_days"}
+
 
 def _table(enum: type[E], synonyms: Mapping[str, E]) -> dict[str, E]:
     table = {closure_key(member.value): member for member in enum}
@@ -248,3 +263,29 @@ def empty_policy(word: str) -> EmptyPolicy:
 
 def verifier_check(word: str) -> VerifierCheck:
     return VerifierCheck(_resolve("verifier_check", word))
+
+
+def retrieval_option(word: str, number: int | None) -> tuple[str, bool | int]:
+    """A text-form retrieval option (`fallback_text`, `freshness_days 30`) as (field, value)."""
+    key = closure_key(word)
+    if key in RETRIEVAL_FLAGS and number is None:
+        return RETRIEVAL_FLAGS[key]
+    if key in RETRIEVAL_NUMBERS and number is not None:
+        return RETRIEVAL_NUMBERS[key], number
+    allowed = sorted(RETRIEVAL_FLAGS) + [f"{n} N" for n in sorted(RETRIEVAL_NUMBERS)]
+    close = difflib.get_close_matches(key, [*RETRIEVAL_FLAGS, *RETRIEVAL_NUMBERS], n=1)
+    if close and close[0] != key:
+        hint = f'did you mean "{close[0]}"?'
+    elif key in RETRIEVAL_NUMBERS:
+        hint = f"{key} takes a number of days, e.g. `{key} 30`"
+    elif key in RETRIEVAL_FLAGS:
+        hint = f"{key} takes no number"
+    else:
+        hint = "use one of: " + ", ".join(allowed)
+    written = word if number is None else f"{word} {number}"
+    raise PlanError(
+        "unknown_retrieval_option",
+        f"unknown retrieval option {written!r}",
+        hint=hint,
+        details={"word": word, "allowed": allowed},
+    )

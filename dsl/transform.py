@@ -91,20 +91,6 @@ class _Clause:
     meta: Meta
 
 
-_RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
-    "facts_first": ("facts_first", True),
-    "no_facts_first": ("facts_first", False),
-    "facts_last": ("facts_first", False),
-    "fallback_text": ("allow_fallback_text", True),
-    "allow_fallback_text": ("allow_fallback_text", True),
-    "no_fallback_text": ("allow_fallback_text", False),
-    "require_fresh_fact": ("require_fresh_fact", True),
-    "fresh_facts": ("require_fresh_fact", True),
-    "no_require_fresh_fact": ("require_fresh_fact", False),
-}
-_RETRIEVAL_NUMBERS = frozenset({"freshness_days"})
-
-
 class PlanTransformer(Transformer[Token, Plan]):
     """Builds a raw (not yet normalized) `Plan` from a parse tree of `text`."""
 
@@ -309,21 +295,10 @@ class PlanTransformer(Transformer[Token, Plan]):
     def rule_retrieval_item(self, meta: Meta, children: list[Token | None]) -> tuple[str, Any]:
         name, number = children
         assert name is not None
-        key = closure.closure_key(str(name))
-        if key in _RETRIEVAL_FLAGS and number is None:
-            return _RETRIEVAL_FLAGS[key]
-        if key in _RETRIEVAL_NUMBERS and number is not None:
-            return key, int(number)
-        known = sorted(_RETRIEVAL_FLAGS) + [f"{n} N" for n in sorted(_RETRIEVAL_NUMBERS)]
-        raise self._at(
-            name,
-            PlanError(
-                "unknown_retrieval_option",
-                f"unknown retrieval option {' '.join(str(c) for c in children if c)!r}",
-                hint="use " + ", ".join(known),
-                details={"word": str(name), "allowed": known},
-            ),
-        )
+        try:
+            return closure.retrieval_option(str(name), None if number is None else int(number))
+        except PlanError as error:
+            raise self._at(name, error) from None
 
     def rule_retrieval(self, meta: Meta, children: list[tuple[str, Any]]) -> _Clause:
         settings = dict(RetrievalPolicy().model_dump())
