@@ -84,11 +84,12 @@ _SETTINGS = sa.select(
     sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
     sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
 )
-
-
-def _role_statement() -> sa.TextClause:
-    # SET ROLE takes an identifier, never a parameter; the name is our constant.
-    return sa.text(f"SET LOCAL ROLE {READER_ROLE}")
+# set_config('role', r, true) is SET LOCAL ROLE r, and lets the role travel in
+# the same round trip as the tenant and the timeout.
+_SETTINGS_AS_READER = sa.select(
+    sa.func.set_config("role", sa.bindparam("role", type_=sa.Text()), True),
+    *_SETTINGS.selected_columns,
+)
 
 
 _READ_ONLY = sa.text("SET TRANSACTION READ ONLY")
@@ -134,9 +135,8 @@ def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
     engine = conn.engine
     if engine not in _HAS_ROLE:
         _HAS_ROLE[engine] = bool(conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar())
-    if _HAS_ROLE[engine]:
-        conn.execute(_role_statement())
-    conn.execute(_SETTINGS, {"tenant_id": tenant_id, "timeout": str(timeout_ms)})
+    settings = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
+    conn.execute(_SETTINGS_AS_READER if _HAS_ROLE[engine] else _SETTINGS, settings)
 
 
 def execute(
@@ -177,9 +177,8 @@ async def _apg_setup(conn: AsyncConnection, tenant_id: str, timeout_ms: int) -> 
     if engine not in _HAS_ROLE:
         found = (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar()
         _HAS_ROLE[engine] = bool(found)
-    if _HAS_ROLE[engine]:
-        await conn.execute(_role_statement())
-    await conn.execute(_SETTINGS, {"tenant_id": tenant_id, "timeout": str(timeout_ms)})
+    settings = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
+    await conn.execute(_SETTINGS_AS_READER if _HAS_ROLE[engine] else _SETTINGS, settings)
 
 
 async def _adrive(
