@@ -28,12 +28,17 @@ from verifier.checks import Check
 __all__ = ["AnswerResult", "Status", "aplan_and_answer", "demo_engine", "plan_and_answer"]
 
 
-@lru_cache(maxsize=1)
 def demo_engine() -> Engine:
-    """The embedded SQLite demo database, upgraded and seeded once per process."""
-    from facts.db import default_database_url, ensure_demo, make_engine
+    """The embedded SQLite demo database (in the current state dir), seeded on first use."""
+    from facts.db import default_database_url
 
-    url = default_database_url()
+    return _seeded_engine(default_database_url())
+
+
+@lru_cache(maxsize=8)
+def _seeded_engine(url: str) -> Engine:
+    from facts.db import ensure_demo, make_engine
+
     ensure_demo(url)
     return make_engine(url)
 
@@ -173,8 +178,9 @@ async def aplan_and_answer(
 def _demo_async_engine() -> AsyncEngine:
     from facts.db import default_database_url, make_async_engine
 
-    demo_engine()  # seeds the file on first use
-    return make_async_engine(default_database_url())
+    url = default_database_url()
+    _seeded_engine(url)  # seeds the file on first use
+    return make_async_engine(url)
 
 
 def _step(

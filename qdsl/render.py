@@ -144,7 +144,14 @@ def _list(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
 
 
 def _attributes(c: _Ctx, row: ResultRow) -> str:
-    pairs = {**{k: v for k, v in row.values.items() if k not in ("id",)}, **row.facts}
+    label_field = (
+        c.catalog.entities[c.plan.entity_type].label
+        if c.plan.entity_type in c.catalog.entities
+        else None
+    )
+    # The id and label are already in the head ("项目 64（title）").
+    skip = {"id", label_field}
+    pairs = {**{k: v for k, v in row.values.items() if k not in skip}, **row.facts}
     sep = "；" if c.zh else "; "
     colon = "：" if c.zh else ": "
     return sep.join(f"{c.field(k)}{colon}{plain(v)}" for k, v in pairs.items() if v is not None)

@@ -47,7 +47,10 @@ def spelling_pattern(spelling: str) -> str:
     body = "".join(parts)
     if norm[:1].isascii() and norm[:1].isalnum():
         body = r"(?<![a-z0-9])" + body
-    if norm[-1:].isascii() and norm[-1:].isalnum():
+    if norm[-1:].isascii() and norm[-1:].isalpha():
+        # English plurals: "admins", "A-shares", "projects".
+        body += r"(?:e?s)?(?![a-z0-9])"
+    elif norm[-1:].isascii() and norm[-1:].isalnum():
         body += r"(?![a-z0-9])"
     return body
 
