@@ -1,0 +1,121 @@
+"""For results of any JSON shape and size, the printed envelope parses, fits the
+budget, leads with refId when persisted, and the stored result is the original."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from envelope.budget import dumps
+from envelope.emit import emit_success, success_envelope
+from envelope.settings import IoSettings
+from envelope.store import RefStore
+
+REF_FIELDS = [
+    "refId",
+    "resultPersisted",
+    "outputBytes",
+    "sha256",
+    "expiresAt",
+    "previewTruncated",
+    "largeOutputNotice",
+    "degraded",
+]
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40)
+    # huge strings, including multi-byte characters
+    | st.builds(
+        lambda c, n: c * n,
+        st.sampled_from(["a", "é", "港", "😀", '"', "\\"]),
+        st.integers(0, 20_000),
+    )
+)
+json_values = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=30)
+        | st.dictionaries(st.text(max_size=12), children, max_size=12)
+        # long, flat lists and lists of records
+        | st.builds(lambda x, n: [x] * n, children, st.integers(0, 200))
+        | st.builds(
+            lambda n, w: [{"id": str(i), "title": "t" * w, "n": i} for i in range(n)],
+            st.integers(0, 600),
+            st.integers(0, 80),
+        )
+    ),
+    max_leaves=40,
+)
+
+
+def emit(data: Any, store: RefStore, threshold: int, warnings: list[str]) -> str:
+    out = io.StringIO()
+    emit_success(
+        "run",
+        data,
+        warnings=warnings,
+        trace_id="trace",
+        out=out,
+        store=store,
+        settings=IoSettings(threshold=threshold),
+    )
+    return out.getvalue()
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    data=json_values,
+    threshold=st.sampled_from([1024, 2000, 4096, 24576]),
+    warnings=st.lists(st.text(max_size=300), max_size=40),
+)
+def test_printed_envelope_parses_fits_and_keeps_the_result(
+    tmp_path: Path, data: Any, threshold: int, warnings: list[str]
+) -> None:
+    store = RefStore(tmp_path, ttl_ms=600_000, max_count=10_000, max_bytes=10**10)
+    printed = emit(data, store, threshold, warnings)
+    assert printed.endswith("\n") and printed.count("\n") == 1
+    assert not printed.startswith("\ufeff")
+    assert len(printed.encode("utf-8")) <= threshold
+    env = json.loads(printed)
+    full = success_envelope("run", data, warnings=warnings, trace_id="trace")
+    full_text = dumps(full) + "\n"
+    if len(full_text.encode("utf-8")) <= threshold:
+        assert env == full
+        return
+    assert list(env)[: len(REF_FIELDS)] == REF_FIELDS
+    assert env["resultPersisted"] is True and env["degraded"] is False
+    assert env["ok"] is True and env["operation"] == "run"
+    stored = store.read_bytes(env["refId"])
+    assert hashlib.sha256(stored).hexdigest() == env["sha256"]
+    assert len(stored) == env["outputBytes"]
+    assert stored == full_text.encode("utf-8")
+    assert json.loads(stored) == full
+    assert str(tmp_path) not in printed
+
+
+def test_non_finite_floats_still_print_strict_json(tmp_path: Path) -> None:
+    store = RefStore(tmp_path, ttl_ms=1000, max_count=5, max_bytes=10**6)
+    printed = emit({"x": float("nan"), "y": [float("inf")]}, store, 24576, [])
+    env = json.loads(printed, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert env["data"] == {"x": "NaN", "y": ["Infinity"]}
+
+
+def test_lone_surrogates_are_escaped_not_fatal(tmp_path: Path) -> None:
+    store = RefStore(tmp_path, ttl_ms=1000, max_count=5, max_bytes=10**6)
+    printed = emit({"s": "a\ud800b"}, store, 24576, [])
+    assert json.loads(printed)["data"]["s"] == "a\ud800b"
