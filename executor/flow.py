@@ -132,17 +132,15 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     st = prep.statements
     steps = _Steps(prep)
-    baseline: int | None = None
-    if prep.bound:
-        baseline = int((yield steps.req("baseline", st.baseline))[0]["n"])
-
     fallback_ready = st.fallback_ids is not None and bool(prep.fallback_combos)
     rows: list[Row] = []
+    count_rows: list[Row] = []
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not fallback_ready:
         rows = yield steps.req("main", st.main)
         if st.count is not None:
-            count = int((yield steps.req("count", st.count))[0]["n"])
+            count_rows = yield steps.req("count", st.count)
+            count = int(count_rows[0]["n"])
         steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
 
     matched_term: dict[str, str] | None = None
@@ -153,6 +151,15 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
             rows = yield steps.req("rows_by_id", st.rows_by_id, {"ids": list(matched_term)})
         if st.count is not None:
             count = len(matched_term)
+
+    baseline: int | None = None
+    if prep.bound:
+        # Read along with the rows or the count when there were any; else on its own.
+        carried = [r["q_baseline"] for r in (*count_rows, *rows[:1])]
+        if carried:
+            baseline = int(carried[0])
+        else:
+            baseline = int((yield steps.req("baseline", st.baseline))[0]["n"])
 
     truncated = len(rows) > prep.limit or capped
     rows = rows[: prep.limit]

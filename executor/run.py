@@ -92,9 +92,6 @@ _SETTINGS_AS_READER = sa.select(
 )
 
 
-_READ_ONLY = sa.text("SET TRANSACTION READ ONLY")
-
-
 # -- sync ------------------------------------------------------------------------------
 
 
@@ -130,8 +127,14 @@ def _drive(flow: Flow, run: Callable[[Request], list[Row]]) -> ExecutionResult:
             return result
 
 
+def read_only(conn: Connection) -> Connection:
+    """Begin transactions READ ONLY on this connection: psycopg sends `BEGIN READ ONLY`
+    (one round trip less than `SET TRANSACTION READ ONLY`); reset when pooled again."""
+    return conn.execution_options(postgresql_readonly=True)
+
+
 def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
-    conn.execute(_READ_ONLY)
+    """Role, tenant and timeout for this transaction, in one round trip."""
     engine = conn.engine
     if engine not in _HAS_ROLE:
         _HAS_ROLE[engine] = bool(conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar())
@@ -155,16 +158,26 @@ def execute(
     flow = run_flow(prep, uuid.uuid4().hex)
     state = {"interrupted": False}
     try:
-        with engine.connect() as conn, conn.begin() as tx:
+        with engine.connect() as conn:
             if conn.dialect.name == "postgresql":
-                _pg_setup(conn, tenant_id, timeout)
-                result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
-            else:
-                with _sqlite_guard(conn, timeout, state):
-                    result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
-            tx.rollback()  # nothing was written; end the read-only transaction cleanly
+                read_only(conn)
+            result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
         raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
+    return result
+
+
+def _run_sync(
+    conn: Connection, flow: Flow, tenant_id: str, timeout: int, state: dict[str, bool]
+) -> ExecutionResult:
+    with conn.begin() as tx:
+        if conn.dialect.name == "postgresql":
+            _pg_setup(conn, tenant_id, timeout)
+            result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
+        else:
+            with _sqlite_guard(conn, timeout, state):
+                result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
+        tx.rollback()  # nothing was written; end the read-only transaction cleanly
     return result
 
 
@@ -172,7 +185,6 @@ def execute(
 
 
 async def _apg_setup(conn: AsyncConnection, tenant_id: str, timeout_ms: int) -> None:
-    await conn.execute(_READ_ONLY)
     engine = conn.engine.sync_engine
     if engine not in _HAS_ROLE:
         found = (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar()
@@ -218,18 +230,28 @@ async def aexecute(
     flow = run_flow(prep, uuid.uuid4().hex)
     state = {"interrupted": False}
     try:
-        async with engine.connect() as conn, conn.begin() as tx:
+        async with engine.connect() as conn:
             if conn.dialect.name == "postgresql":
-                await _apg_setup(conn, tenant_id, timeout)
-                result = await _adrive(conn, flow, None, timeout, state)
-            else:
-                await conn.exec_driver_sql("PRAGMA query_only = ON")
-                try:
-                    deadline = time.monotonic() + timeout / 1000
-                    result = await _adrive(conn, flow, deadline, timeout, state)
-                finally:
-                    await conn.exec_driver_sql("PRAGMA query_only = OFF")
-            await tx.rollback()
+                await conn.execution_options(postgresql_readonly=True)
+            result = await _arun(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
         raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
+    return result
+
+
+async def _arun(
+    conn: AsyncConnection, flow: Flow, tenant_id: str, timeout: int, state: dict[str, bool]
+) -> ExecutionResult:
+    async with conn.begin() as tx:
+        if conn.dialect.name == "postgresql":
+            await _apg_setup(conn, tenant_id, timeout)
+            result = await _adrive(conn, flow, None, timeout, state)
+        else:
+            await conn.exec_driver_sql("PRAGMA query_only = ON")
+            try:
+                deadline = time.monotonic() + timeout / 1000
+                result = await _adrive(conn, flow, deadline, timeout, state)
+            finally:
+                await conn.exec_driver_sql("PRAGMA query_only = OFF")
+        await tx.rollback()
     return result

@@ -185,11 +185,30 @@ class _Builder:
             out.append(ordered.nulls_last())
         return out
 
-    def entity_select(self, selected: tuple[Selected, ...]) -> AnySelect:
+    def entity_select(self, selected: tuple[Selected, ...], *, baseline: bool) -> AnySelect:
         et = self.et
-        cols = [et.tenant.label("q_tenant"), et.id.label("q_id"), et.label.label("q_label")]
-        labelled = [et.col(s.column).label(f"v_{s.name}") for s in selected]
-        return sa.select(*cols, *labelled).select_from(et.table)
+        cols: list[ColumnElement[Any]] = [
+            et.tenant.label("q_tenant"),
+            et.id.label("q_id"),
+            et.label.label("q_label"),
+        ]
+        cols += [et.col(s.column).label(f"v_{s.name}") for s in selected]
+        if baseline:
+            cols.append(self.baseline_column())
+        return sa.select(*cols).select_from(et.table)
+
+    def baseline_column(self) -> ColumnElement[Any]:
+        """The tenant's unfiltered count, riding along in a row the plan reads anyway
+        (one round trip less); evaluated once per statement, it is uncorrelated."""
+        base = self.et.table.alias("base")
+        return (
+            sa.select(sa.func.count())
+            .select_from(base)
+            .where(base.c[self.et.spec.tenant] == self.p("tenant_id", type_=sa.Text()))
+            .correlate(None)
+            .scalar_subquery()
+            .label("q_baseline")
+        )
 
     def limit(self) -> sa.BindParameter[object]:
         return self.p("limit", type_=sa.Integer())
@@ -264,15 +283,22 @@ def build_statements(
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
         where.append(et.id.in_(b.ids("subject_ids")))
-    main = b.entity_select(selected).where(*where).order_by(*b.order_by()).limit(b.limit())
+    guard = bool(bound)  # the baseline guard is read when the plan filters
+    main = (
+        b.entity_select(selected, baseline=guard)
+        .where(*where)
+        .order_by(*b.order_by())
+        .limit(b.limit())
+    )
+    count_cols: list[ColumnElement[Any]] = [sa.func.count().label("n")]
+    if guard:
+        count_cols.append(b.baseline_column())
     count = (
-        sa.select(sa.func.count().label("n")).select_from(et.table).where(*where)
-        if template.kind.counts
-        else None
+        sa.select(*count_cols).select_from(et.table).where(*where) if template.kind.counts else None
     )
     baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
     rows_by_id = (
-        b.entity_select(selected)
+        b.entity_select(selected, baseline=guard)
         .where(b.tenant(), et.id.in_(b.ids()))
         .order_by(*b.order_by())
         .limit(b.limit())

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from dsl.catalog import Catalog, catalog_from_mapping
+from dsl.catalog import Catalog, catalog_from_mapping, demo_catalog
 from dsl.errors import DatabaseError
 from dsl.ir import Plan, QueryType
-from executor.run import _pg_setup, aexecute, execute
+from executor.run import _pg_setup, aexecute, execute, read_only
 from facts.db import make_async_engine, make_engine, upgrade
 from qdsl.cli.main import cli
 
@@ -38,6 +38,7 @@ def slow_catalog() -> Catalog:
 
 
 SLOW_PLAN = Plan(query_type=QueryType.COUNT, entity_type="slow")
+CATALOG = demo_catalog()
 
 
 # -- PostgreSQL ------------------------------------------------------------------------
@@ -59,7 +60,9 @@ def test_reader_role_sees_nothing_without_tenant_and_cannot_write(pg_engine: Eng
 
 
 def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine) -> None:
-    with pg_engine.connect() as conn, conn.begin():
+    with pg_engine.connect() as conn:
+        read_only(conn)
+        conn.begin()
         _pg_setup(conn, "t2", 1234)
         row = conn.execute(
             text(
@@ -73,6 +76,15 @@ def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine)
         assert tenants == ["t2"]
         with pytest.raises(DBAPIError):
             conn.execute(text("DELETE FROM projects"))
+        conn.rollback()
+
+
+def test_pooled_connections_are_writable_again_after_execute(pg_engine: Engine) -> None:
+    execute(Plan(query_type=QueryType.COUNT, entity_type="project"), CATALOG, pg_engine, "t1")
+    for _ in range(3):  # whichever pooled connection comes back
+        with pg_engine.begin() as conn:
+            assert conn.execute(text("SHOW transaction_read_only")).scalar_one() == "off"
+            assert conn.execute(text("SELECT current_user")).scalar_one() != "qdsl_reader"
 
 
 @pytest.fixture

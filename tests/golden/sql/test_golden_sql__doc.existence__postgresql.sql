@@ -2,7 +2,9 @@
 -- dialect: postgresql
 
 -- role: main
-SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section 
+SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, (SELECT count(*) AS count_1 
+FROM docs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM docs 
 WHERE docs.tenant_id = %(tenant_id)s::VARCHAR AND lower(docs.section) LIKE %(f0)s::VARCHAR ESCAPE '\' AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -34,7 +36,9 @@ HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (docs.title ILIK
 -- params: {"entity_type": "doc", "f0": "%a%", "fallback_cap": 51, "g1_grams": ["ar", "ch", "ct", "ec", "hi", "it", "rc", "re", "te", "tu", "ur"], "g1_n": 11, "g1_text": "%architecture%", "tenant_id": "t1"}
 
 -- role: rows_by_id
-SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section 
+SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, (SELECT count(*) AS count_1 
+FROM docs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM docs 
 WHERE docs.tenant_id = %(tenant_id)s::VARCHAR AND docs.id IN (__[POSTCOMPILE_ids]) ORDER BY docs.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER

@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body 
+SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body, (SELECT count(*) AS count_1 
+FROM docs AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM docs 
 WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -42,7 +44,9 @@ HAVING count(DISTINCT text_grams.gram) = ?) AND (instr(lower(docs.title), ?) > ?
 -- params: {"entity_type": "doc", "f0": "a", "fallback_cap": 51, "g1_grams": ["ar", "ch", "ct", "ec", "hi", "it", "rc", "re", "te", "tu", "ur"], "g1_n": 11, "g1_text": "architecture", "tenant_id": "t1"}
 
 -- role: rows_by_id
-SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body 
+SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, docs.body AS v_body, (SELECT count(*) AS count_1 
+FROM docs AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM docs 
 WHERE docs.tenant_id = ? AND docs.id IN (__[POSTCOMPILE_ids]) ORDER BY docs.id ASC NULLS LAST
  LIMIT ? OFFSET ?

@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section 
+SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, (SELECT count(*) AS count_1 
+FROM docs AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM docs 
 WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -11,7 +13,9 @@ WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND 
 -- params: {"entity_type": "doc", "f0": "a", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 11, "tenant_id": "t1"}
 
 -- role: count
-SELECT count(*) AS n 
+SELECT count(*) AS n, (SELECT count(*) AS count_1 
+FROM docs AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM docs 
 WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 

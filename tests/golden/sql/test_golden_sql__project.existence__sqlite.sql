@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status 
+SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, (SELECT count(*) AS count_1 
+FROM projects AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -34,7 +36,9 @@ HAVING count(DISTINCT text_grams.gram) = ?) AND (instr(lower(projects.title), ?)
 -- params: {"entity_type": "project", "f0": ["active", "paused"], "fallback_cap": 201, "g1_grams": [" s", "a ", "ar", "ha", "re", "sh"], "g1_n": 6, "g1_text": "a share", "tenant_id": "t1"}
 
 -- role: rows_by_id
-SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status 
+SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, (SELECT count(*) AS count_1 
+FROM projects AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.id IN (__[POSTCOMPILE_ids]) ORDER BY projects.created_at DESC NULLS LAST, projects.id ASC NULLS LAST
  LIMIT ? OFFSET ?

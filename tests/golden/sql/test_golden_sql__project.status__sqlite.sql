@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, projects.budget AS v_budget, projects.created_at AS v_created_at 
+SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, projects.budget AS v_budget, projects.created_at AS v_created_at, (SELECT count(*) AS count_1 
+FROM projects AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND projects.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY projects.created_at DESC NULLS LAST, projects.id ASC NULLS LAST
  LIMIT ? OFFSET ?

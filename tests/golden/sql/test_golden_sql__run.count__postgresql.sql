@@ -2,7 +2,9 @@
 -- dialect: postgresql
 
 -- role: main
-SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at 
+SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, (SELECT count(*) AS count_1 
+FROM runs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -11,7 +13,9 @@ WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type
 -- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "f1": ["timeout"], "f1_pred": "error", "limit": 11, "tenant_id": "t1"}
 
 -- role: count
-SELECT count(*) AS n 
+SELECT count(*) AS n, (SELECT count(*) AS count_1 
+FROM runs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 

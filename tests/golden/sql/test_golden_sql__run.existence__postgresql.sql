@@ -2,7 +2,9 @@
 -- dialect: postgresql
 
 -- role: main
-SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at 
+SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, (SELECT count(*) AS count_1 
+FROM runs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -34,7 +36,9 @@ HAVING count(DISTINCT text_grams.gram) = %(g1_n)s::INTEGER) AND (runs.question I
 -- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "fallback_cap": 101, "g1_grams": ["eo", "im", "me", "ou", "ti", "ut"], "g1_n": 6, "g1_text": "%timeout%", "tenant_id": "t1"}
 
 -- role: rows_by_id
-SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at 
+SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, (SELECT count(*) AS count_1 
+FROM runs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.id IN (__[POSTCOMPILE_ids]) ORDER BY runs.started_at DESC NULLS LAST, runs.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER

@@ -2,7 +2,9 @@
 -- dialect: postgresql
 
 -- role: main
-SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, runs.project_id AS v_project_id 
+SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, runs.project_id AS v_project_id, (SELECT count(*) AS count_1 
+FROM runs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND runs.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY runs.started_at DESC NULLS LAST, runs.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER

@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_label, signals.id AS v_id, signals.kind AS v_kind, signals.severity AS v_severity, signals.message AS v_message, signals.project_id AS v_project_id 
+SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_label, signals.id AS v_id, signals.kind AS v_kind, signals.severity AS v_severity, signals.message AS v_message, signals.project_id AS v_project_id, (SELECT count(*) AS count_1 
+FROM signals AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM signals 
 WHERE signals.tenant_id = ? AND signals.kind IN (__[POSTCOMPILE_f0]) AND signals.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY signals.created_at DESC NULLS LAST, signals.id ASC NULLS LAST
  LIMIT ? OFFSET ?

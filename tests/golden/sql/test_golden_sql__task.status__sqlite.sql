@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT tasks.tenant_id AS q_tenant, tasks.id AS q_id, tasks.title AS q_label, tasks.id AS v_id, tasks.title AS v_title, tasks.status AS v_status, tasks.project_id AS v_project_id, tasks.assignee AS v_assignee, tasks.due_at AS v_due_at 
+SELECT tasks.tenant_id AS q_tenant, tasks.id AS q_id, tasks.title AS q_label, tasks.id AS v_id, tasks.title AS v_title, tasks.status AS v_status, tasks.project_id AS v_project_id, tasks.assignee AS v_assignee, tasks.due_at AS v_due_at, (SELECT count(*) AS count_1 
+FROM tasks AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM tasks 
 WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0]) AND tasks.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY tasks.created_at DESC NULLS LAST, tasks.id ASC NULLS LAST
  LIMIT ? OFFSET ?

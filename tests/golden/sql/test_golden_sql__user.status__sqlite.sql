@@ -2,7 +2,9 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT users.tenant_id AS q_tenant, users.id AS q_id, users.name AS q_label, users.id AS v_id, users.name AS v_name, users.role AS v_role 
+SELECT users.tenant_id AS q_tenant, users.id AS q_id, users.name AS q_label, users.id AS v_id, users.name AS v_name, users.role AS v_role, (SELECT count(*) AS count_1 
+FROM users AS base 
+WHERE base.tenant_id = ?) AS q_baseline 
 FROM users 
 WHERE users.tenant_id = ? AND users.role IN (__[POSTCOMPILE_f0]) AND users.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY users.id ASC NULLS LAST
  LIMIT ? OFFSET ?
