@@ -248,6 +248,10 @@ def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str
     key = (id(stmt), dialect)
     found = _SQL_TEXT.get(key)
     if found is None:
+        if len(_SQL_TEXT) >= _SQL_TEXT_MAX:
+            # Bounded: statement sets leave the LRU, so their texts may go too.
+            _SQL_TEXT.clear()
+            _KEEP.clear()
         compiled = stmt.compile(dialect=dialect_for(dialect))
         sql = str(compiled)
         names = tuple(getattr(compiled, "binds", {}))
@@ -260,6 +264,7 @@ def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str
 
 
 _KEEP: list[ClauseElement] = []
+_SQL_TEXT_MAX = 4096
 _RUNTIME = {"ids"}
 
 

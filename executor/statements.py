@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import sqlalchemy as sa
@@ -63,7 +63,6 @@ class StatementSet:
     match_facts: dict[int, AnySelect]
     entity_facts: AnySelect
     fallback_ids: AnySelect | None
-    fallback_filters: tuple[int, ...] = field(default=())
     uses_entity_facts: bool = False
 
     def named(self) -> list[tuple[str, AnySelect]]:
@@ -330,7 +329,6 @@ def build_statements(
         match_facts=match_facts,
         entity_facts=entity_facts,
         fallback_ids=fallback_ids,
-        fallback_filters=tuple(bf.index for bf in bound if bf.positive_fact) if fallback else (),
         uses_entity_facts=template.kind.entity_facts or bool(projected_fact_fields(plan, et)),
     )
 
