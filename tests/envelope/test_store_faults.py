@@ -1,0 +1,179 @@
+"""Fault injection at each write step: the caller gets a typed error or a
+complete `resultPersisted: false` envelope, the old state stays intact, and
+no temp file survives the next GC."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import envelope.store as store_mod
+from envelope.emit import emit_success
+from envelope.settings import IoSettings
+from envelope.store import RefStore, StoreWriteError
+
+BUDGET = 2048
+BIG = {"items": [{"id": str(i), "title": f"item {i} " + "x" * 40} for i in range(300)]}
+
+
+def _fail(err: int) -> Callable[..., Any]:
+    def raiser(*_a: Any, **_k: Any) -> Any:
+        raise OSError(err, os.strerror(err))
+
+    return raiser
+
+
+def _partial_write_then_enospc(fd: int, data: bytes) -> None:
+    os.write(fd, data[: len(data) // 2])
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def _fail_on_second_call(real: Callable[..., Any]) -> Callable[..., Any]:
+    calls = {"n": 0}
+
+    def wrapped(*args: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the first write is the ref file, the second the index line
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real(*args)
+
+    return wrapped
+
+
+# fault name -> (write step function in envelope.store, factory of its failing stand-in)
+FAULTS: dict[str, tuple[str, Callable[[], Callable[..., Any]]]] = {
+    "before_write": ("_open_temp", lambda: _fail(errno.EACCES)),
+    "enospc_during_write": ("_write_all", lambda: _partial_write_then_enospc),
+    "after_write_fsync": ("_fsync", lambda: _fail(errno.EIO)),
+    "before_replace": ("_replace", lambda: _fail(errno.EIO)),
+    "index_append": ("_write_all", lambda: _fail_on_second_call(store_mod._write_all)),
+    "read_only_dir": ("_open_temp", lambda: _fail(errno.EROFS)),
+}
+
+
+def _snapshot(store: RefStore) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(store.dir)): p.read_bytes()
+        for p in store.dir.rglob("*")
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_write_fault_degrades_and_keeps_old_state(
+    fault: str,
+    make_store: Callable[..., RefStore],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = make_store()
+    old = store.put("run", b'{"old": true}\n')
+    before = _snapshot(store)
+
+    name, factory = FAULTS[fault]
+    with monkeypatch.context() as patch:
+        patch.setattr(store_mod, name, factory())
+        with pytest.raises(StoreWriteError):
+            store.put("run", b"x" * 5000)
+    assert not list(store.dir.rglob("*.tmp"))  # the failed put cleaned up after itself
+
+    monkeypatch.setattr(store_mod, name, factory())
+    out = io.StringIO()
+    emit_success(
+        "run", BIG, trace_id="t", out=out, store=store, settings=IoSettings(threshold=BUDGET)
+    )
+    monkeypatch.undo()
+
+    printed = out.getvalue()
+    assert len(printed.encode()) <= BUDGET
+    env = json.loads(printed)
+    assert list(env)[:3] == ["refId", "resultPersisted", "outputBytes"]
+    assert env["refId"] is None and env["resultPersisted"] is False and env["degraded"] is True
+    assert "could NOT be stored" in env["largeOutputNotice"]
+    assert any("not persisted" in w for w in env["warnings"])
+    err = capsys.readouterr().err
+    assert "could not persist" in err and str(store.dir) not in err
+
+    assert store.read_bytes(old.ref_id) == b'{"old": true}\n'
+    after = {k: v for k, v in _snapshot(store).items() if not k.endswith(".tmp")}
+    assert after == before  # old state intact, nothing half-added
+    store.gc()
+    assert not list(store.dir.rglob("*.tmp"))
+    assert _snapshot(store) == before
+
+
+def test_state_dir_that_is_a_file_degrades(tmp_path: Path) -> None:
+    blocker = tmp_path / "state"
+    blocker.write_text("not a directory")
+    store = RefStore(blocker, ttl_ms=1000, max_count=5, max_bytes=10**6)
+    out = io.StringIO()
+    emit_success("run", BIG, out=out, store=store, settings=IoSettings(threshold=BUDGET))
+    env = json.loads(out.getvalue())
+    assert env["resultPersisted"] is False and env["degraded"] is True
+    assert store.gc().warnings == []  # nothing to collect, no crash
+
+
+def test_gc_index_rewrite_fault_keeps_old_index(
+    make_store: Callable[..., RefStore], clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store(ttl_ms=1000)
+    gone = store.put("run", b"a")
+    clock.advance(500)
+    kept = store.put("run", b"b")
+    clock.advance(600)  # `gone` expired, `kept` not
+    index_before = (store.dir / "index.jsonl").read_bytes()
+    monkeypatch.setattr(store_mod, "_replace", _fail(errno.EIO))
+    report = store.gc()
+    monkeypatch.undo()
+    assert report.warnings and "cleanup skipped" in report.warnings[0]
+    assert (store.dir / "index.jsonl").read_bytes() == index_before
+    assert store.read_bytes(kept.ref_id) == b"b"
+    store.gc()
+    assert [r.ref_id for r in store.records()] == [kept.ref_id]
+    assert not list(store.dir.rglob("*.tmp"))
+    del gone
+
+
+def test_gc_sweeps_crash_leftovers_but_not_live_writes(make_store: Callable[..., RefStore]) -> None:
+    store = make_store()
+    rec = store.put("run", b"keep")
+    day = (store.dir / rec.relpath).parent
+    dead_temp = day / f".{rec.ref_id[:-10]}aaaaaaaaaa.999999999.tmp"  # no such pid
+    live_temp = day / f".{rec.ref_id[:-10]}bbbbbbbbbb.1.tmp"  # pid 1 is alive, file fresh
+    orphan = day / f"{rec.ref_id[:-10]}cccccccccc.json"  # finished file, no index line
+    for p in (dead_temp, live_temp, orphan):
+        p.write_bytes(b"junk")
+    report = store.gc()
+    assert (report.temps, report.orphans) == (1, 1)
+    assert not dead_temp.exists() and not orphan.exists()
+    assert live_temp.exists()
+    assert store.read_bytes(rec.ref_id) == b"keep"
+
+
+def test_gc_tolerates_vanished_and_unremovable_files(
+    make_store: Callable[..., RefStore], clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store(ttl_ms=1000)
+    a = store.put("run", b"a")
+    b = store.put("run", b"b")
+    (store.dir / a.relpath).unlink()  # vanished under us
+    clock.advance(2000)
+    real_unlink = Path.unlink
+
+    def stubborn(self: Path, missing_ok: bool = False) -> None:
+        if self.name.startswith(b.ref_id):
+            raise PermissionError(errno.EPERM, "nope")
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", stubborn)
+    report = store.gc()
+    monkeypatch.undo()
+    assert report.expired == 2
+    assert store.records() == []
