@@ -48,24 +48,35 @@ def _referents(s: Subject) -> list[str]:
     return sorted((w for w in words if w), key=len, reverse=True)
 
 
+def _spans(pattern: re.Pattern[str] | str, text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(pattern, text)]
+
+
 def stated_numbers(s: Subject) -> list[int]:
-    """Integers the text states as amounts (ids, citations, dates and labels removed)."""
+    """Integers the text states as amounts: ids, citations, dates, labels and
+    attribute values ("预算：250000", "64: active") are not amounts."""
     text = s.answer.text
-    for row in s.result.rows:
-        # Labels and attribute values may hold digits (a budget, a title); they
-        # are the data, not an amount the answer claims.
-        shown = [row.label, *map(str, row.values.values()), *row.facts.values()]
-        for value in sorted((v for v in shown if v), key=len, reverse=True):
-            text = text.replace(value, " ")
-    text = _BRACKETS.sub(" ", text)
-    text = _DATES.sub(" ", text)
-    text = _TAGGED.sub(" ", text)
+    shielded = _spans(_BRACKETS, text) + _spans(_DATES, text) + _spans(_TAGGED, text)
     words = "|".join(re.escape(w) for w in _referents(s))
     if words:
-        text = re.sub(rf"(?i)(?:{words})\s*(?:#|no\.?\s*)?\d+{_JOINERS}", " ", text)
+        shielded += _spans(rf"(?i)(?:{words})\s*(?:#|no\.?\s*)?\d+{_JOINERS}", text)
+    row_ids = {r.entity_id for r in s.result.rows}
     for row in s.result.rows:
-        text = re.sub(rf"\(\s*{re.escape(row.entity_id)}\s*\)", " ", text)
-    return [int(n) for n in _NUMBER.findall(text)]
+        # A label that is only digits could be the amount itself; shield only real names.
+        if row.label and not row.label.strip().isdigit():
+            shielded += _spans(re.escape(row.label), text)
+    found: list[int] = []
+    for m in _NUMBER.finditer(text):
+        start, end = m.span()
+        if any(a <= start and end <= b for a, b in shielded):
+            continue
+        before, after = text[:start].rstrip(), text[end:].lstrip()
+        if before.endswith((":", "：")) or after.startswith((":", "：")):
+            continue  # an attribute's value or a subject's key, not a claimed amount
+        if m.group() in row_ids and before.endswith(("(", "（")) and after.startswith((")", "）")):
+            continue
+        found.append(int(m.group()))
+    return found
 
 
 def no_total_count_substitution(s: Subject) -> Iterator[Issue]:
