@@ -41,6 +41,9 @@ def _tuples(
 ) -> list[tuple[Any, ...]]:
     names = [col.name for col in table.columns]
     procs = _processors(conn, table)
+    if all(p is None for p in procs):
+        # Plain text columns (the gram index): nothing to convert per value.
+        return [tuple(row.get(n) for n in names) for row in rows]
     out = []
     for row in rows:
         values = []

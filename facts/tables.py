@@ -196,7 +196,8 @@ Index(
 # Fallback text index (see facts.textindex): one row per distinct unigram or
 # bigram of an entity's normalized text_search columns. The primary key starts
 # with the lookup columns, so it is the (tenant_id, entity_type, gram) index
-# and also covers entity_id: a gram lookup never touches the heap.
+# and also covers entity_id: a gram lookup never touches the heap. The
+# (tenant_id, entity_type, entity_id) index serves re-indexing one entity.
 text_grams = Table(
     "text_grams",
     metadata,
@@ -205,6 +206,8 @@ text_grams = Table(
     Column("gram", String(16), nullable=False),
     Column("entity_id", ID, nullable=False),
     PrimaryKeyConstraint("tenant_id", "entity_type", "gram", "entity_id"),
+    # The row is its key: on SQLite store it in the primary key's B-tree alone.
+    sqlite_with_rowid=False,
 )
 Index(None, text_grams.c.tenant_id, text_grams.c.entity_type, text_grams.c.entity_id)
 

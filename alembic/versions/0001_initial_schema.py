@@ -155,6 +155,7 @@ def _create_tables() -> None:
         sa.PrimaryKeyConstraint(
             "tenant_id", "entity_type", "gram", "entity_id", name="pk_text_grams"
         ),
+        sqlite_with_rowid=False,
     )
     op.create_index(
         "ix_text_grams_tenant_id_entity_type_entity_id",
