@@ -296,3 +296,13 @@ def test_answers_written_elsewhere_are_verified() -> None:
     assert {"evidence_backed", "no_total_count_substitution", "covers_conditions"} <= set(
         verdict.failed
     )
+
+
+def test_a_matchs_name_does_not_state_the_condition() -> None:
+    result = existence_result(
+        rows=(row("60", "A股量化选股平台", ("fact:1",)),), evidence=(fact(1, "60"),)
+    )
+    good = rendered(EXISTS, result)
+    assert verify(EXISTS, result, good, context=context()).ok
+    bad = with_(good, text="有。找到 1 个项目：A股量化选股平台 (#60)。依据：[fact:1]")
+    assert verify(EXISTS, result, bad, context=context()).failed == ("covers_conditions",)

@@ -6,6 +6,7 @@ An answer about "A股 projects" that never says "A股" (or an alias such as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from dsl.catalog import Catalog
@@ -70,21 +71,36 @@ def _values(flt: Filter) -> Iterable[object]:
 
 def covers_conditions(s: Subject) -> Iterator[Issue]:
     catalog = s.context.catalog
-    text = squash(s.answer.text)
+    text = normalize_text(s.answer.text)
+    # A match's own name ("A股量化选股平台") does not state the condition "A股":
+    # a spelling counts only where it is not wholly inside a label.
+    labels: list[tuple[int, int]] = []
+    for label in {normalize_text(r.label) for r in s.result.rows if r.label}:
+        labels.extend(m.span() for m in re.finditer(re.escape(label), text))
+
+    def says(spelling: str) -> bool:
+        chars = [re.escape(c) for c in squash(spelling)]
+        if not chars:
+            return False
+        for m in re.finditer(r"\s*".join(chars), text):
+            if not any(a <= m.start() and m.end() <= b for a, b in labels):
+                return True
+        return False
+
     names = entity_names(catalog, s.plan.entity_type)
-    if not any(squash(n) in text for n in names):
+    if not any(says(n) for n in names):
         yield error(NAME, f"the text does not name the entity {s.plan.entity_type}")
     for flt in s.plan.filters:
         if flt.value_source not in _REQUIRED_SOURCES:
             continue
         for value in _values(flt):
             spellings = value_spellings(catalog, s.plan.entity_type, flt, value)
-            if spellings and not any(squash(v) in text for v in spellings if v):
+            if spellings and not any(says(v) for v in spellings if v):
                 yield error(
                     NAME,
                     f"the text does not state the condition {flt.field} "
                     f"{flt.operator.value} {value!r} (nor any alias)",
                 )
     for ref in s.plan.scope.referenced_objects:
-        if squash(ref.id) not in text:
+        if not says(ref.id):
             yield error(NAME, f"the text does not name {ref.entity_type} {ref.id}")
