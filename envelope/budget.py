@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from envelope.compact import LEVELS, Limits, compact, compact_data, shorten
-from envelope.next_ops import first_list_path, refs_get_op
 
 
 def _sanitize(value: Any) -> Any:
@@ -101,6 +100,8 @@ def _cut_warnings(warnings: Sequence[str], lim: Limits) -> list[str]:
 
 def large_envelope(env: dict[str, Any], ref: RefFields, budget: int) -> str:
     """The printed envelope for a result over budget; always within it."""
+    from envelope.next_ops import first_list_path, refs_get_op
+
     meta = env.get("meta", {})
     suggestions: list[dict[str, Any]] = []
     if ref.persisted and ref.ref_id:

@@ -11,8 +11,8 @@ written to the binary stream, so what is counted is exactly what is printed.
 from __future__ import annotations
 
 import json
+import secrets
 import sys
-import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -29,7 +29,7 @@ __all__ = ["dumps", "emit_error", "emit_success", "error_envelope", "success_env
 
 
 def new_trace_id() -> str:
-    return uuid.uuid4().hex
+    return secrets.token_hex(16)
 
 
 def success_envelope(

@@ -127,7 +127,7 @@ class StoreMachine(RuleBasedStateMachine):
         raw = bytearray(path.read_bytes())
         raw[position % len(raw)] ^= 0x41
         path.write_bytes(bytes(raw))
-        entry.corrupt = True
+        entry.corrupt = bytes(raw) != entry.payload  # flipping a byte twice restores it
 
     @rule(ref_id=consumes(refs))
     def delete_file_behind_our_back(self, ref_id: str) -> None:
