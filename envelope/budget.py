@@ -30,19 +30,29 @@ def _sanitize(value: Any) -> Any:
     return value
 
 
-def dumps(obj: Any) -> str:
-    """Compact, strict JSON (no NaN), encodable as UTF-8."""
+def _raw_dumps(obj: Any) -> str:
     try:
         text = json.dumps(
             obj, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
         )
     except ValueError:
         text = json.dumps(_sanitize(obj), ensure_ascii=False, separators=(",", ":"), default=str)
+    return text
+
+
+def encode_line(obj: Any) -> bytes:
+    """The exact bytes printed for `obj`: compact strict JSON, UTF-8, newline."""
+    text = _raw_dumps(obj)
     try:
-        text.encode("utf-8")
+        return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: escape them rather than fail
         text = json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":"))
-    return text
+        return (text + "\n").encode("utf-8")
+
+
+def dumps(obj: Any) -> str:
+    """Compact, strict JSON (no NaN), encodable as UTF-8."""
+    return encode_line(obj)[:-1].decode("utf-8")
 
 
 def stdout_bytes(text: str) -> int:

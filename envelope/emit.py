@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dsl.errors import QdslError
-from envelope.budget import RefFields, dumps, large_envelope, stdout_bytes
+from envelope.budget import RefFields, dumps, encode_line, large_envelope, stdout_bytes
 
 if TYPE_CHECKING:
     from envelope.settings import IoSettings
@@ -69,7 +69,10 @@ def error_envelope(operation: str, error: QdslError) -> dict[str, Any]:
 
 
 def _write(stream: TextIO, text: str) -> None:
-    data = (text + "\n").encode("utf-8", errors="backslashreplace")
+    _write_bytes(stream, (text + "\n").encode("utf-8", errors="backslashreplace"))
+
+
+def _write_bytes(stream: TextIO, data: bytes) -> None:
     buffer = getattr(stream, "buffer", None)
     if buffer is not None:
         stream.flush()
@@ -139,21 +142,13 @@ def emit_success(
     stream = out or sys.stdout
     budget = (settings or _settings()).threshold
     env = success_envelope(operation, data, warnings=warnings, next_ops=next_ops, trace_id=trace_id)
-    text = dumps(env)
     if json_mode:
-        size = stdout_bytes(text)
-        if budget == 0 or size <= budget:
-            _write(stream, text)
+        payload = encode_line(env)
+        if budget == 0 or len(payload) <= budget:
+            _write_bytes(stream, payload)
             return 0
         env_warnings = list(env["warnings"])
-        ref = persist(
-            operation,
-            (text + "\n").encode("utf-8"),
-            size,
-            budget,
-            store=store,
-            warnings=env_warnings,
-        )
+        ref = persist(operation, payload, len(payload), budget, store=store, warnings=env_warnings)
         _write(stream, large_envelope({**env, "warnings": env_warnings}, ref, budget))
         return 0
 
@@ -167,7 +162,7 @@ def emit_success(
     extra: list[str] = []
     ref = persist(
         operation,
-        (text + "\n").encode("utf-8"),
+        encode_line(env),
         stdout_bytes(human),
         budget,
         store=store,
