@@ -57,6 +57,7 @@ __all__ = [
     "make_engine",
     "normalize_url",
     "row_counts",
+    "setup_lock",
     "state_dir",
     "tenant_transaction",
     "upgrade",
@@ -139,14 +140,25 @@ def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:
     return create_async_engine(sync_url, **kwargs)
 
 
+_UNREACHABLE_HINTS = ("connect", "unable to open", "could not translate host", "timeout expired")
+
+
 def _db_error(exc: SQLAlchemyError, url: str) -> DatabaseError:
     shown = make_url(normalize_url(url)).render_as_string(hide_password=True)
-    subtype = "unreachable" if isinstance(exc, OperationalError) else "migration_failed"
+    detail = str(getattr(exc, "orig", None) or exc)
+    if isinstance(exc, OperationalError) and any(h in detail.lower() for h in _UNREACHABLE_HINTS):
+        return DatabaseError(
+            "unreachable",
+            f"cannot connect to the database {shown}",
+            hint="check that the database is running and --db / QDSL_DATABASE_URL is right",
+            details={"error": detail[:500]},
+        )
     return DatabaseError(
-        subtype,
-        f"database operation failed on {shown}: {type(exc).__name__}",
-        hint="check that the database is running and the URL (--db / QDSL_DATABASE_URL) is right",
-        details={"error": str(exc.orig if hasattr(exc, "orig") else exc)[:500]},
+        "setup_failed",
+        f"migrating or seeding {shown} failed: {type(exc).__name__}",
+        hint="check the database user's privileges; `qdsl db upgrade` shows the failing step",
+        retryable=False,
+        details={"error": detail[:500]},
     )
 
 
@@ -162,11 +174,54 @@ def _upgrade_engine(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
+# Arbitrary constant key of the PostgreSQL advisory lock serializing set-up.
+_PG_SETUP_LOCK = 0x71D5_1A7E
+
+
+@contextmanager
+def setup_lock(engine: Engine) -> Iterator[None]:
+    """Serialize migration and seeding across processes (parallel first calls).
+
+    SQLite: an exclusive flock on `<database file>.lock`; PostgreSQL: a
+    session advisory lock (scoped to the database) on its own connection.
+    Without it, two first-time `qdsl` calls race on CREATE TABLE.
+    """
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as lock_conn:
+            lock_conn.execute(select(func.pg_advisory_lock(_PG_SETUP_LOCK)))
+            lock_conn.commit()
+            try:
+                yield
+            finally:
+                lock_conn.execute(select(func.pg_advisory_unlock(_PG_SETUP_LOCK)))
+                lock_conn.commit()
+        return
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    import fcntl
+
+    try:
+        handle = open(f"{database}.lock", "a+b")  # noqa: SIM115 - held across the yield
+    except OSError:
+        # No writable directory: SQLite itself will report that precisely.
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def upgrade(url: str) -> str:
     """Migrate the database at `url` to the newest revision; returns that revision."""
     engine = make_engine(url)
     try:
-        _upgrade_engine(engine)
+        with setup_lock(engine):
+            _upgrade_engine(engine)
         with engine.connect() as conn:
             rev = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
         return str(rev)
@@ -237,6 +292,41 @@ def _tenant_seeded(conn: Connection, tenant_id: str) -> bool:
     )
 
 
+def _demo_ready(engine: Engine) -> bool:
+    if _revision(engine) != HEAD_REVISION:
+        return False
+    for tenant_id in DEMO_TENANTS:
+        with tenant_transaction(engine, tenant_id) as conn:
+            if not _tenant_seeded(conn, tenant_id):
+                return False
+    return True
+
+
+def _migrate_and_seed(engine: Engine) -> list[str]:
+    """Under setup_lock: upgrade if due, seed each missing tenant; the tenants seeded."""
+    if _revision(engine) != HEAD_REVISION:
+        _upgrade_engine(engine)
+    data: Any = None
+    seeded = []
+    for tenant_id in DEMO_TENANTS:
+        # One transaction per tenant with the RLS tenant set, so a
+        # non-superuser owner passes the policies' WITH CHECK too.
+        try:
+            with tenant_transaction(engine, tenant_id) as conn:
+                if _tenant_seeded(conn, tenant_id):
+                    continue
+                if data is None:
+                    from facts.demo_data import build_demo
+
+                    data = build_demo()
+                _seed_tenant(conn, tenant_id, data.rows_for(tenant_id))
+            seeded.append(tenant_id)
+        except IntegrityError:
+            # Seeded concurrently by a process that does not take setup_lock.
+            continue
+    return seeded
+
+
 def ensure_demo(url: str, *, count_rows: bool = False) -> DemoStatus:
     """Upgrade if needed, then seed each demo tenant that has no rows yet (idempotent).
 
@@ -248,25 +338,9 @@ def ensure_demo(url: str, *, count_rows: bool = False) -> DemoStatus:
     engine = make_engine(url)
     seeded: list[str] = []
     try:
-        if _revision(engine) != HEAD_REVISION:
-            _upgrade_engine(engine)
-        data: Any = None
-        for tenant_id in DEMO_TENANTS:
-            # One transaction per tenant with the RLS tenant set, so a
-            # non-superuser owner passes the policies' WITH CHECK too.
-            try:
-                with tenant_transaction(engine, tenant_id) as conn:
-                    if _tenant_seeded(conn, tenant_id):
-                        continue
-                    if data is None:
-                        from facts.demo_data import build_demo
-
-                        data = build_demo()
-                    _seed_tenant(conn, tenant_id, data.rows_for(tenant_id))
-                seeded.append(tenant_id)
-            except IntegrityError:
-                # Another process seeded this tenant concurrently.
-                continue
+        if not _demo_ready(engine):
+            with setup_lock(engine):
+                seeded = _migrate_and_seed(engine)
         counts = row_counts(engine) if count_rows else {}
         revision = _revision(engine) or HEAD_REVISION
     except SQLAlchemyError as exc:

@@ -80,3 +80,12 @@ def test_bare_demo_seeds_then_runs_the_demo_show(monkeypatch: pytest.MonkeyPatch
     result = CliRunner().invoke(cli, ["demo"])
     assert result.exit_code == 0, result.output
     assert calls == [True]
+
+
+def test_sqlite_file_in_a_missing_directory_is_unreachable(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'missing' / 'x.sqlite3'}"
+    result = CliRunner().invoke(cli, ["--json", "--db", url, "demo", "init"])
+    assert result.exit_code == 8
+    error = json.loads(result.stderr or result.output)["error"]
+    assert error["code"] == "database/unreachable"
+    assert error["details"]["error"] == "unable to open database file"
