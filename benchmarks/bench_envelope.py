@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,17 +59,13 @@ def bench_emit(root: Path, quick: bool) -> None:
         env = success_envelope("run", data, trace_id="t")
         text = dumps(env)
         payload = (text + "\n").encode()
-        t_total = timed(
-            lambda d=data: emit_success(
-                "run", d, out=io.StringIO(), store=store, settings=settings, trace_id="t"
-            ),
-            repeat,
-        )
-        t_dumps = timed(lambda e=env: dumps(e), repeat)
-        t_put = timed(lambda p=payload: store.put("run", p), repeat)
         ref = RefFields("r" + "0" * 33, True, len(payload), "0" * 64, "x", 24576)
-        t_preview = timed(lambda e=env, r=ref: large_envelope(e, r, 24576), repeat)
-        t_sha = timed(lambda p=payload: hashlib.sha256(p).hexdigest(), repeat)
+        emit = partial(emit_success, "run", data, store=store, settings=settings, trace_id="t")
+        t_total = timed(lambda: emit(out=io.StringIO()), repeat)  # noqa: B023
+        t_dumps = timed(partial(dumps, env), repeat)
+        t_put = timed(partial(store.put, "run", payload), repeat)
+        t_preview = timed(partial(large_envelope, env, ref, 24576), repeat)
+        t_sha = timed(partial(hashlib.sha256, payload), repeat)
         ROWS.append(
             (
                 f"envelope + persist, {label} ({len(payload) / 1e6:.2f} MB JSON)",
@@ -142,7 +139,7 @@ def bench_startup(state: Path, quick: bool) -> None:
     }
     base = None
     for label, argv in cases.items():
-        run = lambda a=argv: subprocess.run(a, env=env, capture_output=True, check=True)  # noqa: E731
+        run = partial(subprocess.run, argv, env=env, capture_output=True, check=True)
         run()
         t = timed(run, repeat)
         base = base or t

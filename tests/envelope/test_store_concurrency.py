@@ -68,14 +68,17 @@ def test_eight_processes_put_read_and_collect(tmp_path: Path) -> None:
     ]
     for p in procs:
         p.start()
-    results = [queue.get(timeout=120) for _ in procs]
+    results: list[tuple[list[tuple[str, str]], list[str]]] = [
+        queue.get(timeout=120)  # type: ignore[misc]
+        for _ in procs
+    ]
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
 
     store = _store(str(tmp_path))
     all_refs: dict[str, str] = {}
-    for mine, errors in results:  # type: ignore[misc]
+    for mine, errors in results:
         assert errors == []
         all_refs.update(dict(mine))
     assert len(all_refs) == WORKERS * PUTS  # ids unique across processes
