@@ -274,12 +274,17 @@ def questions() -> list[tuple[str, str, Callable[[str], Plan], Callable[[str], s
         ors = " OR ".join(f"p.title ILIKE '%{x}%' OR p.summary ILIKE '%{x}%'" for x in terms)
         return lambda t: (
             "SELECT p.id, p.title FROM projects AS p "
-            f"WHERE p.tenant_id = '{t}' AND ({ors}) LIMIT 21"
+            f"WHERE p.tenant_id = '{t}' AND ({ors}) ORDER BY p.created_at DESC LIMIT 21"
         )
 
     active = (Filter(field="status", operator=Operator.EQUALS, value="active"),)
     return [
-        ("existence A股 (facts)", "facts", theme("A股"), facts_sql("A股", tail=" LIMIT 21")),
+        (
+            "existence A股 (facts)",
+            "facts",
+            theme("A股"),
+            facts_sql("A股", tail=" ORDER BY p.created_at DESC LIMIT 21"),
+        ),
         (
             "count 港股 active (facts)",
             "facts",

@@ -83,6 +83,10 @@ _ROLE_CHECK = sa.text("SELECT count(*) FROM pg_roles WHERE rolname = :role")
 _SETTINGS = sa.select(
     sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
     sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
+    # Tenants differ in size by orders of magnitude: a generic plan chosen for a
+    # small tenant is a disaster for a large one (and the driver prepares
+    # repeated statements). Plan each statement for its actual parameters.
+    sa.func.set_config("plan_cache_mode", "force_custom_plan", True),
 )
 # set_config('role', r, true) is SET LOCAL ROLE r, and lets the role travel in
 # the same round trip as the tenant and the timeout.
