@@ -253,13 +253,25 @@ def tenant_transaction(
 
     On PostgreSQL: optionally READ ONLY and `SET LOCAL ROLE role` (e.g.
     READER_ROLE), then `app.tenant_id` set for this transaction only. On SQLite
-    this is a plain transaction: there the tenant predicate in every statement
-    is the only isolation, so callers must always add it.
+    there is no RLS: the tenant predicate in every statement is the only
+    isolation, so callers must always add it; `read_only` turns on
+    `PRAGMA query_only` for the transaction (and off again before the pooled
+    connection is reused).
     """
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            _pg_session_setup(conn, tenant_id, read_only, role)
-        yield conn
+    sqlite_ro = read_only and engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if sqlite_ro:
+            conn.exec_driver_sql("PRAGMA query_only = ON")
+            conn.commit()
+        try:
+            with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    _pg_session_setup(conn, tenant_id, read_only, role)
+                yield conn
+        finally:
+            if sqlite_ro:
+                conn.exec_driver_sql("PRAGMA query_only = OFF")
+                conn.commit()
 
 
 @dataclass(frozen=True)
