@@ -200,8 +200,11 @@ def setup_lock(engine: Engine) -> Iterator[None]:
     if engine.dialect.name != "sqlite" or not database or database == ":memory:":
         yield
         return
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no cross-process lock, IntegrityError still caught
+        yield
+        return
     try:
         handle = open(f"{database}.lock", "a+b")  # noqa: SIM115 - held across the yield
     except OSError:
