@@ -101,6 +101,9 @@ def fill_store(root: Path, n: int, now: int, ttl_ms: int) -> RefStore:
 def bench_gc(base: Path) -> None:
     n = 10_000
     now = system_clock()
+    small = fill_store(base / "gc-default", 50, now, ttl_ms=3_600_000)
+    t = timed(small.gc, 20)
+    ROWS.append(("GC, 50 live refs (default cap), nothing to do", f"{t * 1000:.2f} ms", ""))
     store = fill_store(base / "gc-noop", n, now, ttl_ms=3_600_000)
     t = timed(store.gc, 5)
     ROWS.append((f"GC, {n:,} live refs, nothing to do (start-up check)", f"{t * 1000:.1f} ms", ""))
