@@ -153,7 +153,7 @@ def read_plan_input(
         if input_ref is not None:
             raise UsageError(
                 "missing_plan_template",
-                f"--pick-as {target} fills $" + target + " of a plan, but no plan was given",
+                f"--pick-as {target} fills ${target} of a plan, but no plan was given",
                 hint=f"add --plan '... ${target} ...', or use --pick-as plan",
             )
         raise UsageError(
