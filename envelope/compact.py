@@ -135,7 +135,11 @@ def entity_list_hook(data: Any, lim: Limits) -> Any:
 
 
 def catalog_hook(data: Any, lim: Limits) -> Any:
-    """The catalog as its field index: entity -> query types and field names."""
+    """The catalog as its field index: entity -> query types and field names.
+
+    Names are joined into strings so that the index survives the depth limit
+    of the tighter levels (strings are only shortened, never summarized).
+    """
     if not isinstance(data, dict) or not isinstance(data.get("entities"), dict):
         return data
     index: dict[str, Any] = {}
@@ -144,9 +148,10 @@ def catalog_hook(data: Any, lim: Limits) -> Any:
             index[name] = spec
             continue
         fields = spec.get("fields")
+        names = sorted(fields) if isinstance(fields, dict) else fields
         index[name] = {
-            "query_types": spec.get("query_types"),
-            "fields": sorted(fields) if isinstance(fields, dict) else fields,
+            "query_types": ", ".join(map(str, spec.get("query_types") or [])),
+            "fields": ", ".join(map(str, names or [])),
         }
     return {**{k: v for k, v in data.items() if k != "entities"}, "entities": index}
 

@@ -56,11 +56,16 @@ def test_catalog_hook_gives_the_field_index() -> None:
     data = {
         "source": "demo",
         "entities": {
-            "project": {"query_types": ["list"], "fields": {"status": {"values": ["a"] * 50}}},
+            "project": {
+                "query_types": ["list", "count"],
+                "fields": {"status": {"values": ["a"] * 50}, "budget": {}},
+            },
         },
     }
     out = compact_data("catalog", data, LIM)
-    assert out["entities"]["project"] == {"query_types": ["list"], "fields": ["status"]}
+    assert out["entities"]["project"] == {"query_types": "list, count", "fields": "budget, status"}
+    tightest = compact_data("catalog", data, LEVELS[-1])
+    assert tightest["entities"]["project"]["fields"] == "budget, status"
 
 
 def test_minimal_envelope_when_no_level_fits(tmp_path: Any) -> None:
