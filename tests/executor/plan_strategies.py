@@ -79,7 +79,9 @@ def filters(draw: st.DrawFn, data: Snapshot, entity: EntitySpec) -> Filter:
     ]
     for name, f in entity.fields.items():
         if not f.sensitive:
-            choices.append((name, f.type, f.operators, f.column, f.fact))
+            # fact fields drawn more often: they are where facts-first differs most
+            weight = 3 if f.is_fact else 1
+            choices.extend([(name, f.type, f.operators, f.column, f.fact)] * weight)
     name, kind, ops, column, fact = draw(st.sampled_from(choices))
     op = draw(st.sampled_from(ops))
     spec = entity.fields.get(name)

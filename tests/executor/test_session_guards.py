@@ -67,10 +67,11 @@ def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine)
         row = conn.execute(
             text(
                 "SELECT current_user, current_setting('transaction_read_only'), "
-                "current_setting('statement_timeout'), current_setting('app.tenant_id')"
+                "current_setting('statement_timeout'), current_setting('app.tenant_id'), "
+                "current_setting('plan_cache_mode')"
             )
         ).one()
-        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2")
+        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2", "force_custom_plan")
         # RLS alone already confines even a query without a tenant predicate
         tenants = conn.execute(text("SELECT DISTINCT tenant_id FROM projects")).scalars().all()
         assert tenants == ["t2"]
