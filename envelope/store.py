@@ -16,111 +16,40 @@ the index, so a read returns the stored bytes or a typed error, never others.
 
 from __future__ import annotations
 
-import calendar
 import contextlib
-import functools
 import hashlib
 import json
 import os
-import re
-import secrets
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dsl.errors import RefError
+from envelope import atomic
+from envelope.records import (
+    REF_ID,
+    Clock,
+    RefRecord,
+    iso_ms,
+    new_ref_id,
+    parse_iso_ms,
+    ref_id_time_ms,
+    system_clock,
+)
 
-Clock = Callable[[], int]  # epoch milliseconds
+# ids and records live in envelope.records; re-exported for callers
+__all__ = ["REF_ID", "Clock", "GcReport", "RefRecord", "RefStore", "StoreWriteError"]
+__all__ += ["collect_at_start", "iso_ms", "new_ref_id", "open_store", "parse_iso_ms"]
+__all__ += ["ref_id_time_ms", "system_clock"]
 
 INDEX = "index.jsonl"
 LOCK = ".lock"
 TMP_SUFFIX = ".tmp"
 # A temp file of a live process younger than this may be a write in flight.
 TEMP_GRACE_MS = 10 * 60 * 1000
-REF_ID = re.compile(r"r(\d{8})T(\d{9})-([a-z0-9_]{1,24})-([0-9a-f]{10})\Z")
 
 _IN_FLIGHT: set[str] = set()  # temp names this process is writing now
-
-
-def system_clock() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def iso_ms(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def parse_iso_ms(text: str) -> int:
-    if len(text) == 24 and text[10] == "T" and text[19] == "." and text[23] == "Z":
-        # Our own format: the index holds thousands of these, parse them cheaply.
-        return (
-            _day_ms(text[:10])
-            + int(text[11:13]) * 3_600_000
-            + int(text[14:16]) * 60_000
-            + int(text[17:19]) * 1000
-            + int(text[20:23])
-        )
-    return round(datetime.fromisoformat(text).timestamp() * 1000)
-
-
-@functools.lru_cache(maxsize=512)
-def _day_ms(day: str) -> int:
-    return calendar.timegm((int(day[:4]), int(day[5:7]), int(day[8:10]), 0, 0, 0, 0, 0, 0)) * 1000
-
-
-def new_ref_id(operation: str, now_ms: int) -> str:
-    stamp = datetime.fromtimestamp(now_ms / 1000, UTC)
-    slug = re.sub(r"[^a-z0-9]+", "_", operation.lower()).strip("_")[:24] or "op"
-    ms = now_ms % 1000
-    return f"r{stamp:%Y%m%dT%H%M%S}{ms:03d}-{slug}-{secrets.token_hex(5)}"
-
-
-def ref_id_time_ms(ref_id: str) -> int | None:
-    m = REF_ID.match(ref_id)
-    if m is None:
-        return None
-    day, clock = m.group(1), m.group(2)
-    stamp = datetime.strptime(day + clock[:6], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-    return int(stamp.timestamp()) * 1000 + int(clock[6:])
-
-
-@dataclass(frozen=True)
-class RefRecord:
-    ref_id: str
-    operation: str
-    created_ms: int
-    expires_ms: int
-    bytes: int
-    sha256: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "refId": self.ref_id,
-            "operation": self.operation,
-            "createdAt": iso_ms(self.created_ms),
-            "expiresAt": iso_ms(self.expires_ms),
-            "bytes": self.bytes,
-            "sha256": self.sha256,
-        }
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> RefRecord:
-        return cls(
-            ref_id=str(doc["refId"]),
-            operation=str(doc["operation"]),
-            created_ms=parse_iso_ms(str(doc["createdAt"])),
-            expires_ms=parse_iso_ms(str(doc["expiresAt"])),
-            bytes=int(doc["bytes"]),
-            sha256=str(doc["sha256"]),
-        )
-
-    @property
-    def relpath(self) -> str:
-        day = self.ref_id[1:9]
-        return f"{day[:4]}-{day[4:6]}-{day[6:]}/{self.ref_id}.json"
 
 
 @dataclass
@@ -135,44 +64,6 @@ class GcReport:
 
 class StoreWriteError(Exception):
     """Persisting failed; the caller degrades (resultPersisted: false)."""
-
-
-# Write steps as module functions so fault-injection tests can replace each.
-def _open_temp(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _fsync(fd: int) -> None:
-    os.fsync(fd)
-
-
-def _replace(src: Path, dst: Path) -> None:
-    os.replace(src, dst)
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 class RefStore:
@@ -208,22 +99,22 @@ class RefStore:
         _IN_FLIGHT.add(temp.name)
         try:
             self._ensure_dir(final.parent)
-            fd = _open_temp(temp)
+            fd = atomic.open_temp(temp)
             try:
-                _write_all(fd, payload)
-                _fsync(fd)
+                atomic.write_all(fd, payload)
+                atomic.fsync(fd)
             finally:
                 os.close(fd)
             line = (json.dumps(record.to_json(), separators=(",", ":")) + "\n").encode()
             with self._locked():
-                _replace(temp, final)
+                atomic.replace(temp, final)
                 try:
                     self._append_index(line)
                 except BaseException:
                     with contextlib.suppress(OSError):
                         final.unlink()
                     raise
-            _fsync_dir(final.parent)
+            atomic.fsync_dir(final.parent)
         except OSError as exc:
             # strerror only: str(exc) would carry the absolute path of the store.
             raise StoreWriteError(exc.strerror or type(exc).__name__) from exc
@@ -242,24 +133,13 @@ class RefStore:
     def _append_index(self, line: bytes) -> None:
         fd = os.open(self.dir / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            _write_all(fd, line)
-            _fsync(fd)
+            atomic.write_all(fd, line)
+            atomic.fsync(fd)
         finally:
             os.close(fd)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: single-process use only
-            yield
-            return
-        fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return atomic.exclusive_lock(self.dir / LOCK)
 
     # ------------------------------------------------------------------ read
     def records(self) -> list[RefRecord]:
@@ -455,7 +335,7 @@ class RefStore:
             return False
         parts = name.split(".")
         pid = int(parts[-2]) if len(parts) >= 3 and parts[-2].isdigit() else -1
-        if pid != os.getpid() and pid > 0 and _pid_alive(pid):
+        if pid != os.getpid() and pid > 0 and atomic.pid_alive(pid):
             try:
                 return now - path.stat().st_mtime * 1000 > TEMP_GRACE_MS
             except OSError:
@@ -477,12 +357,12 @@ class RefStore:
         temp = self.dir / f"{INDEX}.{os.getpid()}{TMP_SUFFIX}"
         fd = _open_temp_replacing(temp)
         try:
-            _write_all(fd, body)
-            _fsync(fd)
+            atomic.write_all(fd, body)
+            atomic.fsync(fd)
         finally:
             os.close(fd)
         try:
-            _replace(temp, self.dir / INDEX)
+            atomic.replace(temp, self.dir / INDEX)
         finally:
             with contextlib.suppress(OSError):
                 temp.unlink()
@@ -491,7 +371,7 @@ class RefStore:
 def _open_temp_replacing(path: Path) -> int:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    return _open_temp(path)
+    return atomic.open_temp(path)
 
 
 def open_store(clock: Clock = system_clock) -> RefStore:

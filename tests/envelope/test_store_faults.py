@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import envelope.store as store_mod
+from envelope import atomic
 from envelope.emit import emit_success
 from envelope.settings import IoSettings
 from envelope.store import RefStore, StoreWriteError
@@ -47,14 +47,14 @@ def _fail_on_second_call(real: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-# fault name -> (write step function in envelope.store, factory of its failing stand-in)
+# fault name -> (write step function in envelope.atomic, factory of its failing stand-in)
 FAULTS: dict[str, tuple[str, Callable[[], Callable[..., Any]]]] = {
-    "before_write": ("_open_temp", lambda: _fail(errno.EACCES)),
-    "enospc_during_write": ("_write_all", lambda: _partial_write_then_enospc),
-    "after_write_fsync": ("_fsync", lambda: _fail(errno.EIO)),
-    "before_replace": ("_replace", lambda: _fail(errno.EIO)),
-    "index_append": ("_write_all", lambda: _fail_on_second_call(store_mod._write_all)),
-    "read_only_dir": ("_open_temp", lambda: _fail(errno.EROFS)),
+    "before_write": ("open_temp", lambda: _fail(errno.EACCES)),
+    "enospc_during_write": ("write_all", lambda: _partial_write_then_enospc),
+    "after_write_fsync": ("fsync", lambda: _fail(errno.EIO)),
+    "before_replace": ("replace", lambda: _fail(errno.EIO)),
+    "index_append": ("write_all", lambda: _fail_on_second_call(atomic.write_all)),
+    "read_only_dir": ("open_temp", lambda: _fail(errno.EROFS)),
 }
 
 
@@ -79,12 +79,12 @@ def test_write_fault_degrades_and_keeps_old_state(
 
     name, factory = FAULTS[fault]
     with monkeypatch.context() as patch:
-        patch.setattr(store_mod, name, factory())
+        patch.setattr(atomic, name, factory())
         with pytest.raises(StoreWriteError):
             store.put("run", b"x" * 5000)
     assert not list(store.dir.rglob("*.tmp"))  # the failed put cleaned up after itself
 
-    monkeypatch.setattr(store_mod, name, factory())
+    monkeypatch.setattr(atomic, name, factory())
     out = io.StringIO()
     emit_success(
         "run", BIG, trace_id="t", out=out, store=store, settings=IoSettings(threshold=BUDGET)
@@ -129,7 +129,7 @@ def test_gc_index_rewrite_fault_keeps_old_index(
     kept = store.put("run", b"b")
     clock.advance(600)  # `gone` expired, `kept` not
     index_before = (store.dir / "index.jsonl").read_bytes()
-    monkeypatch.setattr(store_mod, "_replace", _fail(errno.EIO))
+    monkeypatch.setattr(atomic, "replace", _fail(errno.EIO))
     report = store.gc()
     monkeypatch.undo()
     assert report.warnings and "cleanup skipped" in report.warnings[0]
