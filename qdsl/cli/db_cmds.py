@@ -8,6 +8,7 @@ QDSL_DATABASE_URL, else the embedded SQLite demo file in the state directory.
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import click
 
@@ -22,11 +23,15 @@ def _url() -> str:
 
 
 def _shown(url: str) -> str:
+    """The URL without password, and without a file path (SPEC 9: no absolute paths)."""
     from sqlalchemy.engine import make_url
 
     from facts.db import normalize_url
 
-    return make_url(normalize_url(url)).render_as_string(hide_password=True)
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        return f"{parsed.drivername}:///…/{Path(parsed.database or '').name}"
+    return parsed.render_as_string(hide_password=True)
 
 
 @click.group("db")
@@ -97,14 +102,14 @@ def init_cmd(ctx: click.Context) -> None:
         seeded = ", ".join(status.seeded_tenants) or "none (already present)"
         return Outcome(
             data={
-                "database": status.url,
+                "database": _shown(status.url),
                 "revision": status.revision,
                 "seededTenants": list(status.seeded_tenants),
                 "rows": status.rows,
                 "seconds": round(status.seconds, 3),
             },
             human=(
-                f"demo database {status.url} at revision {status.revision}; "
+                f"demo database {_shown(status.url)} at revision {status.revision}; "
                 f"seeded tenants: {seeded}; {sum(status.rows.values())} rows"
             ),
             next_ops=[{"operation": "demo", "argv": ["qdsl", "demo"]}],

@@ -29,7 +29,9 @@ def test_default_database_lives_in_the_state_dir() -> None:
 def test_db_upgrade_and_demo_init_are_idempotent() -> None:
     code, env = _json(["db", "upgrade"])
     assert code == 0 and env["ok"] is True
-    assert env["data"] == {"database": default_database_url(), "revision": "0001"}
+    # SPEC 9: no absolute path in output; the file is named, its directory is not.
+    assert env["data"] == {"database": "sqlite+pysqlite:///…/demo.sqlite3", "revision": "0001"}
+    assert str(state_dir()) not in json.dumps(env)
     assert _json(["db", "upgrade"])[0] == 0
 
     code, env = _json(["demo", "init"])
