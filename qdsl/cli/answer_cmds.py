@@ -61,10 +61,28 @@ def _human(data: dict[str, Any]) -> str:
     return f"{head}\n{text}".rstrip()
 
 
+def _next_ops(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """After a list, the status plan of its first item (SPEC 8 `meta.next`)."""
+    from envelope.next_ops import status_of_first_item
+
+    answer, plan = data.get("answer"), data.get("plan")
+    if data.get("answer_contract") != "entity_list" or not isinstance(answer, dict):
+        return []
+    if not isinstance(plan, dict):
+        return []
+    scope = plan.get("scope") if isinstance(plan.get("scope"), dict) else {}
+    tenant = scope.get("tenant_id") if isinstance(scope, dict) else None
+    items = answer.get("items")
+    return status_of_first_item(
+        list(items) if isinstance(items, list) else [], str(plan.get("entity_type")), tenant
+    )
+
+
 def _outcome(data: dict[str, Any], warnings: list[str] | None = None) -> Outcome:
     return Outcome(
         data=data,
         warnings=list(warnings or []),
+        next_ops=_next_ops(data),
         human=_human(data),
         trace_id=data.get("trace_id"),
         exit_code=_EXIT_FOR_STATUS.get(str(data.get("status")), 0),

@@ -189,3 +189,21 @@ def test_verify_bad_json_is_a_usage_error(sqlite_url: str) -> None:
     )
     assert res.exit_code == 2
     assert json.loads(res.stderr)["error"]["subtype"] == "bad_result_json"
+
+
+def test_list_suggests_the_status_of_its_first_item_and_that_suggestion_runs(
+    sqlite_url: str,
+) -> None:
+    res = invoke(["--db", sqlite_url, "ask", "--tenant", "t1", "列出所有暂停的项目"])
+    assert res.exit_code == 0, res.stderr
+    envelope = json.loads(res.stdout)
+    first = envelope["data"]["answer"]["items"][0]
+    (suggestion,) = envelope["meta"]["next"]
+    assert suggestion["operation"] == "run"
+    argv = suggestion["argv"]
+    assert argv[:5] == ["qdsl", "--json", "run", "--tenant", "t1"]
+    follow = invoke(["--db", sqlite_url, *argv[2:]])
+    assert follow.exit_code == 0, follow.stderr
+    snapshot = data_of(follow)
+    assert snapshot["answer_contract"] == "entity_snapshot"
+    assert snapshot["answer"]["entity"]["id"] == first["id"]
