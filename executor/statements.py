@@ -23,7 +23,7 @@ from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 from sqlalchemy.sql.expression import ColumnClause
 
 from dsl.catalog import EVIDENCE_PROJECTION, Catalog
-from dsl.ir import Plan, SortDirection
+from dsl.ir import Plan, QueryType, SortDirection
 from executor.bind import BoundFilter
 from executor.predicates import (
     Params,
@@ -164,7 +164,11 @@ class _Builder:
     def order_by(self) -> list[UnaryExpression[object]]:
         spec = self.et.spec
         sorts = [(s.field, s.direction) for s in self.plan.sort]
-        if not sorts and spec.default_sort is not None:
+        # A count's rows are only samples backing the number: unless the plan asks
+        # for an order, take them in key order, which the primary key index
+        # serves without sorting every match.
+        sample_only = self.plan.query_type is QueryType.COUNT
+        if not sorts and spec.default_sort is not None and not sample_only:
             sorts = [(spec.default_sort[0], SortDirection(spec.default_sort[1]))]
         keys: list[tuple[str, SortDirection]] = [
             (spec.column_for(spec.names.get(f, f)) or spec.id, d) for f, d in sorts

@@ -291,7 +291,7 @@ def evaluate(plan: Plan, data: Snapshot, tenant: str, now: datetime = NOW) -> Ex
 
     matched = [r for r in rows if keep(r)]
     sorts = [(s.field, s.direction) for s in plan.sort]
-    if not sorts and entity.default_sort is not None:
+    if not sorts and entity.default_sort is not None and plan.query_type is not QueryType.COUNT:
         sorts = [(entity.default_sort[0], SortDirection(entity.default_sort[1]))]
     keys = [(entity.column_for(f) or entity.id, d) for f, d in sorts]
     matched.sort(key=lambda r: r[entity.id])

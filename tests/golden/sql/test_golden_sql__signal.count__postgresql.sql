@@ -6,7 +6,7 @@ SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_l
 FROM signals AS base 
 WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
 FROM signals 
-WHERE signals.tenant_id = %(tenant_id)s::VARCHAR AND signals.kind IN (__[POSTCOMPILE_f0]) ORDER BY signals.created_at DESC NULLS LAST, signals.id COLLATE "C" ASC NULLS LAST 
+WHERE signals.tenant_id = %(tenant_id)s::VARCHAR AND signals.kind IN (__[POSTCOMPILE_f0]) ORDER BY signals.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER
 -- params: {"f0": ["alert", "metric"], "limit": 11, "tenant_id": "t1"}
 

@@ -6,7 +6,7 @@ SELECT tasks.tenant_id AS q_tenant, tasks.id AS q_id, tasks.title AS q_label, ta
 FROM tasks AS base 
 WHERE base.tenant_id = ?) AS q_baseline 
 FROM tasks 
-WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0]) ORDER BY tasks.created_at DESC NULLS LAST, tasks.id ASC NULLS LAST
+WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0]) ORDER BY tasks.id ASC NULLS LAST
  LIMIT ? OFFSET ?
 -- params: {"f0": ["todo", "doing"], "limit": 11, "tenant_id": "t1"}
 
