@@ -5,11 +5,14 @@ receives each request's rows as dicts, then returns the ExecutionResult. The
 sync and asyncio drivers in `executor.run` only carry requests to a
 connection, so both run exactly the same steps:
 
-1. the tenant's unfiltered count (baseline) when the plan filters;
-2. facts first: the entity rows matching column predicates and fact EXISTS,
-   capped at limit+1 (and the match count for count/list);
-3. only if that found nothing and the plan allows it: bounded text fallback
-   over text_grams, confirmed with LIKE/ILIKE, then those rows by id;
+1. facts first: the entity rows matching column predicates and fact EXISTS,
+   capped at limit+1, with the match total for count/list and the tenant's
+   unfiltered count (the baseline guard, when the plan filters) in the same
+   statement;
+2. only if that found nothing and the plan allows it: bounded text fallback
+   over text_grams, confirmed with LIKE/ILIKE (instr on SQLite), then those
+   rows by id;
+3. the baseline on its own, only when no row carried it;
 4. the evidence: matching facts of each row, and every fact of each row for
    templates that report them (status, explain, diagnose, compare).
 """
@@ -134,13 +137,11 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     steps = _Steps(prep)
     fallback_ready = st.fallback_ids is not None and bool(prep.fallback_combos)
     rows: list[Row] = []
-    count_rows: list[Row] = []
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not fallback_ready:
         rows = yield steps.req("main", st.main)
-        if st.count is not None:
-            count_rows = yield steps.req("count", st.count)
-            count = int(count_rows[0]["n"])
+        if st.counts:
+            count = int(rows[0]["q_total"]) if rows else 0
         steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
 
     matched_term: dict[str, str] | None = None
@@ -149,13 +150,13 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         matched_term, capped = yield from _fallback(steps)
         if matched_term:
             rows = yield steps.req("rows_by_id", st.rows_by_id, {"ids": list(matched_term)})
-        if st.count is not None:
+        if st.counts:
             count = len(matched_term)
 
     baseline: int | None = None
     if prep.bound:
         # Read along with the rows or the count when there were any; else on its own.
-        carried = [r["q_baseline"] for r in (*count_rows, *rows[:1])]
+        carried = [r["q_baseline"] for r in rows[:1]]
         if carried:
             baseline = int(carried[0])
         else:

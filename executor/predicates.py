@@ -63,36 +63,50 @@ def _typed(col: ColumnClause[object], kind: FieldType) -> ColumnElement[object]:
     return sa.func.lower(col) if kind is FieldType.TEXT else col
 
 
+def _instant(expr: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    # SQLite has no timestamp type: rows written by different tools spell the same
+    # instant differently ('... 11:00:00.000000' / '... 11:00:00+00:00'), and text
+    # comparison then misorders equal instants. julianday() compares instants.
+    return sa.func.julianday(expr) if dialect == "sqlite" else expr
+
+
 def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnElement[bool]:
     assert bf.column is not None
     col = et.col(bf.column)
-    lhs = _typed(col, bf.kind)
     name = bf.param
     op = bf.op
     ctype = col.type
+    when = bf.kind in (FieldType.DATE, FieldType.DATETIME)
+    lhs = _instant(col, p.dialect) if when else _typed(col, bf.kind)
+
+    def v(param: str) -> ColumnElement[Any]:
+        bound = p(param, type_=ctype)
+        return _instant(bound, p.dialect) if when else bound
+
     if op is Operator.IS_NULL:
         return col.is_(None) if bf.filter.value is not False else col.is_not(None)
     if op is Operator.EQUALS:
-        return lhs == p(name, type_=ctype)
+        return lhs == v(name)
     if op is Operator.NOT_EQUALS:
         # SQL's three-valued logic would drop NULL rows; "not equal to x" keeps them.
-        return sa.or_(lhs != p(name, type_=ctype), col.is_(None))
+        return sa.or_(lhs != v(name), col.is_(None))
     if op in (Operator.IN, Operator.EQUALS_OR_ALIAS):
-        return lhs.in_(p(name, expanding=True, type_=ctype))
+        return _typed(col, bf.kind).in_(p(name, expanding=True, type_=ctype))
     if op is Operator.NOT_IN:
-        return sa.or_(lhs.not_in(p(name, expanding=True, type_=ctype)), col.is_(None))
+        expanding = p(name, expanding=True, type_=ctype)
+        return sa.or_(_typed(col, bf.kind).not_in(expanding), col.is_(None))
     if op is Operator.CONTAINS:
         return contains(sa.func.lower(col), p(name, type_=sa.Text()), p.dialect)
     if op is Operator.GT:
-        return lhs > p(name, type_=ctype)
+        return lhs > v(name)
     if op is Operator.GTE:
-        return lhs >= p(name, type_=ctype)
+        return lhs >= v(name)
     if op is Operator.LT:
-        return lhs < p(name, type_=ctype)
+        return lhs < v(name)
     if op is Operator.LTE:
-        return lhs <= p(name, type_=ctype)
+        return lhs <= v(name)
     if op is Operator.BETWEEN:
-        return lhs.between(p(f"{name}_lo", type_=ctype), p(f"{name}_hi", type_=ctype))
+        return lhs.between(v(f"{name}_lo"), v(f"{name}_hi"))
     raise _not_covered(bf)
 
 
@@ -101,11 +115,13 @@ def freshness(facts: TableClause, p: Params, *, window: bool) -> list[ColumnElem
     conds: list[ColumnElement[bool]] = [
         sa.or_(
             facts.c.valid_until.is_(None),
-            facts.c.valid_until > p("now", type_=facts.c.valid_until.type),
+            _instant(facts.c.valid_until, p.dialect)
+            > _instant(p("now", type_=facts.c.valid_until.type), p.dialect),
         )
     ]
     if window:
-        conds.append(facts.c.observed_at >= p("fresh_since", type_=facts.c.observed_at.type))
+        since = p("fresh_since", type_=facts.c.observed_at.type)
+        conds.append(_instant(facts.c.observed_at, p.dialect) >= _instant(since, p.dialect))
     return conds
 
 

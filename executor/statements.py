@@ -57,7 +57,7 @@ class StatementSet:
     selected: tuple[Selected, ...]
     fact_fields: tuple[str, ...]  # projected fact fields (filled from entity facts)
     main: AnySelect
-    count: AnySelect | None
+    counts: bool  # main carries the match total (a window count over every match)
     baseline: AnySelect
     rows_by_id: AnySelect
     match_facts: dict[int, AnySelect]
@@ -67,8 +67,6 @@ class StatementSet:
 
     def named(self) -> list[tuple[str, AnySelect]]:
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
-        if self.count is not None:
-            out.append(("count", self.count))
         out.append(("baseline", self.baseline))
         out.extend((f"match_facts.f{i}", s) for i, s in self.match_facts.items())
         if self.uses_entity_facts:
@@ -188,7 +186,9 @@ class _Builder:
             out.append(ordered.nulls_last())
         return out
 
-    def entity_select(self, selected: tuple[Selected, ...], *, baseline: bool) -> AnySelect:
+    def entity_select(
+        self, selected: tuple[Selected, ...], *, baseline: bool, total: bool = False
+    ) -> AnySelect:
         et = self.et
         cols: list[ColumnElement[Any]] = [
             et.tenant.label("q_tenant"),
@@ -198,6 +198,9 @@ class _Builder:
         cols += [et.col(s.column).label(f"v_{s.name}") for s in selected]
         if baseline:
             cols.append(self.baseline_column())
+        if total:
+            # The total before LIMIT, in the same pass that finds the rows.
+            cols.append(sa.func.count().over().label("q_total"))
         return sa.select(*cols).select_from(et.table)
 
     def baseline_column(self) -> ColumnElement[Any]:
@@ -288,16 +291,10 @@ def build_statements(
         where.append(et.id.in_(b.ids("subject_ids")))
     guard = bool(bound)  # the baseline guard is read when the plan filters
     main = (
-        b.entity_select(selected, baseline=guard)
+        b.entity_select(selected, baseline=guard, total=template.kind.counts)
         .where(*where)
         .order_by(*b.order_by())
         .limit(b.limit())
-    )
-    count_cols: list[ColumnElement[Any]] = [sa.func.count().label("n")]
-    if guard:
-        count_cols.append(b.baseline_column())
-    count = (
-        sa.select(*count_cols).select_from(et.table).where(*where) if template.kind.counts else None
     )
     baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
     rows_by_id = (
@@ -327,7 +324,7 @@ def build_statements(
         selected=selected,
         fact_fields=projected_fact_fields(plan, et),
         main=main,
-        count=count,
+        counts=template.kind.counts,
         baseline=baseline,
         rows_by_id=rows_by_id,
         match_facts=match_facts,

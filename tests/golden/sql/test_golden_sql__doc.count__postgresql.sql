@@ -4,23 +4,13 @@
 -- role: main
 SELECT docs.tenant_id AS q_tenant, docs.id AS q_id, docs.title AS q_label, docs.id AS v_id, docs.title AS v_title, docs.section AS v_section, (SELECT count(*) AS count_1 
 FROM docs AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline, count(*) OVER () AS q_total 
 FROM docs 
 WHERE docs.tenant_id = %(tenant_id)s::VARCHAR AND lower(docs.section) LIKE %(f0)s::VARCHAR ESCAPE '\' AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = docs.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1]))) ORDER BY docs.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER
 -- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 11, "tenant_id": "t1"}
-
--- role: count
-SELECT count(*) AS n, (SELECT count(*) AS count_1 
-FROM docs AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
-FROM docs 
-WHERE docs.tenant_id = %(tenant_id)s::VARCHAR AND lower(docs.section) LIKE %(f0)s::VARCHAR ESCAPE '\' AND (EXISTS (SELECT sf1.id 
-FROM semantic_facts AS sf1 
-WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = docs.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1])))
--- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -8,7 +8,7 @@ WHERE base.tenant_id = ?) AS q_baseline
 FROM docs 
 WHERE docs.tenant_id = ? AND instr(lower(docs.section), ?) > ? AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
-WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1]) AND (sf1.valid_until IS NULL OR sf1.valid_until > ?) AND sf1.observed_at >= ?)) ORDER BY docs.id ASC NULLS LAST
+WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = docs.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1]) AND (sf1.valid_until IS NULL OR julianday(sf1.valid_until) > julianday(?)) AND julianday(sf1.observed_at) >= julianday(?))) ORDER BY docs.id ASC NULLS LAST
  LIMIT ? OFFSET ?
 -- params: {"entity_type": "doc", "f0": "a", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "fresh_since": "2026-08-03T00:00:00+00:00", "limit": 11, "now": "2026-11-01T00:00:00+00:00", "tenant_id": "t1"}
 
@@ -21,7 +21,7 @@ WHERE docs.tenant_id = ?
 -- role: match_facts.f1
 SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
 FROM semantic_facts 
-WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) AND semantic_facts.predicate = ? AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1]) AND (semantic_facts.valid_until IS NULL OR semantic_facts.valid_until > ?) AND semantic_facts.observed_at >= ? ORDER BY semantic_facts.entity_id, semantic_facts.id
+WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (__[POSTCOMPILE_ids]) AND semantic_facts.predicate = ? AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1]) AND (semantic_facts.valid_until IS NULL OR julianday(semantic_facts.valid_until) > julianday(?)) AND julianday(semantic_facts.observed_at) >= julianday(?) ORDER BY semantic_facts.entity_id, semantic_facts.id
 -- params: {"entity_type": "doc", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "fresh_since": "2026-08-03T00:00:00+00:00", "ids": [], "now": "2026-11-01T00:00:00+00:00", "tenant_id": "t1"}
 -- bound at run time: ids
 

@@ -4,23 +4,13 @@
 -- role: main
 SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, (SELECT count(*) AS count_1 
 FROM projects AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline, count(*) OVER () AS q_total 
 FROM projects 
 WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = projects.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1]))) ORDER BY projects.created_at DESC NULLS LAST, projects.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER
 -- params: {"entity_type": "project", "f0": ["active", "paused"], "f1": ["a share", "a shares", "a-share", "a-shares", "a股", "china a-share", "沪深a股"], "f1_pred": "market_theme", "limit": 11, "tenant_id": "t1"}
-
--- role: count
-SELECT count(*) AS n, (SELECT count(*) AS count_1 
-FROM projects AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
-FROM projects 
-WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
-FROM semantic_facts AS sf1 
-WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = projects.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1])))
--- params: {"entity_type": "project", "f0": ["active", "paused"], "f1": ["a share", "a shares", "a-share", "a-shares", "a股", "china a-share", "沪深a股"], "f1_pred": "market_theme", "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -4,23 +4,13 @@
 -- role: main
 SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, (SELECT count(*) AS count_1 
 FROM runs AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline, count(*) OVER () AS q_total 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = runs.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1]))) ORDER BY runs.started_at DESC NULLS LAST, runs.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER
 -- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "f1": ["timeout"], "f1_pred": "error", "limit": 11, "tenant_id": "t1"}
-
--- role: count
-SELECT count(*) AS n, (SELECT count(*) AS count_1 
-FROM runs AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
-FROM runs 
-WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
-FROM semantic_facts AS sf1 
-WHERE sf1.tenant_id = %(tenant_id)s::VARCHAR AND sf1.entity_type = %(entity_type)s::VARCHAR AND sf1.entity_id = runs.id AND sf1.predicate = %(f1_pred)s::VARCHAR AND sf1.value_norm IN (__[POSTCOMPILE_f1])))
--- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "f1": ["timeout"], "f1_pred": "error", "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

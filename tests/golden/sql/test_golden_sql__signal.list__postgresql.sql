@@ -4,19 +4,11 @@
 -- role: main
 SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_label, signals.id AS v_id, signals.kind AS v_kind, signals.severity AS v_severity, signals.message AS v_message, (SELECT count(*) AS count_1 
 FROM signals AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline, count(*) OVER () AS q_total 
 FROM signals 
 WHERE signals.tenant_id = %(tenant_id)s::VARCHAR AND signals.kind IN (__[POSTCOMPILE_f0]) ORDER BY signals.created_at DESC NULLS LAST, signals.id COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER
 -- params: {"f0": ["alert", "metric"], "limit": 11, "tenant_id": "t1"}
-
--- role: count
-SELECT count(*) AS n, (SELECT count(*) AS count_1 
-FROM signals AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
-FROM signals 
-WHERE signals.tenant_id = %(tenant_id)s::VARCHAR AND signals.kind IN (__[POSTCOMPILE_f0])
--- params: {"f0": ["alert", "metric"], "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 
