@@ -52,6 +52,7 @@ __all__ = [
     "READER_ROLE",
     "DemoStatus",
     "default_database_url",
+    "display_url",
     "ensure_demo",
     "make_async_engine",
     "make_engine",
@@ -111,6 +112,14 @@ def normalize_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+def display_url(url: str) -> str:
+    """`url` fit for output: no password, and a SQLite file by name only (SPEC 9)."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        return f"{parsed.drivername}:///…/{Path(parsed.database or '').name}"
+    return parsed.render_as_string(hide_password=True)
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     try:
@@ -144,7 +153,7 @@ _UNREACHABLE_HINTS = ("connect", "unable to open", "could not translate host", "
 
 
 def _db_error(exc: SQLAlchemyError, url: str) -> DatabaseError:
-    shown = make_url(normalize_url(url)).render_as_string(hide_password=True)
+    shown = display_url(url)
     detail = str(getattr(exc, "orig", None) or exc)
     if isinstance(exc, OperationalError) and any(h in detail.lower() for h in _UNREACHABLE_HINTS):
         return DatabaseError(

@@ -8,7 +8,6 @@ QDSL_DATABASE_URL, else the embedded SQLite demo file in the state directory.
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import click
 
@@ -23,15 +22,9 @@ def _url() -> str:
 
 
 def _shown(url: str) -> str:
-    """The URL without password, and without a file path (SPEC 9: no absolute paths)."""
-    from sqlalchemy.engine import make_url
+    from facts.db import display_url
 
-    from facts.db import normalize_url
-
-    parsed = make_url(normalize_url(url))
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        return f"{parsed.drivername}:///…/{Path(parsed.database or '').name}"
-    return parsed.render_as_string(hide_password=True)
+    return display_url(url)
 
 
 @click.group("db")

@@ -91,3 +91,13 @@ def test_sqlite_file_in_a_missing_directory_is_unreachable(tmp_path: Path) -> No
     error = json.loads(result.stderr or result.output)["error"]
     assert error["code"] == "database/unreachable"
     assert error["details"]["error"] == "unable to open database file"
+
+
+def test_database_errors_show_no_absolute_path(tmp_path: Path) -> None:
+    # SPEC 9: a failing SQLite file is named, its directory (the state dir by default) is not.
+    url = f"sqlite:///{tmp_path / 'missing' / 'x.sqlite3'}"
+    result = CliRunner().invoke(cli, ["--json", "--db", url, "db", "upgrade"])
+    assert result.exit_code == 8
+    assert str(tmp_path) not in result.stderr + result.stdout
+    error = json.loads(result.stderr)["error"]
+    assert error["message"] == "cannot connect to the database sqlite+pysqlite:///…/x.sqlite3"
