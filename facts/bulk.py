@@ -11,8 +11,9 @@ seeding. Here the column types' own bind processors convert the values once
   (FORCE ROW LEVEL SECURITY) gets Core's batched multi-row INSERTs instead;
 * SQLite: the Core-compiled INSERT, executed with plain tuples via the DBAPI.
 
-Identifiers come from the Table object, quoted by the dialect; values never
-enter SQL text. Runs inside the caller's transaction.
+Identifiers come from the Table object (composed with psycopg.sql on the COPY
+path, quoted by the dialect otherwise); values never enter SQL text. Runs
+inside the caller's transaction.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ pg_roles = table_clause(
 
 
 def _processors(conn: Connection, table: Table) -> list[Callable[[Any], Any] | None]:
-    return [col.type.bind_processor(conn.dialect) for col in table.columns]
+    # dialect_impl: the generic DateTime has no processor of its own; SQLite's
+    # does (it writes the same text format as a Core insert would). Without it
+    # bulk-loaded instants were spelled differently from Core-inserted ones.
+    dialect = conn.dialect
+    return [col.type.dialect_impl(dialect).bind_processor(dialect) for col in table.columns]
 
 
 def _tuples(
@@ -81,12 +86,15 @@ def bulk_insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]
     if not data:
         return 0
     if is_pg:
-        prep = conn.dialect.identifier_preparer
-        column_list = ", ".join(prep.quote(c.name) for c in table.columns)
-        sql = f"COPY {prep.format_table(table)} ({column_list}) FROM STDIN"
+        from psycopg import sql
+
+        copy_sql = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(*([table.schema] if table.schema else []), table.name),
+            sql.SQL(", ").join(sql.Identifier(c.name) for c in table.columns),
+        )
         raw = conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor() as cur, cur.copy(sql) as copy:
+        with raw.cursor() as cur, cur.copy(copy_sql) as copy:
             for record in data:
                 copy.write_row(record)
     else:
