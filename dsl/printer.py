@@ -14,6 +14,7 @@ import re
 
 from dsl.errors import PlanError
 from dsl.ir import (
+    LIST_OPERATORS,
     Filter,
     ObjectRef,
     Operator,
@@ -81,7 +82,7 @@ def condition(item: Filter) -> str:
     op, value = item.operator, item.value
     if op in _SYMBOLS and not isinstance(value, tuple | type(None)):
         return f"{_SYMBOLS[op]} {scalar(value)}"
-    if op in (Operator.IN, Operator.NOT_IN) and isinstance(value, tuple) and value:
+    if op in LIST_OPERATORS and isinstance(value, tuple) and value:
         words = "in" if op is Operator.IN else "not in"
         return f"{words} ({', '.join(scalar(v) for v in value)})"
     if op is Operator.BETWEEN and isinstance(value, tuple) and len(value) == 2:

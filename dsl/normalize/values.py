@@ -17,7 +17,7 @@ from typing import Any
 
 from dsl.catalog import EntitySpec, FieldSpec, FieldType
 from dsl.errors import PlanError
-from dsl.ir import Filter, Operator, Plan, Scalar, Span, Value
+from dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar, Span, Value
 from dsl.normalize.entity import entity_of
 from dsl.normalize.env import Env, where
 from dsl.normalize.filters import spec_for
@@ -111,7 +111,7 @@ def _check_shape(site: _Site, spec: FieldSpec) -> None:
                 None,
             )
         return
-    if op in (Operator.IN, Operator.NOT_IN):
+    if op in LIST_OPERATORS:
         if not isinstance(value, tuple) or not value:
             raise site.error(
                 "invalid_value",
@@ -208,7 +208,7 @@ def _normalize_filter(site: _Site, spec: FieldSpec) -> Filter:
     new: Value
     if isinstance(value, tuple):
         items = [_normalize_scalar(site, spec, v, j) for j, v in enumerate(value)]
-        if f.operator in (Operator.IN, Operator.NOT_IN):
+        if f.operator in LIST_OPERATORS:
             items = list(dict.fromkeys(items))
         new = tuple(items)
     else:
