@@ -53,15 +53,6 @@ from dsl.errors import PolicyError, UsageError
 F = TypeVar("F", bound=Callable[..., Any])
 
 BOM = "\ufeff"
-PLAN_INPUT_PARAMS = (
-    "plan",
-    "input_json",
-    "input_path",
-    "input_ref",
-    "pick",
-    "pick_as",
-    "file_input",
-)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _UNSAFE_IN_LITERAL = re.compile(r'["\\\x00-\x1f\x7f]')
 
