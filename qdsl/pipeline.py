@@ -220,6 +220,28 @@ class _Run:
             execution_id=execution_id,
         )
 
+    def insufficient(
+        self, plan: Plan, verdict: Verdict | None = None, execution_id: str | None = None
+    ) -> AnswerResult:
+        contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
+        return self.without_answer(
+            "insufficient_evidence",
+            plan,
+            insufficient(self.lang, contract),
+            verdict,
+            execution_id,
+        )
+
+    def on_empty(self, plan: Plan, result: ExecutionResult) -> AnswerResult | None:
+        """An empty result's own outcome (clarify, insufficient_evidence), else None."""
+        if plan.query_type is QueryType.COUNT or result.rows:
+            return None
+        if plan.clarify_on_empty:
+            return self.without_answer("clarify", plan, clarification(self.lang))
+        if plan.query_type in _EMPTY_IS_INSUFFICIENT:
+            return self.insufficient(plan, execution_id=result.execution_id)
+        return None
+
     def not_covered(self, plan: Plan | None, exc: NotCoveredError) -> AnswerResult:
         text = (
             f"这个问题没有可用的查询模板：{exc.message}"
@@ -246,10 +268,6 @@ class _Run:
         return self.without_answer("refused", plan, answer, verdict, execution_id)
 
 
-def _is_empty(plan: Plan, result: ExecutionResult) -> bool:
-    return plan.query_type is not QueryType.COUNT and not result.rows
-
-
 def verified_answer(
     plan: Plan,
     result: ExecutionResult,
@@ -269,27 +287,14 @@ def verified_answer(
     audit.event("plan", **plan_shape(plan), planner="caller")
     if plan.query_type is QueryType.UNKNOWN:
         return run.without_answer("clarify", plan, clarification(run.lang))
-    if _is_empty(plan, result) and plan.clarify_on_empty:
-        return run.without_answer("clarify", plan, clarification(run.lang))
-    contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
-    if _is_empty(plan, result) and plan.query_type in _EMPTY_IS_INSUFFICIENT:
-        return run.without_answer(
-            "insufficient_evidence",
-            plan,
-            insufficient(run.lang, contract),
-            execution_id=result.execution_id,
-        )
+    empty = run.on_empty(plan, result)
+    if empty is not None:
+        return empty
     answer, verdict = run.judge(plan, result)
     if verdict.ok:
         return run.answered(plan, result, answer, verdict)
     if verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
-        return run.without_answer(
-            "insufficient_evidence",
-            plan,
-            insufficient(run.lang, contract),
-            verdict,
-            result.execution_id,
-        )
+        return run.insufficient(plan, verdict, result.execution_id)
     return run.refused(plan, verdict, result.execution_id)
 
 
@@ -345,17 +350,9 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
                 elapsed_ms=result.elapsed_ms,
                 attempt=attempt + 1,
             )
-            if _is_empty(plan, result):
-                if plan.clarify_on_empty:
-                    return run.without_answer("clarify", plan, clarification(run.lang))
-                if plan.query_type in _EMPTY_IS_INSUFFICIENT:
-                    contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
-                    return run.without_answer(
-                        "insufficient_evidence",
-                        plan,
-                        insufficient(run.lang, contract),
-                        execution_id=result.execution_id,
-                    )
+            empty = run.on_empty(plan, result)
+            if empty is not None:
+                return empty
             answer, verdict = run.judge(plan, result)
             if verdict.ok:
                 return run.answered(plan, result, answer, verdict)
@@ -369,13 +366,6 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
                 audit.event("retry", retry="clarified_plan", attempt=replan + 1)
                 continue
         elif verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
-            contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
-            return run.without_answer(
-                "insufficient_evidence",
-                plan,
-                insufficient(run.lang, contract),
-                verdict,
-                result.execution_id,
-            )
+            return run.insufficient(plan, verdict, result.execution_id)
         return run.refused(plan, verdict, result.execution_id)
     raise AssertionError("unreachable: the replan loop always returns")
