@@ -10,9 +10,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import Engine
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from dsl.catalog import Catalog, resolve_catalog
 from dsl.errors import QdslError
@@ -24,6 +24,10 @@ from qdsl.gate import GateLexicon
 from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
 from qdsl.planner import Planner, RulePlanner
 from verifier.checks import Check
+
+if TYPE_CHECKING:
+    # sqlalchemy.ext.asyncio pulls in asyncio and the ORM: only the async twin needs it.
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = ["AnswerResult", "Status", "aplan_and_answer", "demo_engine", "plan_and_answer"]
 
