@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dsl.ir import AnswerContract, ValueSource
 from verifier.checks.base import Subject, error, warning
 from verifier.model import Issue
+from verifier.numerals import rewrite_numerals, to_digits
 
 NAME = "no_total_count_substitution"
 
@@ -54,8 +55,13 @@ def _spans(pattern: re.Pattern[str] | str, text: str) -> list[tuple[int, int]]:
 
 def stated_numbers(s: Subject) -> list[int]:
     """Integers the text states as amounts: ids, citations, dates, labels and
-    attribute values ("预算：250000", "64: active") are not amounts."""
-    text = s.answer.text
+    attribute values ("预算：250000", "64: active") are not amounts.
+
+    Number words count too ("一百三十七个", "fourteen projects"): the text is
+    read after `rewrite_numerals`, and every shield is found in that text.
+    """
+    rewritten = rewrite_numerals(s.answer.text)
+    text = rewritten.text
     shielded = _spans(_BRACKETS, text) + _spans(_DATES, text) + _spans(_TAGGED, text)
     words = "|".join(re.escape(w) for w in _referents(s))
     if words:
@@ -63,8 +69,12 @@ def stated_numbers(s: Subject) -> list[int]:
     row_ids = {r.entity_id for r in s.result.rows}
     for row in s.result.rows:
         # A label that is only digits could be the amount itself; shield only real names.
-        if row.label and not row.label.strip().isdigit():
-            shielded += _spans(re.escape(row.label), text)
+        if not row.label or to_digits(row.label).strip().isdigit():
+            continue
+        # Rewritten alone, a label may differ from its rewrite in context ("三号"
+        # before "个"): shield both its rewrite and where the original one lands.
+        shielded += _spans(re.escape(to_digits(row.label)), text)
+        shielded += [rewritten.span(a, b) for a, b in _spans(re.escape(row.label), s.answer.text)]
     found: list[int] = []
     for m in _NUMBER.finditer(text):
         start, end = m.span()
