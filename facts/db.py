@@ -72,7 +72,10 @@ DEMO_DB_NAME = "demo.sqlite3"
 
 
 def state_dir() -> Path:
-    """QDSL_STATE_DIR, else the platform's user state dir; created with mode 0700."""
+    """QDSL_STATE_DIR, else the platform's user state dir; created with mode 0700.
+
+    Raises UsageError `state_dir_unusable` when it cannot be created.
+    """
     override = os.environ.get("QDSL_STATE_DIR")
     if override:
         path = Path(override).expanduser()
@@ -80,7 +83,15 @@ def state_dir() -> Path:
         from platformdirs import user_state_path
 
         path = user_state_path("qdsl")
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        # Not a defect of qdsl: the configured location is unusable (SPEC 9: no path shown).
+        raise UsageError(
+            "state_dir_unusable",
+            f"cannot create the qdsl state directory ({exc.strerror})",
+            hint="set QDSL_STATE_DIR to a writable directory, or pass --db / QDSL_DATABASE_URL",
+        ) from None
     return path
 
 

@@ -101,3 +101,15 @@ def test_database_errors_show_no_absolute_path(tmp_path: Path) -> None:
     assert str(tmp_path) not in result.stderr + result.stdout
     error = json.loads(result.stderr)["error"]
     assert error["message"] == "cannot connect to the database sqlite+pysqlite:///…/x.sqlite3"
+
+
+def test_unusable_state_dir_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("QDSL_STATE_DIR", str(blocker / "state"))
+    result = CliRunner().invoke(cli, ["--json", "db", "upgrade"])
+    assert result.exit_code == 2
+    assert str(tmp_path) not in result.stderr + result.stdout
+    assert json.loads(result.stderr)["error"]["code"] == "usage/state_dir_unusable"
