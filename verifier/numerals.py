@@ -73,7 +73,7 @@ _ZH_RUN = re.compile(
 )
 # Classifiers that count things; dates (月/日/号) and durations are left out.
 _CLASSIFIERS = frozenset(
-    "个個项項条條份家位名篇只隻种種件台部批组組类類笔筆套支张張本所座间間封段则例起人次处處款"
+    "个個项項条條份家位名篇只隻种種件台部批组組类類笔筆套支张張本所座间間封段则例人次处處款"
 )
 _ZH_IDIOMS = (
     "千万",
@@ -262,28 +262,13 @@ _TENS = {
     )
 }
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
+# A lone "one" after these words, or before `_PRONOUN_AFTER`, is a pronoun.
 _PRONOUN_BEFORE = frozenset(
-    [
-        "no",
-        "any",
-        "every",
-        "some",
-        "the",
-        "this",
-        "that",
-        "which",
-        "each",
-        "only",
-        "another",
-        "such",
-        "same",
-        "last",
-        "next",
-        "other",
-        "little",
-        "right",
-        "wrong",
-    ]
+    re.findall(
+        r"\w+",
+        "no any every some the this that which each only another such same last next other "
+        "little right wrong by",
+    )
 )
 _PRONOUN_AFTER = frozenset(["of", "another", "by", "or"])
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+")
