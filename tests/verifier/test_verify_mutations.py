@@ -306,3 +306,115 @@ def test_a_matchs_name_does_not_state_the_condition() -> None:
     assert verify(EXISTS, result, good, context=context()).ok
     bad = with_(good, text="有。找到 1 个项目：A股量化选股平台 (#60)。依据：[fact:1]")
     assert verify(EXISTS, result, bad, context=context()).failed == ("covers_conditions",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "有。我们一共有一百三十七个项目（A股）。依据：[fact:1]",
+        "有。系统里共有壹佰叁拾柒个项目（A股）。依据：[fact:1]",
+        "有。系统里共有１３７个项目（A股）。依据：[fact:1]",
+        "Yes, we have one hundred and thirty-seven A-share projects. Evidence: [fact:1]",
+        "Yes: a hundred and thirty-seven projects (A-share). Evidence: [fact:1]",
+        "Yes, One Hundred Thirty Seven A-share projects. Evidence: [fact:1]",
+    ],
+)
+def test_total_count_in_number_words_is_caught(text: str) -> None:
+    good = rendered(EXISTS, existence_result())
+    bad = with_(good, text=text)
+    verdict = verify(EXISTS, existence_result(), bad, context=context())
+    assert verdict.failed == ("no_total_count_substitution",)
+    assert str(BASELINE) in verdict.issues[0].message
+
+
+@pytest.mark.parametrize(
+    ("baseline", "text"),
+    [
+        (14, "共有十四个项目（A股）。依据：[fact:1]"),
+        (14, "We have fourteen A-share projects. Evidence: [fact:1]"),
+        (20, "有二十个项目（A股）。依据：[fact:1]"),
+        (107, "有一百零七个项目（A股）。依据：[fact:1]"),
+        (2005, "有两千零五个项目（A股）。依据：[fact:1]"),
+        (12000, "有1万2千个项目（A股）。依据：[fact:1]"),
+        (21, "There are twenty-one A-share projects. Evidence: [fact:1]"),
+    ],
+)
+def test_any_total_in_words_is_caught(baseline: int, text: str) -> None:
+    result = existence_result(baseline_total=baseline)
+    bad = with_(rendered(EXISTS, result), text=text)
+    verdict = verify(EXISTS, result, bad, context=context())
+    assert verdict.failed == ("no_total_count_substitution",)
+
+
+def test_filtered_count_with_right_data_but_total_in_words_is_caught() -> None:
+    p = plan(QueryType.COUNT, A_SHARE)
+    good = rendered(p, count_result(3))
+    bad = with_(good, text="A股项目一共有一百三十七个。")
+    verdict = verify(p, count_result(3), bad, context=context())
+    assert verdict.failed == ("no_total_count_substitution",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "有。找到三个项目（A股）：量化选股平台、Factor research、盘后风控。[fact:1] [fact:2]",
+        "Yes, three A-share projects: 量化选股平台, Factor research, 盘后风控. [fact:1]",
+        "有，统一检索后共三个 A股 项目，十分确定；其中之一是量化选股平台。[fact:1]",
+        "Yes, three A-share projects; no one else has one of them. [fact:1]",
+    ],
+)
+def test_the_match_count_in_words_passes(text: str) -> None:
+    good = rendered(EXISTS, existence_result())
+    verdict = verify(EXISTS, existence_result(), with_(good, text=text), context=context())
+    assert verdict.ok, verdict.issues
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "没有。统一检索后没有 A股 项目，一个都没有。",
+        "No. No one has tagged any project as A-share; not one of them.",
+    ],
+)
+def test_words_that_only_look_like_one_are_not_amounts(text: str) -> None:
+    # The tenant has one project and it is not A股: "one" here would be the total.
+    empty = existence_result(rows=(), evidence=(), baseline_total=1)
+    good = rendered(EXISTS, empty)
+    verdict = verify(EXISTS, empty, with_(good, text=text), context=context())
+    assert verdict.ok, verdict.issues
+    stated = with_(good, text="没有。系统里只有一个项目，不是 A股。")
+    assert verify(EXISTS, empty, stated, context=context()).failed == (
+        "no_total_count_substitution",
+    )
+
+
+@pytest.mark.parametrize(
+    "label", ["一百三十七号楼改造", "Plan One Hundred Thirty-Seven", "壹佰叁拾柒期"]
+)
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_labels_in_number_words_are_not_amounts(label: str, language: str) -> None:
+    result = existence_result(rows=(row("60", label, ("fact:1",)),), evidence=(fact(1, "60"),))
+    answer = rendered(EXISTS, result, language)
+    assert label in answer.text
+    assert verify(EXISTS, result, answer, context=context()).ok
+    theirs = with_(answer, text=f"有，{label}三个项目里的一个（A股）。[fact:1]")
+    assert (
+        "no_total_count_substitution"
+        not in verify(EXISTS, result, theirs, context=context()).failed
+    )
+
+
+def test_an_id_in_words_after_its_entity_is_not_an_amount() -> None:
+    result = existence_result(baseline_total=64)
+    good = rendered(EXISTS, result)
+    text = "有。找到 3 个项目（A股），与项目六十四同属一组。[fact:1]"
+    assert verify(EXISTS, result, with_(good, text=text), context=context()).ok
+
+
+def test_a_colon_leads_a_value_unless_it_counts_entities() -> None:
+    good = rendered(EXISTS, existence_result())
+    value = with_(good, text=good.text + f" 预算：{BASELINE}，预算：一百三十七")
+    assert verify(EXISTS, existence_result(), value, context=context()).ok
+    counted = with_(good, text=f"Yes: {BASELINE} A-share projects. [fact:1]")
+    verdict = verify(EXISTS, existence_result(), counted, context=context())
+    assert verdict.failed == ("no_total_count_substitution",)

@@ -64,6 +64,8 @@ def stated_numbers(s: Subject) -> list[int]:
     text = rewritten.text
     shielded = _spans(_BRACKETS, text) + _spans(_DATES, text) + _spans(_TAGGED, text)
     words = "|".join(re.escape(w) for w in _referents(s))
+    # "Yes: 137 A-share projects" counts projects, though a colon leads it.
+    counts_entities = re.compile(rf"(?i)[^,，.。;；、:：()（）\[\]\n]*?(?:{words})")
     if words:
         shielded += _spans(rf"(?i)(?:{words})\s*(?:#|no\.?\s*)?\d+{_JOINERS}", text)
     row_ids = {r.entity_id for r in s.result.rows}
@@ -81,8 +83,10 @@ def stated_numbers(s: Subject) -> list[int]:
         if any(a <= start and end <= b for a, b in shielded):
             continue
         before, after = text[:start].rstrip(), text[end:].lstrip()
-        if before.endswith((":", "：")) or after.startswith((":", "：")):
-            continue  # an attribute's value or a subject's key, not a claimed amount
+        if after.startswith((":", "：")):
+            continue  # a subject's key ("64: active"), not a claimed amount
+        if before.endswith((":", "：")) and not (words and counts_entities.match(after)):
+            continue  # an attribute's value ("预算：250000"), unless it counts entities
         if m.group() in row_ids and before.endswith(("(", "（")) and after.startswith((")", "）")):
             continue
         found.append(int(m.group()))
