@@ -1,12 +1,14 @@
 """`qdsl demo`: answer a handful of real questions over the embedded SQLite demo.
 
 The demo database is created (migrated and seeded) on first use in the state
-directory, so this runs on a fresh machine with no server.
+directory, so this runs on a fresh machine with no server. `answers()` gives
+one summary per question (the `--json` envelope's data); `main()` prints them.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 QUESTIONS: tuple[tuple[str, str], ...] = (
     ("t1", "帮我看看系统里面有没有 A 股项目"),
@@ -23,20 +25,45 @@ QUESTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def main() -> int:
+def answers() -> list[dict[str, Any]]:
     from qdsl import plan_and_answer
 
-    out = sys.stdout
+    out: list[dict[str, Any]] = []
     for tenant, question in QUESTIONS:
         result = plan_and_answer(question, tenant_id=tenant)
-        verdict = result.verdict.outcome if result.verdict is not None else "-"
-        out.write(f"\n[{tenant}] {question}\n")
-        out.write(
-            f"  status={result.status}  contract={result.answer_contract}  "
-            f"verdict={verdict}  evidence={len(result.evidence)}\n"
+        out.append(
+            {
+                "tenant": tenant,
+                "question": question,
+                "status": result.status,
+                "answer_contract": result.answer_contract.value if result.answer_contract else None,
+                "verdict": result.verdict.outcome.value if result.verdict is not None else None,
+                "evidence": len(result.evidence),
+                "text": result.text,
+                "trace_id": result.trace_id,
+            }
         )
-        for line in (result.text or "").splitlines()[:6]:
-            out.write(f"  > {line}\n")
-    out.write("\nEvery answer above passed the verifier or says why it could not be given.\n")
-    out.write("Try: .venv/bin/qdsl --json ask --tenant t1 '有没有港股相关的项目？'\n")
+    return out
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for row in rows:
+        lines += [
+            "",
+            f"[{row['tenant']}] {row['question']}",
+            f"  status={row['status']}  contract={row['answer_contract']}  "
+            f"verdict={row['verdict'] or '-'}  evidence={row['evidence']}",
+        ]
+        lines += [f"  > {line}" for line in (row["text"] or "").splitlines()[:6]]
+    lines += [
+        "",
+        "Every answer above passed the verifier or says why it could not be given.",
+        "Try: .venv/bin/qdsl --json ask --tenant t1 '有没有港股相关的项目？'",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    sys.stdout.write(render(answers()))
     return 0

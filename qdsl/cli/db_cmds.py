@@ -67,6 +67,14 @@ def demo_group(ctx: click.Context) -> None:
         ctx.exit(code)
     from qdsl import demo_show
 
+    if current_state().json_mode:
+        # SPEC 8: with --json, stdout holds the one envelope, not the walkthrough text.
+        ctx.exit(
+            run_operation(
+                "demo",
+                lambda: Outcome(data={"answers": demo_show.answers()}),
+            )
+        )
     ctx.exit(int(demo_show.main() or 0))
 
 

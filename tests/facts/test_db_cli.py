@@ -113,3 +113,15 @@ def test_unusable_state_dir_is_a_usage_error(
     assert result.exit_code == 2
     assert str(tmp_path) not in result.stderr + result.stdout
     assert json.loads(result.stderr)["error"]["code"] == "usage/state_dir_unusable"
+
+
+def test_bare_demo_with_json_prints_one_envelope() -> None:
+    from qdsl.demo_show import QUESTIONS
+
+    result = CliRunner().invoke(cli, ["--json", "demo"])
+    assert result.exit_code == 0, result.stderr
+    env = json.loads(result.stdout)
+    assert env["ok"] is True and env["operation"] == "demo"
+    answers = env["data"]["answers"]
+    assert [(a["tenant"], a["question"]) for a in answers] == list(QUESTIONS)
+    assert answers[0]["status"] == "answered" and answers[0]["verdict"] == "pass"
