@@ -31,6 +31,7 @@ from executor.bind import (
     subject_ids,
 )
 from executor.statements import (
+    FALLBACK_SLOTS,
     STATEMENTS,
     StatementCache,
     StatementSet,
@@ -43,8 +44,9 @@ from facts.textindex import grams_for_term
 
 DIALECTS = ("postgresql", "sqlite")
 FACTS_CAP = 1000
-# At most this many spelling combinations are searched by the text fallback.
-MAX_FALLBACK_COMBOS = 32
+# At most this many runs of the fallback statement (values with more spellings
+# than its term slots); one run covers up to FALLBACK_SLOTS spellings per filter.
+MAX_FALLBACK_RUNS = 8
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class Prepared:
     statements: StatementSet
     params: dict[str, Any]  # shared by every statement (each ignores what it does not use)
     limit: int
-    fallback_combos: tuple[dict[str, Any], ...]  # one parameter set per spelling combination
+    fallback_runs: tuple[FallbackRun, ...]  # usually one: every spelling in one statement
     fallback_cap: int
     dialect: str
 
@@ -87,36 +89,60 @@ def check_tenant(plan: Plan, tenant_id: str) -> None:
         )
 
 
-def _fallback_combos(
+@dataclass(frozen=True)
+class FallbackRun:
+    """One run of the fallback statement: its slot parameters and, per fact filter
+    index, the spelling in each slot (a hit's slot index names its spelling)."""
+
+    params: dict[str, Any]
+    terms: dict[int, tuple[str, ...]]
+
+
+# Fills an unused slot: no entity has -1 grams, and "" is never an indexed gram.
+_PAD_GRAMS = [""]
+_PAD_N = -1
+
+
+def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+    terms = [t for t in fallback_terms(bf) if grams_for_term(t)]
+    name = f"g{bf.index}"
+    out = []
+    for start in range(0, len(terms), FALLBACK_SLOTS):
+        chunk = tuple(terms[start : start + FALLBACK_SLOTS])
+        params: dict[str, Any] = {}
+        union: dict[str, None] = {}
+        for j in range(FALLBACK_SLOTS):
+            if j < len(chunk):
+                grams = grams_for_term(chunk[j])
+                union.update(dict.fromkeys(grams))
+                params[f"{name}_s{j}_grams"] = list(grams)
+                params[f"{name}_s{j}_n"] = len(grams)
+                params[f"{name}_s{j}_text"] = contains_param(chunk[j], dialect)
+            else:
+                params[f"{name}_s{j}_grams"] = _PAD_GRAMS
+                params[f"{name}_s{j}_n"] = _PAD_N
+                params[f"{name}_s{j}_text"] = ""
+        params[f"{name}_grams"] = list(union)
+        out.append((params, chunk))
+    return out
+
+
+def _fallback_runs(
     bound: tuple[BoundFilter, ...], enabled: bool, dialect: str
-) -> tuple[dict[str, Any], ...]:
+) -> tuple[FallbackRun, ...]:
     if not enabled:
         return ()
-    per_filter: list[list[dict[str, Any]]] = []
-    for bf in bound:
-        if not bf.positive_fact:
-            continue
-        options = []
-        for term in fallback_terms(bf):
-            grams = grams_for_term(term)
-            if grams:
-                name = f"g{bf.index}"
-                options.append(
-                    {
-                        f"{name}_grams": list(grams),
-                        f"{name}_n": len(grams),
-                        f"{name}_text": contains_param(term, dialect),
-                        f"{name}_term": term,
-                    }
-                )
-        per_filter.append(options)
-    combos = []
-    for parts in itertools.islice(itertools.product(*per_filter), MAX_FALLBACK_COMBOS):
+    per_filter = [(bf.index, _slot_chunks(bf, dialect)) for bf in bound if bf.positive_fact]
+    runs = []
+    chunk_lists = [chunks for _index, chunks in per_filter]
+    for parts in itertools.islice(itertools.product(*chunk_lists), MAX_FALLBACK_RUNS):
         merged: dict[str, Any] = {}
-        for part in parts:
-            merged.update(part)
-        combos.append(merged)
-    return tuple(combos)
+        terms: dict[int, tuple[str, ...]] = {}
+        for (index, _chunks), (params, chunk) in zip(per_filter, parts, strict=True):
+            merged.update(params)
+            terms[index] = chunk
+        runs.append(FallbackRun(merged, terms))
+    return tuple(runs)
 
 
 def prepare(
@@ -192,7 +218,7 @@ def prepare(
         statements=statements,
         params=params,
         limit=limit,
-        fallback_combos=_fallback_combos(bound, fallback, dialect),
+        fallback_runs=_fallback_runs(bound, fallback, dialect),
         fallback_cap=max(limit, spec.max_limit) + 1,
         dialect=dialect,
     )
@@ -287,8 +313,8 @@ def compile_plan(
     """Every statement the plan's template may run, as SQL text with its bound parameters."""
     prep = prepare(plan, catalog, dialect, tenant_id, now=now)
     base = dict(prep.params)
-    if prep.fallback_combos:
-        base.update(prep.fallback_combos[0])
+    if prep.fallback_runs:
+        base.update(prep.fallback_runs[0].params)
         base["fallback_cap"] = prep.fallback_cap
     out = []
     for role, stmt in prep.statements.named():

@@ -92,24 +92,44 @@ class _Steps:
         return role, stmt, {**self.prep.params, **(extra or {})}
 
 
-def _fallback(steps: _Steps) -> Generator[Request, list[Row], tuple[dict[str, str], bool]]:
-    """Entity ids found by text, each with the spelling that found it; and whether capped."""
+def _fallback(
+    steps: _Steps,
+) -> Generator[Request, list[Row], tuple[list[Row], dict[str, str], int]]:
+    """Rows found by text, each id with the spelling(s) that found it, and the hit
+    total (capped at fallback_cap). One statement holds every spelling of a value
+    (up to FALLBACK_SLOTS per filter); only values with more spellings take several
+    runs, whose hits are then gathered by id and read in the plan's order."""
     prep = steps.prep
-    stmt = prep.statements.fallback_ids
+    stmt = prep.statements.fallback
     assert stmt is not None
+    runs = prep.fallback_runs
+    several = len(runs) > 1
+    rows: list[Row] = []
     found: dict[str, str] = {}
-    capped = False
-    for combo in prep.fallback_combos:
-        extra = {**combo, "fallback_cap": prep.fallback_cap}
-        got = yield steps.req("fallback_ids", stmt, extra)
-        capped |= len(got) >= prep.fallback_cap
-        term = " + ".join(v for k, v in combo.items() if k.endswith("_term"))
+    total = 0
+    for run in runs:
+        extra: dict[str, Any] = {**run.params, "fallback_cap": prep.fallback_cap}
+        if several:
+            extra["limit"] = prep.fallback_cap  # every hit's id, to merge the runs
+        got = yield steps.req("fallback", stmt, extra)
+        total = max(total, int(got[0]["q_total"]) if got else 0)
         for r in got:
-            found.setdefault(r["q_id"], term)
+            if r["q_id"] not in found:
+                labels = (terms[r[f"q_g{index}"]] for index, terms in run.terms.items())
+                found[r["q_id"]] = " + ".join(labels)
+                rows.append(r)
+    if several:
+        ids = sorted(found)[: prep.fallback_cap]
+        found = {i: found[i] for i in ids}
+        total = len(ids)
+        rows = []
+        if ids:
+            rows = yield steps.req("rows_by_id", prep.statements.rows_by_id, {"ids": ids})
+    spellings = sum(len(t) for r in runs for t in r.terms.values())
     steps.notes.append(
-        f"fallback_text: {len(prep.fallback_combos)} spelling(s) searched, {len(found)} hit(s)"
+        f"fallback_text: {spellings} spelling(s) in {len(runs)} statement(s), {total} hit(s)"
     )
-    return found, capped
+    return rows, found, total
 
 
 def _facts(
@@ -135,7 +155,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     st = prep.statements
     steps = _Steps(prep)
-    fallback_ready = st.fallback_ids is not None and bool(prep.fallback_combos)
+    fallback_ready = st.fallback is not None and bool(prep.fallback_runs)
     rows: list[Row] = []
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not fallback_ready:
@@ -147,11 +167,10 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     matched_term: dict[str, str] | None = None
     capped = False
     if fallback_ready and not rows:
-        matched_term, capped = yield from _fallback(steps)
-        if matched_term:
-            rows = yield steps.req("rows_by_id", st.rows_by_id, {"ids": list(matched_term)})
+        rows, matched_term, hits = yield from _fallback(steps)
+        capped = hits >= prep.fallback_cap
         if st.counts:
-            count = len(matched_term)
+            count = hits
 
     baseline: int | None = None
     if prep.bound:
@@ -278,9 +297,5 @@ def _result_rows(
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
     st = prep.statements
-    by_role: dict[str, AnySelect] = {
-        **dict(st.named()),
-        "entity_facts": st.entity_facts,
-        "rows_by_id": st.rows_by_id,
-    }
+    by_role: dict[str, AnySelect] = {**dict(st.named()), "entity_facts": st.entity_facts}
     return [by_role[r] for r in dict.fromkeys(roles)]

@@ -38,6 +38,9 @@ from executor.tables import EntityTable, catalog_key, entity_table, facts_table,
 from executor.templates import Template
 
 Shape = tuple[Hashable, ...]
+# Term slots per fact filter in the text fallback statement. A value with more
+# spellings than this is searched in several runs of the same statement.
+FALLBACK_SLOTS = 8
 AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
 
 
@@ -59,10 +62,10 @@ class StatementSet:
     main: AnySelect
     counts: bool  # main carries the match total (a window count over every match)
     baseline: AnySelect
-    rows_by_id: AnySelect
     match_facts: dict[int, AnySelect]
     entity_facts: AnySelect
-    fallback_ids: AnySelect | None
+    fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
+    rows_by_id: AnySelect  # rows of ids gathered over several fallback runs
     uses_entity_facts: bool = False
 
     def named(self) -> list[tuple[str, AnySelect]]:
@@ -71,8 +74,8 @@ class StatementSet:
         out.extend((f"match_facts.f{i}", s) for i, s in self.match_facts.items())
         if self.uses_entity_facts:
             out.append(("entity_facts", self.entity_facts))
-        if self.fallback_ids is not None:
-            out.append(("fallback_ids", self.fallback_ids))
+        if self.fallback is not None:
+            out.append(("fallback", self.fallback))
             out.append(("rows_by_id", self.rows_by_id))
         return out
 
@@ -231,34 +234,74 @@ class _Builder:
         )
 
     def fallback(self, bound: tuple[BoundFilter, ...], *, has_subjects: bool) -> AnySelect:
+        """The whole text fallback in one statement: every spelling of every fact filter
+        sits in one of FALLBACK_SLOTS fixed term slots (unused slots carry a gram count
+        no entity has), so the SQL text does not depend on how many spellings a value has.
+
+        Per filter, one grouped pass over text_grams (the union of its slots' grams)
+        counts, per entity and slot, the slot's grams it has; a slot hits when the entity
+        has all of them and the confirming substring test holds. The matching ids are
+        capped (in id order) at :fallback_cap, then read as rows with the hit total and
+        the index of the first slot that hit for each filter (its spelling labels the
+        evidence)."""
         et = self.et
         g = grams_table()
         conds = self.conditions(bound, skip_positive_facts=True)
         if has_subjects:
             conds.append(et.id.in_(self.ids("subject_ids")))
+        tenant = self.p("tenant_id", type_=sa.Text())
+        entity_type = self.p("entity_type", type_=sa.Text())
+        sources: Any = et.table
+        labels: list[ColumnElement[Any]] = []
         for bf in bound:
             if not bf.positive_fact:
                 continue
             name = f"g{bf.index}"
+            # (tenant, entity_type, gram, entity_id) is text_grams' primary key, so
+            # within one entity's group a gram occurs once: count() counts distinct grams.
+            have = [
+                sa.func.count(
+                    sa.case(
+                        (
+                            g.c.gram.in_(
+                                self.p(f"{name}_s{j}_grams", expanding=True, type_=sa.Text())
+                            ),
+                            1,
+                        )
+                    )
+                ).label(f"q_m{j}")
+                for j in range(FALLBACK_SLOTS)
+            ]
+            wanted = [self.p(f"{name}_s{j}_n", type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
             candidates = (
-                sa.select(g.c.entity_id)
+                sa.select(g.c.entity_id, *have)
                 .where(
-                    g.c.tenant_id == self.p("tenant_id", type_=sa.Text()),
-                    g.c.entity_type == self.p("entity_type", type_=sa.Text()),
+                    g.c.tenant_id == tenant,
+                    g.c.entity_type == entity_type,
                     g.c.gram.in_(self.p(f"{name}_grams", expanding=True, type_=sa.Text())),
                 )
                 .group_by(g.c.entity_id)
-                .having(
-                    sa.func.count(sa.distinct(g.c.gram)) == self.p(f"{name}_n", type_=sa.Integer())
-                )
+                .having(sa.or_(*(h == n for h, n in zip(have, wanted, strict=True))))
+                .subquery(f"c{bf.index}")
             )
-            term = self.p(f"{name}_text", type_=sa.Text())
-            confirm = [self._confirm(et.col(c), term) for c in et.spec.text_search]
-            conds.append(et.id.in_(candidates))
-            conds.append(sa.or_(*confirm))
+            sources = sources.join(candidates, candidates.c.entity_id == et.id)
+            hits = [
+                sa.and_(
+                    candidates.c[f"q_m{j}"] == wanted[j],
+                    sa.or_(
+                        *(
+                            self._confirm(et.col(c), self.p(f"{name}_s{j}_text", type_=sa.Text()))
+                            for c in et.spec.text_search
+                        )
+                    ),
+                )
+                for j in range(FALLBACK_SLOTS)
+            ]
+            conds.append(sa.or_(*hits))
+            labels.append(sa.case(*((h, j) for j, h in enumerate(hits))).label(f"q_{name}"))
         return (
-            sa.select(et.id.label("q_id"))
-            .select_from(et.table)
+            sa.select(et.id.label("q_id"), *labels)
+            .select_from(sources)
             .where(*conds)
             .order_by(et.id)
             .limit(self.p("fallback_cap", type_=sa.Integer()))
@@ -297,12 +340,6 @@ def build_statements(
         .limit(b.limit())
     )
     baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
-    rows_by_id = (
-        b.entity_select(selected, baseline=guard)
-        .where(b.tenant(), et.id.in_(b.ids()))
-        .order_by(*b.order_by())
-        .limit(b.limit())
-    )
     match_facts: dict[int, AnySelect] = {}
     for bf in bound:
         if bf.positive_fact:
@@ -318,7 +355,24 @@ def build_statements(
     entity_facts = entity_facts.order_by(
         b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id
     ).limit(b.p("facts_cap", type_=sa.Integer()))
-    fallback_ids = b.fallback(bound, has_subjects=has_subjects) if fallback else None
+    rows_by_id = (
+        b.entity_select(selected, baseline=guard)
+        .where(b.tenant(), et.id.in_(b.ids()))
+        .order_by(*b.order_by())
+        .limit(b.limit())
+    )
+    fallback_rows: AnySelect | None = None
+    if fallback:
+        hits = b.fallback(bound, has_subjects=has_subjects).subquery("hits")
+        labels = [c for c in hits.c if c.name != "q_id"]
+        fallback_rows = (
+            b.entity_select(selected, baseline=guard, total=True)
+            .add_columns(*labels)
+            .join(hits, hits.c.q_id == et.id)
+            .where(b.tenant())
+            .order_by(*b.order_by())
+            .limit(b.limit())
+        )
     return StatementSet(
         shape=shape,
         selected=selected,
@@ -326,10 +380,10 @@ def build_statements(
         main=main,
         counts=template.kind.counts,
         baseline=baseline,
-        rows_by_id=rows_by_id,
         match_facts=match_facts,
         entity_facts=entity_facts,
-        fallback_ids=fallback_ids,
+        fallback=fallback_rows,
+        rows_by_id=rows_by_id,
         uses_entity_facts=template.kind.entity_facts or bool(projected_fact_fields(plan, et)),
     )
 

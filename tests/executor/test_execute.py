@@ -182,3 +182,58 @@ def test_async_twin_gives_the_same_result(engine: Engine, db_url: str) -> None:
         assert async_result.count == sync_result.count
         assert [e.id for e in async_result.evidence] == [e.id for e in sync_result.evidence]
         assert async_result.execution_id != sync_result.execution_id
+
+
+def _fallback_summary(result: ExecutionResult) -> tuple[object, ...]:
+    evidence = result.evidence_by_id()
+    labels = {r.entity_id: evidence[f"project:{r.entity_id}"].value_text for r in result.rows}
+    return [r.entity_id for r in result.rows], labels, result.count, result.truncated
+
+
+def test_fallback_searches_every_spelling_in_one_statement(engine: Engine) -> None:
+    import sqlalchemy as sa
+
+    ran: list[str] = []
+
+    def note(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        ran.append(statement)
+
+    plan = theme("港股", facts_first=False, allow_fallback_text=True)
+    sa.event.listen(engine, "before_cursor_execute", note)
+    try:
+        result = execute(plan, CATALOG, engine, "t1", now=NOW)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", note)
+    assert result.used_fallback and ids(result) >= T1_HK_TEXT_ONLY
+    # 7 spellings of 港股, one statement (plus PRAGMAs / the session settings)
+    assert sum("text_grams" in s for s in ran) == 1
+    assert any("7 spelling(s) in 1 statement(s)" in n for n in result.notes)
+    # each hit names the spelling that found it
+    spellings = {"港股", "h股", "hong kong equities", "hong kong stocks", "hk equities"}
+    spellings |= {"hk stocks", "香港股票"}
+    labels = [result.evidence_by_id()[f"project:{r.entity_id}"].value_text for r in result.rows]
+    assert labels and set(labels) <= spellings
+
+
+@pytest.mark.parametrize("query_type", [QueryType.EXISTENCE, QueryType.COUNT])
+def test_fallback_over_several_runs_gives_the_same_answer(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, query_type: QueryType
+) -> None:
+    """Values with more spellings than slots take several runs of the statement."""
+    from executor import compile as compile_mod
+    from executor import statements as statements_mod
+
+    plan = theme("港股", facts_first=False, allow_fallback_text=True).model_copy(
+        update={"query_type": query_type, "limit": 2}
+    )
+    one = execute(plan, CATALOG, engine, "t1", now=NOW)
+    monkeypatch.setattr(statements_mod, "FALLBACK_SLOTS", 2)
+    monkeypatch.setattr(compile_mod, "FALLBACK_SLOTS", 2)
+    statements_mod.STATEMENTS.clear()
+    try:
+        several = execute(plan, CATALOG, engine, "t1", now=NOW)
+    finally:
+        statements_mod.STATEMENTS.clear()
+    assert any("in 4 statement(s)" in n for n in several.notes)
+    assert one.used_fallback and one.truncated and len(one.rows) == 2
+    assert _fallback_summary(several) == _fallback_summary(one)
