@@ -47,12 +47,21 @@ class LazyGroup(click.Group):
 def _print_version(ctx: click.Context) -> None:
     from importlib.metadata import version
 
-    click.echo(f"qdsl {version('qdsl')}")
+    if ctx.params.get("json_mode"):
+        # SPEC 8: with --json, stdout holds only an envelope (--json is eager, so it
+        # is known here when it comes first, as in `qdsl --json --version`).
+        from envelope import emit_success
+
+        emit_success("version", {"version": version("qdsl")})
+    else:
+        click.echo(f"qdsl {version('qdsl')}")
     ctx.exit()
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--json", "json_mode", is_flag=True, help="Print one JSON envelope (SPEC 8).")
+@click.option(
+    "--json", "json_mode", is_flag=True, is_eager=True, help="Print one JSON envelope (SPEC 8)."
+)
 @click.option("--db", "db_url", envvar="QDSL_DATABASE_URL", help="SQLAlchemy database URL.")
 @click.option("--catalog", "catalog_path", envvar="QDSL_CATALOG", help="Catalog TOML file.")
 @click.option(

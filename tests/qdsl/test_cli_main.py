@@ -1,0 +1,24 @@
+"""The root command: `--version` honours `--json` (SPEC 8: stdout holds only the envelope)."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+
+from click.testing import CliRunner
+
+from qdsl.cli.main import cli
+
+
+def test_version_is_plain_text_without_json() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"qdsl {version('qdsl')}\n"
+
+
+def test_version_with_json_is_an_envelope() -> None:
+    result = CliRunner().invoke(cli, ["--json", "--version"])
+    assert result.exit_code == 0
+    env = json.loads(result.stdout)
+    assert env["ok"] is True and env["operation"] == "version"
+    assert env["data"] == {"version": version("qdsl")}
