@@ -1,14 +1,18 @@
 """`qdsl demo`: answer a handful of real questions over the embedded SQLite demo.
 
 The demo database is created (migrated and seeded) on first use in the state
-directory, so this runs on a fresh machine with no server. `answers()` gives
+directory, so this runs on a fresh machine with no server; `qdsl --db URL demo`
+runs it over that database instead. `answers()` gives
 one summary per question (the `--json` envelope's data); `main()` prints them.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 QUESTIONS: tuple[tuple[str, str], ...] = (
     ("t1", "帮我看看系统里面有没有 A 股项目"),
@@ -25,12 +29,13 @@ QUESTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def answers() -> list[dict[str, Any]]:
+def answers(engine: Engine | None = None) -> list[dict[str, Any]]:
+    """One summary per question, over `engine` (default: the embedded demo)."""
     from qdsl import plan_and_answer
 
     out: list[dict[str, Any]] = []
     for tenant, question in QUESTIONS:
-        result = plan_and_answer(question, tenant_id=tenant)
+        result = plan_and_answer(question, tenant_id=tenant, engine=engine)
         out.append(
             {
                 "tenant": tenant,
@@ -64,6 +69,6 @@ def render(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    sys.stdout.write(render(answers()))
+def main(engine: Engine | None = None) -> int:
+    sys.stdout.write(render(answers(engine)))
     return 0

@@ -7,8 +7,6 @@ QDSL_DATABASE_URL, else the embedded SQLite demo file in the state directory.
 
 from __future__ import annotations
 
-import importlib.util
-
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
@@ -57,25 +55,30 @@ def demo_group(ctx: click.Context) -> None:
     """Run the demo (no subcommand), or manage the demo database."""
     if ctx.invoked_subcommand is not None:
         return
-    if importlib.util.find_spec("qdsl.demo_show") is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
-
     # Seeding first keeps the demo's own output free of set-up noise.
     code = _quiet_init()
     if code:
         ctx.exit(code)
     from qdsl import demo_show
 
-    if current_state().json_mode:
-        # SPEC 8: with --json, stdout holds the one envelope, not the walkthrough text.
-        ctx.exit(
-            run_operation(
-                "demo",
-                lambda: Outcome(data={"answers": demo_show.answers()}),
+    url = current_state().db_url
+    engine = None
+    if url is not None:
+        from facts.db import make_engine
+
+        engine = make_engine(url)  # the database just seeded, not the embedded file
+    try:
+        if current_state().json_mode:
+            # SPEC 8: with --json, stdout holds the one envelope, not the walkthrough text.
+            code = run_operation(
+                "demo", lambda: Outcome(data={"answers": demo_show.answers(engine)})
             )
-        )
-    ctx.exit(int(demo_show.main() or 0))
+        else:
+            code = int(demo_show.main(engine) or 0)
+    finally:
+        if engine is not None:
+            engine.dispose()
+    ctx.exit(code)
 
 
 def _quiet_init() -> int:

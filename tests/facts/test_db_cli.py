@@ -74,7 +74,7 @@ def test_bare_demo_seeds_then_runs_the_demo_show(monkeypatch: pytest.MonkeyPatch
 
     calls: list[bool] = []
 
-    def fake_main() -> int:
+    def fake_main(engine: object = None) -> int:
         calls.append((state_dir() / "demo.sqlite3").exists())
         return 0
 
@@ -125,3 +125,12 @@ def test_bare_demo_with_json_prints_one_envelope() -> None:
     answers = env["data"]["answers"]
     assert [(a["tenant"], a["question"]) for a in answers] == list(QUESTIONS)
     assert answers[0]["status"] == "answered" and answers[0]["verdict"] == "pass"
+
+
+def test_demo_runs_over_the_db_flag_database(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    result = CliRunner().invoke(cli, ["--json", "--db", url, "demo"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["data"]["answers"][0]["status"] == "answered"
+    assert (tmp_path / "other.sqlite3").exists()
+    assert not (state_dir() / "demo.sqlite3").exists()
