@@ -66,6 +66,7 @@ _BIG_UNITS = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8}
 _EVERYDAY_ONLY = frozenset("〇一二两兩三四五六七八九十百千")
 _FINANCIAL = frozenset(_FIN_DIGITS) | frozenset("拾佰仟")
 _UNITS = "".join(_SMALL_UNITS) + "".join(_BIG_UNITS)
+_UNIT_CHARS = frozenset(_UNITS)
 _ZH_CHARS = "".join(_ZH_DIGITS) + "".join(_FIN_DIGITS) + _UNITS
 _ZH_RUN = re.compile(
     rf"(?:[0-9]+(?:\.[0-9]+)?(?=[{_UNITS}])|(?<=[{_UNITS}])[0-9]+|[{_ZH_CHARS}])+"
@@ -202,7 +203,8 @@ def _chinese_edits(text: str) -> list[tuple[int, int, str]]:
     for m in _ZH_RUN.finditer(text):
         start, end = m.span()
         run = m.group()
-        if run[0] == "一" and start > 0 and text[start - 1] in _ONE_ENDS_WORD_AFTER:
+        ends_word = start > 0 and text[start - 1] in _ONE_ENDS_WORD_AFTER
+        if run[0] == "一" and ends_word and run[1:2] not in _UNIT_CHARS:  # 这一百 is 100
             start, run = start + 1, run[1:]
             if not run:
                 continue
@@ -380,8 +382,11 @@ def _english_context_blocks(text: str, words: list[re.Match[str]], i: int, j: in
     if after == "-" and text[end + 1 : end + 2].isalnum():
         return True  # "one-off", "fourteen-day"
     if j - i == 1 and words[i].group().lower() == "one":
-        prev = words[i - 1].group().lower() if i > 0 else ""
-        nxt = words[j].group().lower() if j < len(words) else ""
+        # Only a word beside it, not one across punctuation ("No, one project").
+        spaced_before = i > 0 and text[words[i - 1].end() : start].isspace()
+        spaced_after = j < len(words) and text[end : words[j].start()].isspace()
+        prev = words[i - 1].group().lower() if spaced_before else ""
+        nxt = words[j].group().lower() if spaced_after else ""
         if prev in _PRONOUN_BEFORE or nxt in _PRONOUN_AFTER or after in ("'", "’"):
             return True
     return False
