@@ -215,7 +215,8 @@ def _chinese_edits(text: str) -> list[tuple[int, int, str]]:
         if (before.isascii() and before.isalnum()) or before == "." or after in _ASCII_DIGITS:
             continue  # the result would merge with the digits or word beside it
         whole, _, frac = run.partition("点")
-        lone = len(whole) == 1 and not frac
+        percent = text.endswith("百分之", 0, start)
+        lone = len(whole) == 1 and not frac and not percent
         if lone and (after not in _CLASSIFIERS or whole in _FINANCIAL):
             continue
         if len(whole) == 1 and whole in _UNITS and before in _APPROX_BEFORE_UNIT:
@@ -227,52 +228,37 @@ def _chinese_edits(text: str) -> list[tuple[int, int, str]]:
             digits = "".join(str(_ZH_DIGITS[c]) for c in frac)
             value += Decimal(f"0.{digits}")
         replacement = _fmt(value)
-        if text.endswith("百分之", 0, start):
+        if percent:
             start, replacement = start - 3, replacement + "%"
         edits.append((start, end, replacement))
     return edits
 
 
-_ONES = {
-    w: i
-    for i, w in enumerate(
-        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], start=1
-    )
-}
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text)
+
+
+_ONES = {w: i for i, w in enumerate(_words("one two three four five six seven eight nine"), 1)}
 _TEENS = {
     w: i
     for i, w in enumerate(
-        [
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-        ],
-        start=10,
+        _words("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"),
+        10,
     )
 }
 _TENS = {
     w: 10 * i
-    for i, w in enumerate(
-        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], start=2
-    )
+    for i, w in enumerate(_words("twenty thirty forty fifty sixty seventy eighty ninety"), 2)
 }
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
 # A lone "one" after these words, or before `_PRONOUN_AFTER`, is a pronoun.
 _PRONOUN_BEFORE = frozenset(
-    re.findall(
-        r"\w+",
+    _words(
         "no any every some the this that which each only another such same last next other "
-        "little right wrong by",
+        "little right wrong by"
     )
 )
-_PRONOUN_AFTER = frozenset(["of", "another", "by", "or"])
+_PRONOUN_AFTER = frozenset(_words("of another by or"))
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+")
 
 

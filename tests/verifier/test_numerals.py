@@ -55,6 +55,8 @@ from verifier.numerals import parse_chinese, parse_english, rewrite_numerals, to
         ("二〇二六年", "2026年"),
         ("一三七", "137"),
         ("百分之三十", "30%"),
+        ("百分之五", "5%"),
+        ("百分之十四点五", "14.5%"),
         ("三点五个", "3.5个"),
         # full width (one character for one)
         ("全角１３７个", "全角137个"),
