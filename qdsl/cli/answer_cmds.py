@@ -20,7 +20,7 @@ from dsl.catalog import Catalog
 from dsl.errors import UsageError
 from dsl.ir import Plan
 from executor.result import ExecutionResult
-from qdsl.cli.inputs import plan_input_options
+from qdsl.cli.inputs import decode_input, drop_bom, plan_input_options
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
 
@@ -156,9 +156,9 @@ def verified_run(
 
 
 def _json_arg(raw: str, what: str) -> Any:
-    text = sys.stdin.read() if raw == "-" else raw
+    text = decode_input(sys.stdin.buffer.read(), "stdin") if raw == "-" else drop_bom(raw)
     try:
-        return json.loads(text.removeprefix("\ufeff"))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"bad_{what}_json",

@@ -207,3 +207,12 @@ def test_list_suggests_the_status_of_its_first_item_and_that_suggestion_runs(
     snapshot = data_of(follow)
     assert snapshot["answer_contract"] == "entity_snapshot"
     assert snapshot["answer"]["entity"]["id"] == first["id"]
+
+
+def test_verify_reads_stdin_as_utf8_and_refuses_other_bytes(sqlite_url: str) -> None:
+    args = ["--json", "--db", sqlite_url, "verify", "--tenant", "t1", "--plan", "count project"]
+    result = CliRunner().invoke(
+        cli, [*args, "--result", "-", "--answer", "{}"], input=b"\xff\xfe{}"
+    )
+    assert result.exit_code == 2
+    assert json.loads(result.stderr)["error"]["code"] == "usage/bad_encoding"
