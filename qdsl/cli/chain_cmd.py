@@ -32,6 +32,7 @@ from typing import Any
 import click
 
 from dsl.errors import QdslError, UsageError
+from qdsl.cli.inputs import decode_input, drop_bom
 from qdsl.cli.runner import CAPTURE, Outcome, run_operation
 
 MAX_STEPS = 50
@@ -170,7 +171,7 @@ def _resolve_refs(value: Any, steps: list[dict[str, Any]], index: int) -> Any:
 
 def parse_steps(text: str) -> list[dict[str, Any]]:
     try:
-        steps = json.loads(text.removeprefix("\ufeff"))
+        steps = json.loads(drop_bom(text))
     except json.JSONDecodeError as exc:
         raise UsageError(
             "bad_steps",
@@ -239,8 +240,6 @@ def chain_cmd(ctx: click.Context, steps_json: str) -> None:
         text = steps_json
         if text == "-":
             import sys
-
-            from qdsl.cli.inputs import decode_input
 
             text = decode_input(sys.stdin.buffer.read(), "stdin")
         return run_chain(parse_steps(text))
