@@ -1,10 +1,7 @@
 """Database URLs, engines, migrations and the demo database.
 
-* `default_database_url()`: an embedded SQLite file `demo.sqlite3` in the qdsl
-  state directory (QDSL_STATE_DIR, else platformdirs' user state dir), so
-  `qdsl demo` works without a server.
-* `make_engine(url)`: PostgreSQL goes through psycopg 3; a plain
-  `postgresql://` or `postgres://` URL is rewritten to `postgresql+psycopg://`.
+* URLs and engines (`default_database_url`, `make_engine`, `display_url`, ...)
+  live in facts.engines and are re-exported here.
 * `upgrade(url)`: runs the Alembic history programmatically. The migration
   scripts live in the repository's top-level `alembic/` directory, found as
   `Path(facts.__file__).parents[1] / "alembic"` (so qdsl must run from a
@@ -15,19 +12,16 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import (
     Connection,
     Engine,
-    create_engine,
-    event,
     exists,
     func,
     inspect,
@@ -37,12 +31,17 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
-from dsl.errors import DatabaseError, UsageError
+from dsl.errors import DatabaseError
 from facts.demo_constants import DEMO_NOW, DEMO_TENANTS
+from facts.engines import (
+    default_database_url,
+    display_url,
+    make_async_engine,
+    make_engine,
+    normalize_url,
+    state_dir,
+)
 from facts.tables import TABLES_BY_NAME, TENANT_TABLES, projects
-
-if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
     "ALEMBIC_DIR",
@@ -68,98 +67,6 @@ ALEMBIC_DIR = Path(__file__).resolve().parents[1] / "alembic"
 # The newest revision under ALEMBIC_DIR/versions (a test keeps this in step).
 # ensure_demo compares against it to skip loading Alembic when nothing is due.
 HEAD_REVISION = "0001"
-DEMO_DB_NAME = "demo.sqlite3"
-
-
-def state_dir() -> Path:
-    """QDSL_STATE_DIR, else the platform's user state dir; created with mode 0700.
-
-    Raises UsageError `state_dir_unusable` when it cannot be created.
-    """
-    override = os.environ.get("QDSL_STATE_DIR")
-    if override:
-        path = Path(override).expanduser()
-    else:
-        from platformdirs import user_state_path
-
-        path = user_state_path("qdsl")
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        # Not a defect of qdsl: the configured location is unusable (SPEC 9: no path shown).
-        raise UsageError(
-            "state_dir_unusable",
-            f"cannot create the qdsl state directory ({exc.strerror})",
-            hint="set QDSL_STATE_DIR to a writable directory, or pass --db / QDSL_DATABASE_URL",
-        ) from None
-    return path
-
-
-def default_database_url() -> str:
-    return f"sqlite+pysqlite:///{state_dir() / DEMO_DB_NAME}"
-
-
-def normalize_url(url: str) -> str:
-    """Pin PostgreSQL URLs to psycopg 3 and SQLite URLs to the stdlib driver."""
-    try:
-        parsed = make_url(url)
-    except Exception as exc:
-        raise UsageError(
-            "bad_database_url",
-            f"not a database URL: {url!r}",
-            hint="use e.g. postgresql://user@host/db or sqlite:///path/to/file.sqlite3",
-        ) from exc
-    backend = parsed.get_backend_name()
-    if backend in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
-    elif backend == "sqlite" and parsed.get_driver_name() in ("", "pysqlite"):
-        parsed = parsed.set(drivername="sqlite+pysqlite")
-    else:
-        raise UsageError(
-            "unsupported_database",
-            f"unsupported database backend {backend!r}",
-            hint="qdsl supports PostgreSQL (postgresql://...) and SQLite (sqlite:///...)",
-        )
-    return parsed.render_as_string(hide_password=False)
-
-
-def display_url(url: str) -> str:
-    """`url` fit for output: no password, and a SQLite file by name only (SPEC 9)."""
-    parsed = make_url(normalize_url(url))
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        return f"{parsed.drivername}:///…/{Path(parsed.database or '').name}"
-    return parsed.render_as_string(hide_password=True)
-
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    try:
-        # WAL lets readers (executor) run beside a writer (demo init); the
-        # busy timeout waits out short write locks instead of failing.
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA busy_timeout=5000")
-        cur.execute("PRAGMA foreign_keys=OFF")
-    finally:
-        cur.close()
-
-
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    engine = create_engine(normalize_url(url), **kwargs)
-    if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
-    return engine
-
-
-def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """The asyncio twin: aiosqlite for SQLite, psycopg 3 (async mode) for PostgreSQL."""
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    sync_url = make_url(normalize_url(url))
-    if sync_url.get_backend_name() == "sqlite":
-        sync_url = sync_url.set(drivername="sqlite+aiosqlite")
-    return create_async_engine(sync_url, **kwargs)
-
-
 _UNREACHABLE_HINTS = ("connect", "unable to open", "could not translate host", "timeout expired")
 
 
