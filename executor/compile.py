@@ -98,11 +98,6 @@ class FallbackRun:
     terms: dict[int, tuple[str, ...]]
 
 
-# Fills an unused slot: no entity has -1 grams, and "" is never an indexed gram.
-_PAD_GRAMS = [""]
-_PAD_N = -1
-
-
 def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     terms = [t for t in fallback_terms(bf) if grams_for_term(t)]
     name = f"g{bf.index}"
@@ -112,17 +107,16 @@ def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tu
         params: dict[str, Any] = {}
         union: dict[str, None] = {}
         for j in range(FALLBACK_SLOTS):
-            if j < len(chunk):
-                grams = grams_for_term(chunk[j])
-                union.update(dict.fromkeys(grams))
-                params[f"{name}_s{j}_grams"] = list(grams)
-                params[f"{name}_s{j}_n"] = len(grams)
-                params[f"{name}_s{j}_text"] = contains_param(chunk[j], dialect)
-            else:
-                params[f"{name}_s{j}_grams"] = _PAD_GRAMS
-                params[f"{name}_s{j}_n"] = _PAD_N
-                params[f"{name}_s{j}_text"] = ""
+            # An unused slot repeats the first spelling: it can find nothing the first
+            # slot does not, and the first slot wins the label.
+            term = chunk[j] if j < len(chunk) else chunk[0]
+            grams = grams_for_term(term)
+            union.update(dict.fromkeys(grams))
+            params[f"{name}_s{j}_grams"] = list(grams)
+            params[f"{name}_s{j}_n"] = len(grams)
+            params[f"{name}_s{j}_text"] = contains_param(term, dialect)
         params[f"{name}_grams"] = list(union)
+        params.update({f"slot{j}": j for j in range(FALLBACK_SLOTS)})
         out.append((params, chunk))
     return out
 

@@ -233,17 +233,19 @@ class _Builder:
             f.c.entity_id.in_(self.ids()),
         )
 
-    def fallback(self, bound: tuple[BoundFilter, ...], *, has_subjects: bool) -> AnySelect:
-        """The whole text fallback in one statement: every spelling of every fact filter
-        sits in one of FALLBACK_SLOTS fixed term slots (unused slots carry a gram count
-        no entity has), so the SQL text does not depend on how many spellings a value has.
+    def fallback(
+        self, bound: tuple[BoundFilter, ...], *, has_subjects: bool
+    ) -> tuple[AnySelect, list[ColumnElement[Any]]]:
+        """The text fallback's hits, every spelling of every fact filter in one statement,
+        and the columns naming, per filter, the first spelling a row contains.
 
-        Per filter, one grouped pass over text_grams (the union of its slots' grams)
-        counts, per entity and slot, the slot's grams it has; a slot hits when the entity
-        has all of them and the confirming substring test holds. The matching ids are
-        capped (in id order) at :fallback_cap, then read as rows with the hit total and
-        the index of the first slot that hit for each filter (its spelling labels the
-        evidence)."""
+        Each spelling sits in one of FALLBACK_SLOTS fixed term slots (an unused slot
+        wants a gram count no entity has), so the SQL text does not depend on how many
+        spellings a value has. Per filter, one grouped pass over text_grams (the union
+        of its slots' grams) keeps the entities having every gram of some slot; those
+        are confirmed by a substring test of any slot's spelling on the real columns
+        (a text holding a spelling holds its grams, so this is the per-spelling
+        search, one round trip). Hits are capped, in id order, at :fallback_cap."""
         et = self.et
         g = grams_table()
         conds = self.conditions(bound, skip_positive_facts=True)
@@ -251,61 +253,61 @@ class _Builder:
             conds.append(et.id.in_(self.ids("subject_ids")))
         tenant = self.p("tenant_id", type_=sa.Text())
         entity_type = self.p("entity_type", type_=sa.Text())
-        sources: Any = et.table
         labels: list[ColumnElement[Any]] = []
         for bf in bound:
             if not bf.positive_fact:
                 continue
             name = f"g{bf.index}"
-            # (tenant, entity_type, gram, entity_id) is text_grams' primary key, so
-            # within one entity's group a gram occurs once: count() counts distinct grams.
-            have = [
+            # count(DISTINCT ...) also keeps PostgreSQL from hashing the groups: it
+            # aggregates in entity_id order, so the id-ordered cap stops early on
+            # common grams instead of confirming every candidate.
+            have_all = [
                 sa.func.count(
-                    sa.case(
-                        (
-                            g.c.gram.in_(
-                                self.p(f"{name}_s{j}_grams", expanding=True, type_=sa.Text())
-                            ),
-                            1,
+                    sa.distinct(
+                        sa.case(
+                            (
+                                g.c.gram.in_(
+                                    self.p(f"{name}_s{j}_grams", expanding=True, type_=sa.Text())
+                                ),
+                                g.c.gram,
+                            )
                         )
                     )
-                ).label(f"q_m{j}")
+                )
+                == self.p(f"{name}_s{j}_n", type_=sa.Integer())
                 for j in range(FALLBACK_SLOTS)
             ]
-            wanted = [self.p(f"{name}_s{j}_n", type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
             candidates = (
-                sa.select(g.c.entity_id, *have)
+                sa.select(g.c.entity_id)
                 .where(
                     g.c.tenant_id == tenant,
                     g.c.entity_type == entity_type,
                     g.c.gram.in_(self.p(f"{name}_grams", expanding=True, type_=sa.Text())),
                 )
                 .group_by(g.c.entity_id)
-                .having(sa.or_(*(h == n for h, n in zip(have, wanted, strict=True))))
-                .subquery(f"c{bf.index}")
+                .having(sa.or_(*have_all))
             )
-            sources = sources.join(candidates, candidates.c.entity_id == et.id)
-            hits = [
-                sa.and_(
-                    candidates.c[f"q_m{j}"] == wanted[j],
-                    sa.or_(
-                        *(
-                            self._confirm(et.col(c), self.p(f"{name}_s{j}_text", type_=sa.Text()))
-                            for c in et.spec.text_search
-                        )
-                    ),
+            confirms = [
+                sa.or_(
+                    *(
+                        self._confirm(et.col(c), self.p(f"{name}_s{j}_text", type_=sa.Text()))
+                        for c in et.spec.text_search
+                    )
                 )
                 for j in range(FALLBACK_SLOTS)
             ]
-            conds.append(sa.or_(*hits))
-            labels.append(sa.case(*((h, j) for j, h in enumerate(hits))).label(f"q_{name}"))
-        return (
-            sa.select(et.id.label("q_id"), *labels)
-            .select_from(sources)
+            conds.append(et.id.in_(candidates))
+            conds.append(sa.or_(*confirms))
+            slot = [self.p(f"slot{j}", type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
+            labels.append(sa.case(*zip(confirms, slot, strict=True)).label(f"q_{name}"))
+        hits = (
+            sa.select(et.id.label("q_id"))
+            .select_from(et.table)
             .where(*conds)
             .order_by(et.id)
             .limit(self.p("fallback_cap", type_=sa.Integer()))
         )
+        return hits, labels
 
     def _confirm(
         self, col: ColumnClause[object], term: sa.BindParameter[object]
@@ -363,8 +365,8 @@ def build_statements(
     )
     fallback_rows: AnySelect | None = None
     if fallback:
-        hits = b.fallback(bound, has_subjects=has_subjects).subquery("hits")
-        labels = [c for c in hits.c if c.name != "q_id"]
+        hit_ids, labels = b.fallback(bound, has_subjects=has_subjects)
+        hits = hit_ids.subquery("hits")
         fallback_rows = (
             b.entity_select(selected, baseline=guard, total=True)
             .add_columns(*labels)

@@ -175,3 +175,24 @@ def test_sensitive_names_are_never_selected() -> None:
     for dialect in ("sqlite", "postgresql"):
         for st in compile_plan(plan, CATALOG, dialect, tenant_id="t1").statements:
             assert "secret_value" not in st.sql
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_unused_fallback_slots_repeat_the_first_spelling(dialect: str) -> None:
+    """A padded slot must find nothing the first slot does not (an empty substring
+    would match every text: instr(x, '') is 1 on SQLite)."""
+    plan = Plan(
+        query_type=QueryType.EXISTENCE,
+        entity_type="project",
+        filters=(Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value="美股"),),
+        retrieval_policy=RetrievalPolicy(allow_fallback_text=True),
+    )
+    (run,) = prepare(plan, CATALOG, dialect, "t1", now=NOW).fallback_runs
+    (terms,) = run.terms.values()
+    assert len(terms) == 4
+    slots = [
+        (run.params[f"g0_s{j}_grams"], run.params[f"g0_s{j}_n"], run.params[f"g0_s{j}_text"])
+        for j in range(8)
+    ]
+    assert all(s == slots[0] for s in slots[4:])
+    assert all(text.strip("%") for _grams, _n, text in slots)

@@ -190,6 +190,37 @@ def _fallback_summary(result: ExecutionResult) -> tuple[object, ...]:
     return [r.entity_id for r in result.rows], labels, result.count, result.truncated
 
 
+_HK_SPELLINGS = (
+    "港股",
+    "h股",
+    "hong kong equities",
+    "hong kong stocks",
+    "hk equities",
+    "hk stocks",
+    "香港股票",
+)
+
+
+def _projects_containing(engine: Engine, tenant: str, spellings: tuple[str, ...]) -> set[str]:
+    """The plain-Python meaning of the text fallback: a title or summary contains one."""
+    import sqlalchemy as sa
+
+    from dsl.textnorm import normalize_text
+    from facts.tables import projects
+
+    with engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(projects.c.id, projects.c.title, projects.c.summary).where(
+                projects.c.tenant_id == tenant
+            )
+        ).all()
+    return {
+        r.id
+        for r in rows
+        if any(s in normalize_text(t or "") for t in (r.title, r.summary) for s in spellings)
+    }
+
+
 def test_fallback_searches_every_spelling_in_one_statement(engine: Engine) -> None:
     import sqlalchemy as sa
 
@@ -205,14 +236,16 @@ def test_fallback_searches_every_spelling_in_one_statement(engine: Engine) -> No
     finally:
         sa.event.remove(engine, "before_cursor_execute", note)
     assert result.used_fallback and ids(result) >= T1_HK_TEXT_ONLY
+    assert ids(result) == _projects_containing(engine, "t1", _HK_SPELLINGS)
     # 7 spellings of 港股, one statement (plus PRAGMAs / the session settings)
     assert sum("text_grams" in s for s in ran) == 1
     assert any("7 spelling(s) in 1 statement(s)" in n for n in result.notes)
     # each hit names the spelling that found it
-    spellings = {"港股", "h股", "hong kong equities", "hong kong stocks", "hk equities"}
-    spellings |= {"hk stocks", "香港股票"}
-    labels = [result.evidence_by_id()[f"project:{r.entity_id}"].value_text for r in result.rows]
-    assert labels and set(labels) <= spellings
+    evidence = result.evidence_by_id()
+    for row in result.rows:
+        label = evidence[f"project:{row.entity_id}"].value_text
+        assert label in _HK_SPELLINGS
+        assert ids(result) & _projects_containing(engine, "t1", (label,)) >= {row.entity_id}
 
 
 @pytest.mark.parametrize("query_type", [QueryType.EXISTENCE, QueryType.COUNT])
