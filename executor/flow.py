@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from dsl.catalog import FieldType
 from executor.compile import Prepared, render
+from executor.main_facts import split_rows
 from executor.result import Evidence, ExecutionResult, ResultRow
 from executor.statements import AnySelect
 
@@ -132,23 +133,16 @@ def _fallback(
     return rows, found, total
 
 
-def _facts(
-    steps: _Steps, ids: list[str], *, matches: bool
-) -> Generator[Request, list[Row], tuple[dict[str, list[Row]], dict[str, list[Row]]]]:
-    """Matching facts per entity (evidence of the filters) and all facts per entity."""
+def _entity_facts(
+    steps: _Steps, ids: list[str]
+) -> Generator[Request, list[Row], dict[str, list[Row]]]:
+    """Every (fresh) fact of each entity, for templates that report them."""
     st = steps.prep.statements
-    matched: dict[str, list[Row]] = {}
     every: dict[str, list[Row]] = {}
-    if not ids:
-        return matched, every
-    if matches:
-        for index, stmt in st.match_facts.items():
-            for f in (yield steps.req(f"match_facts.f{index}", stmt, {"ids": ids})):
-                matched.setdefault(f["entity_id"], []).append(f)
-    if st.uses_entity_facts:
+    if ids and st.uses_entity_facts:
         for f in (yield steps.req("entity_facts", st.entity_facts, {"ids": ids})):
             every.setdefault(f["entity_id"], []).append(f)
-    return matched, every
+    return every
 
 
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
@@ -157,9 +151,12 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     steps = _Steps(prep)
     fallback_ready = st.fallback is not None and bool(prep.fallback_runs)
     rows: list[Row] = []
+    matched: dict[str, list[Row]] = {}
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not fallback_ready:
         rows = yield steps.req("main", st.main)
+        if st.main_facts:
+            rows, matched = split_rows(rows)
         if st.counts:
             count = int(rows[0]["q_total"]) if rows else 0
         steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
@@ -186,7 +183,9 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
     ids = [r["q_id"] for r in rows]
-    matched, every = yield from _facts(steps, ids, matches=matched_term is None)
+    if matched_term is not None:
+        matched = {}  # text hits: no fact stands behind them
+    every = yield from _entity_facts(steps, ids)
 
     evidence: dict[str, Evidence] = {}
     out_rows = _result_rows(

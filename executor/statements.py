@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -25,12 +25,12 @@ from sqlalchemy.sql.expression import ColumnClause
 from dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from dsl.ir import Plan, QueryType, SortDirection
 from executor.bind import BoundFilter
+from executor.main_facts import with_match_facts
 from executor.predicates import (
     Params,
     column_condition,
     contains,
     fact_condition,
-    fact_value_condition,
     freshness,
     is_text,
 )
@@ -62,7 +62,7 @@ class StatementSet:
     main: AnySelect
     counts: bool  # main carries the match total (a window count over every match)
     baseline: AnySelect
-    match_facts: dict[int, AnySelect]
+    main_facts: bool  # main carries the facts matching its fact filters (evidence)
     entity_facts: AnySelect
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
     rows_by_id: AnySelect  # rows of ids gathered over several fallback runs
@@ -71,7 +71,6 @@ class StatementSet:
     def named(self) -> list[tuple[str, AnySelect]]:
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
         out.append(("baseline", self.baseline))
-        out.extend((f"match_facts.f{i}", s) for i, s in self.match_facts.items())
         if self.uses_entity_facts:
             out.append(("entity_facts", self.entity_facts))
         if self.fallback is not None:
@@ -130,6 +129,16 @@ def shape_key(
     )
 
 
+def _first_per_column(keys: list[tuple[str, SortDirection]]) -> list[tuple[str, SortDirection]]:
+    seen: set[str] = set()
+    out = []
+    for column, direction in keys:
+        if column not in seen:
+            seen.add(column)
+            out.append((column, direction))
+    return out
+
+
 class _Builder:
     def __init__(self, catalog: Catalog, et: EntityTable, dialect: str, plan: Plan) -> None:
         self.catalog = catalog
@@ -162,7 +171,8 @@ class _Builder:
                 out.append(column_condition(bf, self.et, self.p))
         return out
 
-    def order_by(self) -> list[UnaryExpression[object]]:
+    def order_keys(self) -> list[tuple[str, SortDirection]]:
+        """The columns the rows are ordered by, the id last (a total order)."""
         spec = self.et.spec
         sorts = [(s.field, s.direction) for s in self.plan.sort]
         # A count's rows are only samples backing the number: unless the plan asks
@@ -175,14 +185,16 @@ class _Builder:
             (spec.column_for(spec.names.get(f, f)) or spec.id, d) for f, d in sorts
         ]
         keys.append((spec.id, SortDirection.ASC))
+        return _first_per_column(keys)
+
+    def order_by(
+        self, column: Callable[[int, str], ColumnElement[Any]] | None = None
+    ) -> list[UnaryExpression[object]]:
+        """ORDER BY the keys; `column(i, name)` reads key i elsewhere than the table."""
         out: list[UnaryExpression[object]] = []
-        seen: set[str] = set()
-        for column, direction in keys:
-            if column in seen:
-                continue
-            seen.add(column)
-            expr: ColumnElement[Any] = self.et.col(column)
-            if self.dialect == "postgresql" and is_text(self.et, column):
+        for i, (name, direction) in enumerate(self.order_keys()):
+            expr: ColumnElement[Any] = self.et.col(name) if column is None else column(i, name)
+            if self.dialect == "postgresql" and is_text(self.et, name):
                 # Byte order on both dialects, whatever the database's collation.
                 expr = sa.collate(expr, "C")
             ordered = expr.desc() if direction is SortDirection.DESC else expr.asc()
@@ -342,15 +354,7 @@ def build_statements(
         .limit(b.limit())
     )
     baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
-    match_facts: dict[int, AnySelect] = {}
-    for bf in bound:
-        if bf.positive_fact:
-            conds = fact_value_condition(bf, b.facts, b.p)
-            if b.fresh:
-                conds.extend(freshness(b.facts, b.p, window=b.window))
-            match_facts[bf.index] = (
-                b.facts_select().where(*conds).order_by(b.facts.c.entity_id, b.facts.c.id)
-            )
+    joined = with_match_facts(b, main, bound)
     entity_facts = b.facts_select()
     if b.fresh:
         entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
@@ -379,10 +383,10 @@ def build_statements(
         shape=shape,
         selected=selected,
         fact_fields=projected_fact_fields(plan, et),
-        main=main,
+        main=joined if joined is not None else main,
+        main_facts=joined is not None,
         counts=template.kind.counts,
         baseline=baseline,
-        match_facts=match_facts,
         entity_facts=entity_facts,
         fallback=fallback_rows,
         rows_by_id=rows_by_id,

@@ -242,12 +242,37 @@ def _fact_match(
     return not hit if op in (Operator.NOT_EQUALS, Operator.NOT_IN) else hit
 
 
+_POSITIVE = (Operator.EQUALS, Operator.EQUALS_OR_ALIAS, Operator.IN, Operator.CONTAINS)
+
+
+def _matching_facts(
+    plan: Plan, entity: EntitySpec, facts: list[dict[str, Any]], entity_id: str, now: datetime
+) -> set[int]:
+    """The facts of one entity that match a positive fact filter: its evidence."""
+    out: set[int] = set()
+    for flt in plan.filters:
+        spec = entity.fields.get(entity.names.get(flt.field, flt.field))
+        if spec is None or not spec.is_fact or flt.operator not in _POSITIVE:
+            continue
+        for f in facts:
+            if (
+                f["entity_id"] == entity_id
+                and f["predicate"] == spec.fact
+                and _fresh(f, plan, now)
+                and _fact_match(flt, [f], spec.aliases)
+            ):
+                out.add(int(f["id"]))
+    return out
+
+
 @dataclass(frozen=True)
 class Expected:
     ids: tuple[str, ...]
     count: int | None
     truncated: bool
     baseline_total: int | None
+    # per returned id: the ids of the facts matching the plan's positive fact filters
+    matched_facts: dict[str, set[int]]
 
 
 def evaluate(plan: Plan, data: Snapshot, tenant: str, now: datetime = NOW) -> Expected:
@@ -302,8 +327,10 @@ def evaluate(plan: Plan, data: Snapshot, tenant: str, now: datetime = NOW) -> Ex
         matched = present + absent
     limit = min(plan.limit or entity.default_limit, entity.max_limit)
     counts = plan.query_type in (QueryType.COUNT, QueryType.LIST)
+    ids = tuple(r["id"] for r in matched[:limit])
     return Expected(
-        ids=tuple(r["id"] for r in matched[:limit]),
+        ids=ids,
+        matched_facts={i: _matching_facts(plan, entity, facts, i, now) for i in ids},
         count=len(matched) if counts else None,
         truncated=len(matched) > limit,
         baseline_total=len(rows) if plan.filters else None,

@@ -10,6 +10,7 @@ from plan_strategies import plans
 from sqlalchemy import Engine
 
 from dsl.errors import PlanError
+from dsl.ir import QueryType
 from executor.result import ExecutionResult
 from executor.run import execute
 
@@ -53,6 +54,13 @@ def test_executor_equals_python_reference(engine: Engine, st_data: st.DataObject
         expected.truncated,
         expected.baseline_total,
     ), plan
+    # every row's fact evidence: exactly the facts matching its fact filters
+    # (templates that report all of an entity's facts cite those as well)
+    every = plan.query_type not in (QueryType.EXISTENCE, QueryType.COUNT, QueryType.LIST)
+    for row in result.rows:
+        cited = {int(e.removeprefix("fact:")) for e in row.evidence_ids if e.startswith("fact:")}
+        wanted = expected.matched_facts[row.entity_id]
+        assert cited >= wanted if every else cited == wanted, (plan, row.entity_id)
 
 
 @SETTINGS
