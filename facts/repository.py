@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import ColumnElement, Engine, and_, or_, select
 
+from dsl.freshness import stale_reason
 from dsl.textnorm import normalize_text
 from facts.db import READER_ROLE, tenant_transaction
 from facts.tables import semantic_facts as sf
@@ -53,9 +54,11 @@ class Fact(BaseModel):
         return f"fact:{self.id}"
 
     def is_fresh(self, at: datetime) -> bool:
-        if self.valid_until is not None and self.valid_until <= at:
-            return False
-        return self.observed_at >= at - STALE_AFTER
+        window = STALE_AFTER.days
+        reason = stale_reason(
+            valid_until=self.valid_until, observed_at=self.observed_at, now=at, window_days=window
+        )
+        return reason is None
 
 
 def freshness_clause(at: datetime) -> ColumnElement[bool]:

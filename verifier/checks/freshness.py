@@ -7,8 +7,9 @@ window (the plan's `freshness_days`, else the context's default).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
+from dsl.freshness import stale_reason
 from executor.result import Evidence
 from verifier.checks.base import Subject, error, warning
 from verifier.model import Issue, Outcome
@@ -16,23 +17,16 @@ from verifier.model import Issue, Outcome
 NAME = "fresh_evidence"
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def staleness(ev: Evidence, now: datetime, days: int | None) -> str | None:
     """Why `ev` is stale at `now`, or None when it is fresh."""
-    if ev.valid_until is not None and _aware(ev.valid_until) < now:
-        return f"valid only until {ev.valid_until.date().isoformat()}"
-    observed = ev.observed_at
-    if days is not None and observed is not None and _aware(observed) < now - timedelta(days=days):
-        return f"observed {observed.date().isoformat()}, over {days} days ago"
-    return None
+    return stale_reason(
+        valid_until=ev.valid_until, observed_at=ev.observed_at, now=now, window_days=days
+    )
 
 
 def fresh_evidence(s: Subject) -> Iterator[Issue]:
     policy = s.plan.retrieval_policy
-    now = _aware(s.context.now)
+    now = s.context.now
     days = policy.freshness_days or s.context.default_freshness_days
     known = s.result.evidence_by_id()
     for eid in s.answer.cited_evidence:
