@@ -6,15 +6,15 @@ sync and asyncio drivers in `executor.run` only carry requests to a
 connection, so both run exactly the same steps:
 
 1. facts first: the entity rows matching column predicates and fact EXISTS,
-   capped at limit+1, with the match total for count/list and the tenant's
-   unfiltered count (the baseline guard, when the plan filters) in the same
-   statement;
+   capped at limit+1, with the match total for count/list, the tenant's
+   unfiltered count (the baseline guard, when the plan filters) and the facts
+   that matched each row's fact filters (its evidence), all in one statement;
 2. only if that found nothing and the plan allows it: bounded text fallback
-   over text_grams, confirmed with LIKE/ILIKE (instr on SQLite), then those
-   rows by id;
+   over text_grams, every spelling of the value in one statement, confirmed
+   with LIKE/ILIKE (instr on SQLite), returning the rows themselves;
 3. the baseline on its own, only when no row carried it;
-4. the evidence: matching facts of each row, and every fact of each row for
-   templates that report them (status, explain, diagnose, compare).
+4. every fact of each row, for templates that report them (status, explain,
+   diagnose, compare) or project fact fields.
 """
 
 from __future__ import annotations
