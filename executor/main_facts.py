@@ -66,11 +66,14 @@ def split_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[s
     """Entity rows (once each, in order) and, per entity id, its matching facts."""
     entities: dict[str, dict[str, Any]] = {}
     matched: dict[str, list[Any]] = {}
+    if not rows:
+        return [], matched
     n = len(FACT_PREFIX)
+    fact_keys = [(k, k[n:]) for k in rows[0] if k.startswith(FACT_PREFIX)]
+    fact_id = f"{FACT_PREFIX}id"
     for r in rows:
         eid = r["q_id"]
         entities.setdefault(eid, r)
-        if r[f"{FACT_PREFIX}id"] is not None:
-            fact = {k[n:]: v for k, v in r.items() if k.startswith(FACT_PREFIX)}
-            matched.setdefault(eid, []).append(fact)
+        if r[fact_id] is not None:
+            matched.setdefault(eid, []).append({short: r[k] for k, short in fact_keys})
     return list(entities.values()), matched

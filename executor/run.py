@@ -46,7 +46,9 @@ def timeout_from_env(timeout_ms: int | None = None) -> int:
 
 
 def _rows(result: sa.CursorResult[Any]) -> list[Row]:
-    return [dict(r) for r in result.mappings()]
+    # zip over plain tuples: a third of the cost of converting RowMappings
+    keys = tuple(result.keys())
+    return [dict(zip(keys, r, strict=True)) for r in result.all()]
 
 
 # -- errors ----------------------------------------------------------------------------
