@@ -13,6 +13,7 @@ import itertools
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy.engine import Dialect
@@ -30,8 +31,8 @@ from executor.bind import (
     id_filter_values,
     subject_ids,
 )
+from executor.fallback_sql import FALLBACK_SLOTS
 from executor.statements import (
-    FALLBACK_SLOTS,
     STATEMENTS,
     StatementCache,
     StatementSet,
@@ -58,9 +59,15 @@ class Prepared:
     statements: StatementSet
     params: dict[str, Any]  # shared by every statement (each ignores what it does not use)
     limit: int
-    fallback_runs: tuple[FallbackRun, ...]  # usually one: every spelling in one statement
+    fallback: bool  # the plan allows the text fallback and has a fact filter to search
     fallback_cap: int
     dialect: str
+
+    @cached_property
+    def fallback_runs(self) -> tuple[FallbackRun, ...]:
+        """Usually one: every spelling in one statement. Worked out only if the
+        fallback is reached (facts first usually find rows)."""
+        return _fallback_runs(self.bound, self.fallback, self.dialect)
 
 
 def dialect_for(name: str) -> Dialect:
@@ -212,7 +219,7 @@ def prepare(
         statements=statements,
         params=params,
         limit=limit,
-        fallback_runs=_fallback_runs(bound, fallback, dialect),
+        fallback=fallback,
         fallback_cap=max(limit, spec.max_limit) + 1,
         dialect=dialect,
     )

@@ -149,11 +149,14 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     st = prep.statements
     steps = _Steps(prep)
-    fallback_ready = st.fallback is not None and bool(prep.fallback_runs)
+
+    def fallback_ready() -> bool:  # spellings are worked out only when needed
+        return st.fallback is not None and bool(prep.fallback_runs)
+
     rows: list[Row] = []
     matched: dict[str, list[Row]] = {}
     count: int | None = None
-    if prep.plan.retrieval_policy.facts_first or not fallback_ready:
+    if prep.plan.retrieval_policy.facts_first or not fallback_ready():
         rows = yield steps.req("main", st.main)
         if st.main_facts:
             rows, matched = split_rows(rows)
@@ -163,7 +166,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
 
     matched_term: dict[str, str] | None = None
     capped = False
-    if fallback_ready and not rows:
+    if not rows and fallback_ready():
         rows, matched_term, hits = yield from _fallback(steps)
         capped = hits >= prep.fallback_cap
         if st.counts:

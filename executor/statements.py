@@ -20,27 +20,23 @@ from typing import Any, TypeAlias
 import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
-from sqlalchemy.sql.expression import ColumnClause
 
 from dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from dsl.ir import Plan, QueryType, SortDirection
 from executor.bind import BoundFilter
+from executor.fallback_sql import fallback_hits
 from executor.main_facts import with_match_facts
 from executor.predicates import (
     Params,
     column_condition,
-    contains,
     fact_condition,
     freshness,
     is_text,
 )
-from executor.tables import EntityTable, catalog_key, entity_table, facts_table, grams_table
+from executor.tables import EntityTable, catalog_key, entity_table, facts_table
 from executor.templates import Template
 
 Shape = tuple[Hashable, ...]
-# Term slots per fact filter in the text fallback statement. A value with more
-# spellings than this is searched in several runs of the same statement.
-FALLBACK_SLOTS = 8
 AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
 
 
@@ -245,89 +241,6 @@ class _Builder:
             f.c.entity_id.in_(self.ids()),
         )
 
-    def fallback(
-        self, bound: tuple[BoundFilter, ...], *, has_subjects: bool
-    ) -> tuple[AnySelect, list[ColumnElement[Any]]]:
-        """The text fallback's hits, every spelling of every fact filter in one statement,
-        and the columns naming, per filter, the first spelling a row contains.
-
-        Each spelling sits in one of FALLBACK_SLOTS fixed term slots (an unused slot
-        wants a gram count no entity has), so the SQL text does not depend on how many
-        spellings a value has. Per filter, one grouped pass over text_grams (the union
-        of its slots' grams) keeps the entities having every gram of some slot; those
-        are confirmed by a substring test of any slot's spelling on the real columns
-        (a text holding a spelling holds its grams, so this is the per-spelling
-        search, one round trip). Hits are capped, in id order, at :fallback_cap."""
-        et = self.et
-        g = grams_table()
-        conds = self.conditions(bound, skip_positive_facts=True)
-        if has_subjects:
-            conds.append(et.id.in_(self.ids("subject_ids")))
-        tenant = self.p("tenant_id", type_=sa.Text())
-        entity_type = self.p("entity_type", type_=sa.Text())
-        labels: list[ColumnElement[Any]] = []
-        for bf in bound:
-            if not bf.positive_fact:
-                continue
-            name = f"g{bf.index}"
-            # count(DISTINCT ...) also keeps PostgreSQL from hashing the groups: it
-            # aggregates in entity_id order, so the id-ordered cap stops early on
-            # common grams instead of confirming every candidate.
-            have_all = [
-                sa.func.count(
-                    sa.distinct(
-                        sa.case(
-                            (
-                                g.c.gram.in_(
-                                    self.p(f"{name}_s{j}_grams", expanding=True, type_=sa.Text())
-                                ),
-                                g.c.gram,
-                            )
-                        )
-                    )
-                )
-                == self.p(f"{name}_s{j}_n", type_=sa.Integer())
-                for j in range(FALLBACK_SLOTS)
-            ]
-            candidates = (
-                sa.select(g.c.entity_id)
-                .where(
-                    g.c.tenant_id == tenant,
-                    g.c.entity_type == entity_type,
-                    g.c.gram.in_(self.p(f"{name}_grams", expanding=True, type_=sa.Text())),
-                )
-                .group_by(g.c.entity_id)
-                .having(sa.or_(*have_all))
-            )
-            confirms = [
-                sa.or_(
-                    *(
-                        self._confirm(et.col(c), self.p(f"{name}_s{j}_text", type_=sa.Text()))
-                        for c in et.spec.text_search
-                    )
-                )
-                for j in range(FALLBACK_SLOTS)
-            ]
-            conds.append(et.id.in_(candidates))
-            conds.append(sa.or_(*confirms))
-            slot = [self.p(f"slot{j}", type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
-            labels.append(sa.case(*zip(confirms, slot, strict=True)).label(f"q_{name}"))
-        hits = (
-            sa.select(et.id.label("q_id"))
-            .select_from(et.table)
-            .where(*conds)
-            .order_by(et.id)
-            .limit(self.p("fallback_cap", type_=sa.Integer()))
-        )
-        return hits, labels
-
-    def _confirm(
-        self, col: ColumnClause[object], term: sa.BindParameter[object]
-    ) -> ColumnElement[bool]:
-        if self.dialect == "postgresql":
-            return contains(col, term, self.dialect, ilike=True)
-        return contains(sa.func.lower(col), term, self.dialect)
-
 
 def build_statements(
     plan: Plan,
@@ -369,7 +282,7 @@ def build_statements(
     )
     fallback_rows: AnySelect | None = None
     if fallback:
-        hit_ids, labels = b.fallback(bound, has_subjects=has_subjects)
+        hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
         hits = hit_ids.subquery("hits")
         fallback_rows = (
             b.entity_select(selected, baseline=guard, total=True)

@@ -254,13 +254,14 @@ def test_fallback_over_several_runs_gives_the_same_answer(
 ) -> None:
     """Values with more spellings than slots take several runs of the statement."""
     from executor import compile as compile_mod
+    from executor import fallback_sql
     from executor import statements as statements_mod
 
     plan = theme("港股", facts_first=False, allow_fallback_text=True).model_copy(
         update={"query_type": query_type, "limit": 2}
     )
     one = execute(plan, CATALOG, engine, "t1", now=NOW)
-    monkeypatch.setattr(statements_mod, "FALLBACK_SLOTS", 2)
+    monkeypatch.setattr(fallback_sql, "FALLBACK_SLOTS", 2)
     monkeypatch.setattr(compile_mod, "FALLBACK_SLOTS", 2)
     statements_mod.STATEMENTS.clear()
     try:

@@ -1,0 +1,109 @@
+"""The text fallback as one statement: every spelling of a value, one round trip.
+
+Each spelling sits in one of FALLBACK_SLOTS fixed term slots (an unused slot
+repeats the first spelling), so the SQL text does not depend on how many
+spellings a value has and the statement is built once per plan shape.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.expression import ColumnClause
+
+from executor.bind import BoundFilter
+from executor.predicates import contains
+from executor.tables import grams_table
+
+if TYPE_CHECKING:
+    from executor.statements import AnySelect, _Builder
+
+# Term slots per fact filter. A value with more spellings than this is
+# searched in several runs of the same statement.
+FALLBACK_SLOTS = 8
+
+
+def fallback_hits(
+    b: _Builder, bound: tuple[BoundFilter, ...], *, has_subjects: bool
+) -> tuple[AnySelect, list[ColumnElement[Any]]]:
+    """The text fallback's hits, every spelling of every fact filter in one statement,
+    and the columns naming, per filter, the first spelling a row contains.
+
+    Per filter, one grouped pass over text_grams (the union
+    of its slots' grams) keeps the entities having every gram of some slot; those
+    are confirmed by a substring test of any slot's spelling on the real columns
+    (a text holding a spelling holds its grams, so this is the per-spelling
+    search, one round trip). Hits are capped, in id order, at :fallback_cap."""
+    et = b.et
+    g = grams_table()
+    conds = b.conditions(bound, skip_positive_facts=True)
+    if has_subjects:
+        conds.append(et.id.in_(b.ids("subject_ids")))
+    tenant = b.p("tenant_id", type_=sa.Text())
+    entity_type = b.p("entity_type", type_=sa.Text())
+    labels: list[ColumnElement[Any]] = []
+    for bf in bound:
+        if not bf.positive_fact:
+            continue
+        name = f"g{bf.index}"
+        # count(DISTINCT ...) also keeps PostgreSQL from hashing the groups: it
+        # aggregates in entity_id order, so the id-ordered cap stops early on
+        # common grams instead of confirming every candidate.
+        have_all = [
+            sa.func.count(
+                sa.distinct(
+                    sa.case(
+                        (
+                            g.c.gram.in_(
+                                b.p(f"{name}_s{j}_grams", expanding=True, type_=sa.Text())
+                            ),
+                            g.c.gram,
+                        )
+                    )
+                )
+            )
+            == b.p(f"{name}_s{j}_n", type_=sa.Integer())
+            for j in range(FALLBACK_SLOTS)
+        ]
+        candidates = (
+            sa.select(g.c.entity_id)
+            .where(
+                g.c.tenant_id == tenant,
+                g.c.entity_type == entity_type,
+                g.c.gram.in_(b.p(f"{name}_grams", expanding=True, type_=sa.Text())),
+            )
+            .group_by(g.c.entity_id)
+            .having(sa.or_(*have_all))
+        )
+        confirms = [
+            sa.or_(
+                *(
+                    confirm(b, et.col(c), b.p(f"{name}_s{j}_text", type_=sa.Text()))
+                    for c in et.spec.text_search
+                )
+            )
+            for j in range(FALLBACK_SLOTS)
+        ]
+        conds.append(et.id.in_(candidates))
+        conds.append(sa.or_(*confirms))
+        slot = [b.p(f"slot{j}", type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
+        labels.append(sa.case(*zip(confirms, slot, strict=True)).label(f"q_{name}"))
+    hits = (
+        sa.select(et.id.label("q_id"))
+        .select_from(et.table)
+        .where(*conds)
+        .order_by(et.id)
+        .limit(b.p("fallback_cap", type_=sa.Integer()))
+    )
+    return hits, labels
+
+
+def confirm(
+    b: _Builder, col: ColumnClause[object], term: sa.BindParameter[object]
+) -> ColumnElement[bool]:
+    """The substring test on a real column (case-insensitive, as terms are casefolded)."""
+    if b.dialect == "postgresql":
+        return contains(col, term, b.dialect, ilike=True)
+    return contains(sa.func.lower(col), term, b.dialect)
