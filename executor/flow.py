@@ -155,11 +155,12 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
 
     rows: list[Row] = []
     matched: dict[str, list[Row]] = {}
+    baseline: int | None = None
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not fallback_ready():
         rows = yield steps.req("main", st.main)
         if st.main_facts:
-            rows, matched = split_rows(rows)
+            rows, matched, baseline = split_rows(rows)
         if st.counts:
             count = int(rows[0]["q_total"]) if rows else 0
         steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
@@ -172,9 +173,8 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         if st.counts:
             count = hits
 
-    baseline: int | None = None
-    if prep.bound:
-        # Read along with the rows or the count when there were any; else on its own.
+    if prep.bound and baseline is None:
+        # Read along with the rows (main always carries it; fallback rows when any).
         carried = [r["q_baseline"] for r in rows[:1]]
         if carried:
             baseline = int(carried[0])

@@ -1,4 +1,5 @@
-"""The main statement with the evidence of its fact filters, in one round trip.
+"""The main statement with the baseline guard and the evidence of its fact
+filters, in one round trip.
 
 The entity rows (matches, capped at limit+1, with their totals) are a CTE; the
 facts that matched each positive fact filter are LEFT JOINed to them, one row
@@ -24,17 +25,44 @@ FACT_PREFIX = "f_"
 FILTER_COLUMN = "q_filter"
 
 
-def with_match_facts(
-    b: _Builder, main: AnySelect, bound: tuple[BoundFilter, ...]
+def wrap_main(
+    b: _Builder, main: AnySelect, bound: tuple[BoundFilter, ...], *, guard: bool
 ) -> AnySelect | None:
-    """`main` joined with the facts matching its positive fact filters; None if it has none."""
+    """`main` (built without the baseline) with the baseline guard and the facts
+    matching its positive fact filters; None if it needs neither.
+
+    The baseline is a one-row subquery the rows are LEFT JOINed to, so it arrives
+    even when nothing matched (one row, q_id NULL) and never costs a statement."""
     positive = [bf for bf in bound if bf.positive_fact]
-    if not positive:
+    if not positive and not guard:
         return None
     keys = b.order_keys()
     m = main.add_columns(
         *(b.et.col(column).label(f"q_k{i}") for i, (column, _d) in enumerate(keys))
     ).cte("m")
+    cols: list[Any] = [*m.c]
+    source: Any = m
+    order: list[Any] = [*b.order_by(lambda i, _name: m.c[f"q_k{i}"])]
+    if guard:
+        base = b.et.table.alias("base")
+        g = (
+            sa.select(sa.func.count().label("q_baseline"))
+            .select_from(base)
+            .where(base.c[b.et.spec.tenant] == b.p("tenant_id", type_=sa.Text()))
+            .subquery("g")
+        )
+        cols.append(g.c.q_baseline)
+        source = g.outerjoin(m, sa.true())
+    if positive:
+        mf = _matching_facts(b, m, positive)
+        cols += [mf.c[c.name].label(f"{FACT_PREFIX}{c.name}") for c in b.facts.c]
+        cols.append(mf.c[FILTER_COLUMN])
+        source = source.outerjoin(mf, mf.c.entity_id == m.c.q_id)
+        order += [mf.c[FILTER_COLUMN], mf.c.id]
+    return sa.select(*cols).select_from(source).order_by(*order)
+
+
+def _matching_facts(b: _Builder, m: Any, positive: list[BoundFilter]) -> Any:
     facts = b.facts
     parts = []
     for bf in positive:
@@ -50,30 +78,28 @@ def with_match_facts(
             )
         )
     matched: Any = parts[0] if len(parts) == 1 else sa.union_all(*parts)
-    mf = matched.subquery("mf")
-    return (
-        sa.select(
-            *m.c,
-            *(mf.c[c.name].label(f"{FACT_PREFIX}{c.name}") for c in facts.c),
-            mf.c[FILTER_COLUMN],
-        )
-        .select_from(m.outerjoin(mf, mf.c.entity_id == m.c.q_id))
-        .order_by(*b.order_by(lambda i, _name: m.c[f"q_k{i}"]), mf.c[FILTER_COLUMN], mf.c.id)
-    )
+    return matched.subquery("mf")
 
 
-def split_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
-    """Entity rows (once each, in order) and, per entity id, its matching facts."""
+def split_rows(
+    rows: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[Any]], int | None]:
+    """Entity rows (once each, in order), per entity id its matching facts, and the
+    baseline (None if the statement does not carry it)."""
     entities: dict[str, dict[str, Any]] = {}
     matched: dict[str, list[Any]] = {}
     if not rows:
-        return [], matched
+        return [], matched, None
+    raw = rows[0].get("q_baseline")
+    baseline = int(raw) if raw is not None else None
     n = len(FACT_PREFIX)
     fact_keys = [(k, k[n:]) for k in rows[0] if k.startswith(FACT_PREFIX)]
     fact_id = f"{FACT_PREFIX}id"
     for r in rows:
         eid = r["q_id"]
+        if eid is None:  # the baseline's row when nothing matched
+            continue
         entities.setdefault(eid, r)
-        if r[fact_id] is not None:
+        if fact_keys and r[fact_id] is not None:
             matched.setdefault(eid, []).append({short: r[k] for k, short in fact_keys})
-    return list(entities.values()), matched
+    return list(entities.values()), matched, baseline

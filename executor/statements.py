@@ -25,7 +25,7 @@ from dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from dsl.ir import Plan, QueryType, SortDirection
 from executor.bind import BoundFilter
 from executor.fallback_sql import fallback_hits
-from executor.main_facts import with_match_facts
+from executor.main_facts import wrap_main
 from executor.predicates import (
     Params,
     column_condition,
@@ -58,7 +58,7 @@ class StatementSet:
     main: AnySelect
     counts: bool  # main carries the match total (a window count over every match)
     baseline: AnySelect
-    main_facts: bool  # main carries the facts matching its fact filters (evidence)
+    main_facts: bool  # main is wrapped: baseline guard and/or matching facts (evidence)
     entity_facts: AnySelect
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
     rows_by_id: AnySelect  # rows of ids gathered over several fallback runs
@@ -261,13 +261,13 @@ def build_statements(
         where.append(et.id.in_(b.ids("subject_ids")))
     guard = bool(bound)  # the baseline guard is read when the plan filters
     main = (
-        b.entity_select(selected, baseline=guard, total=template.kind.counts)
+        b.entity_select(selected, baseline=False, total=template.kind.counts)
         .where(*where)
         .order_by(*b.order_by())
         .limit(b.limit())
     )
     baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
-    joined = with_match_facts(b, main, bound)
+    joined = wrap_main(b, main, bound, guard=guard)
     entity_facts = b.facts_select()
     if b.fresh:
         entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))

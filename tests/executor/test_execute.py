@@ -271,3 +271,10 @@ def test_fallback_over_several_runs_gives_the_same_answer(
     assert any("in 4 statement(s)" in n for n in several.notes)
     assert one.used_fallback and one.truncated and len(one.rows) == 2
     assert _fallback_summary(several) == _fallback_summary(one)
+
+
+def test_empty_answer_carries_the_baseline_in_its_one_statement(engine: Engine) -> None:
+    result = execute(theme("A股"), CATALOG, engine, "t2", now=NOW)
+    assert result.rows == () and result.evidence == ()
+    assert result.baseline_total == 7
+    assert len(result.sql_fingerprints) == 1  # main only: no baseline, no evidence statement

@@ -2,12 +2,15 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT configs.tenant_id AS q_tenant, configs.id AS q_id, configs."key" AS q_label, configs.id AS v_id, configs."key" AS v_key, configs.value AS v_value, (SELECT count(*) AS count_1 
-FROM configs AS base 
-WHERE base.tenant_id = ?) AS q_baseline 
+WITH m AS 
+(SELECT configs.tenant_id AS q_tenant, configs.id AS q_id, configs."key" AS q_label, configs.id AS v_id, configs."key" AS v_key, configs.value AS v_value, configs.id AS q_k0 
 FROM configs 
 WHERE configs.tenant_id = ? AND instr(lower(configs."key"), ?) > ? AND configs.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY configs.id ASC NULLS LAST
- LIMIT ? OFFSET ?
+ LIMIT ? OFFSET ?)
+ SELECT m.q_tenant, m.q_id, m.q_label, m.v_id, m.v_key, m.v_value, m.q_k0, g.q_baseline 
+FROM (SELECT count(*) AS q_baseline 
+FROM configs AS base 
+WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 ASC NULLS LAST
 -- params: {"f0": "a", "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
 
 -- role: baseline

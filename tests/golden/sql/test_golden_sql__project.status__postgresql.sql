@@ -2,12 +2,15 @@
 -- dialect: postgresql
 
 -- role: main
-SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, projects.budget AS v_budget, projects.created_at AS v_created_at, (SELECT count(*) AS count_1 
-FROM projects AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
+WITH m AS 
+(SELECT projects.tenant_id AS q_tenant, projects.id AS q_id, projects.title AS q_label, projects.id AS v_id, projects.title AS v_title, projects.status AS v_status, projects.budget AS v_budget, projects.created_at AS v_created_at, projects.created_at AS q_k0, projects.id AS q_k1 
 FROM projects 
 WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND projects.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY projects.created_at DESC NULLS LAST, projects.id COLLATE "C" ASC NULLS LAST 
- LIMIT %(limit)s::INTEGER
+ LIMIT %(limit)s::INTEGER)
+ SELECT m.q_tenant, m.q_id, m.q_label, m.v_id, m.v_title, m.v_status, m.v_budget, m.v_created_at, m.q_k0, m.q_k1, g.q_baseline 
+FROM (SELECT count(*) AS q_baseline 
+FROM projects AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS g LEFT OUTER JOIN m ON true ORDER BY m.q_k0 DESC NULLS LAST, m.q_k1 COLLATE "C" ASC NULLS LAST
 -- params: {"f0": ["active", "paused"], "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
 
 -- role: baseline

@@ -2,12 +2,15 @@
 -- dialect: postgresql
 
 -- role: main
-SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, runs.project_id AS v_project_id, (SELECT count(*) AS count_1 
-FROM runs AS base 
-WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS q_baseline 
+WITH m AS 
+(SELECT runs.tenant_id AS q_tenant, runs.id AS q_id, runs.question AS q_label, runs.id AS v_id, runs.question AS v_question, runs.status AS v_status, runs.started_at AS v_started_at, runs.project_id AS v_project_id, runs.started_at AS q_k0, runs.id AS q_k1 
 FROM runs 
 WHERE runs.tenant_id = %(tenant_id)s::VARCHAR AND runs.status IN (__[POSTCOMPILE_f0]) AND runs.id IN (__[POSTCOMPILE_subject_ids]) ORDER BY runs.started_at DESC NULLS LAST, runs.id COLLATE "C" ASC NULLS LAST 
- LIMIT %(limit)s::INTEGER
+ LIMIT %(limit)s::INTEGER)
+ SELECT m.q_tenant, m.q_id, m.q_label, m.v_id, m.v_question, m.v_status, m.v_started_at, m.v_project_id, m.q_k0, m.q_k1, g.q_baseline 
+FROM (SELECT count(*) AS q_baseline 
+FROM runs AS base 
+WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS g LEFT OUTER JOIN m ON true ORDER BY m.q_k0 DESC NULLS LAST, m.q_k1 COLLATE "C" ASC NULLS LAST
 -- params: {"f0": ["succeeded", "failed"], "limit": 11, "subject_ids": ["12"], "tenant_id": "t1"}
 
 -- role: baseline

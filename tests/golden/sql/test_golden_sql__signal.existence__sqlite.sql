@@ -2,12 +2,15 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_label, signals.id AS v_id, signals.kind AS v_kind, signals.severity AS v_severity, signals.message AS v_message, (SELECT count(*) AS count_1 
-FROM signals AS base 
-WHERE base.tenant_id = ?) AS q_baseline 
+WITH m AS 
+(SELECT signals.tenant_id AS q_tenant, signals.id AS q_id, signals.message AS q_label, signals.id AS v_id, signals.kind AS v_kind, signals.severity AS v_severity, signals.message AS v_message, signals.created_at AS q_k0, signals.id AS q_k1 
 FROM signals 
 WHERE signals.tenant_id = ? AND signals.kind IN (__[POSTCOMPILE_f0]) ORDER BY signals.created_at DESC NULLS LAST, signals.id ASC NULLS LAST
- LIMIT ? OFFSET ?
+ LIMIT ? OFFSET ?)
+ SELECT m.q_tenant, m.q_id, m.q_label, m.v_id, m.v_kind, m.v_severity, m.v_message, m.q_k0, m.q_k1, g.q_baseline 
+FROM (SELECT count(*) AS q_baseline 
+FROM signals AS base 
+WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 DESC NULLS LAST, m.q_k1 ASC NULLS LAST
 -- params: {"f0": ["alert", "metric"], "limit": 11, "tenant_id": "t1"}
 
 -- role: baseline

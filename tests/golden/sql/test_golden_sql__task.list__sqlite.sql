@@ -2,12 +2,15 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT tasks.tenant_id AS q_tenant, tasks.id AS q_id, tasks.title AS q_label, tasks.id AS v_id, tasks.title AS v_title, tasks.status AS v_status, tasks.project_id AS v_project_id, (SELECT count(*) AS count_1 
-FROM tasks AS base 
-WHERE base.tenant_id = ?) AS q_baseline, count(*) OVER () AS q_total 
+WITH m AS 
+(SELECT tasks.tenant_id AS q_tenant, tasks.id AS q_id, tasks.title AS q_label, tasks.id AS v_id, tasks.title AS v_title, tasks.status AS v_status, tasks.project_id AS v_project_id, count(*) OVER () AS q_total, tasks.created_at AS q_k0, tasks.id AS q_k1 
 FROM tasks 
 WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0]) ORDER BY tasks.created_at DESC NULLS LAST, tasks.id ASC NULLS LAST
- LIMIT ? OFFSET ?
+ LIMIT ? OFFSET ?)
+ SELECT m.q_tenant, m.q_id, m.q_label, m.v_id, m.v_title, m.v_status, m.v_project_id, m.q_total, m.q_k0, m.q_k1, g.q_baseline 
+FROM (SELECT count(*) AS q_baseline 
+FROM tasks AS base 
+WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 DESC NULLS LAST, m.q_k1 ASC NULLS LAST
 -- params: {"f0": ["todo", "doing"], "limit": 11, "tenant_id": "t1"}
 
 -- role: baseline

@@ -2,12 +2,15 @@
 -- dialect: sqlite
 
 -- role: main
-SELECT users.tenant_id AS q_tenant, users.id AS q_id, users.name AS q_label, users.id AS v_id, users.name AS v_name, users.role AS v_role, (SELECT count(*) AS count_1 
-FROM users AS base 
-WHERE base.tenant_id = ?) AS q_baseline 
+WITH m AS 
+(SELECT users.tenant_id AS q_tenant, users.id AS q_id, users.name AS q_label, users.id AS v_id, users.name AS v_name, users.role AS v_role, users.id AS q_k0 
 FROM users 
 WHERE users.tenant_id = ? AND users.role IN (__[POSTCOMPILE_f0]) ORDER BY users.id ASC NULLS LAST
- LIMIT ? OFFSET ?
+ LIMIT ? OFFSET ?)
+ SELECT m.q_tenant, m.q_id, m.q_label, m.v_id, m.v_name, m.v_role, m.q_k0, g.q_baseline 
+FROM (SELECT count(*) AS q_baseline 
+FROM users AS base 
+WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 ASC NULLS LAST
 -- params: {"f0": ["admin", "analyst"], "limit": 11, "tenant_id": "t1"}
 
 -- role: baseline
