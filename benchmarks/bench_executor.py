@@ -297,6 +297,13 @@ def questions() -> list[tuple[str, str, Callable[[str], Plan], Callable[[str], s
             theme("美股", qt=QueryType.LIST, sort=(Sort(field="created_at", direction=Dir.DESC),)),
             facts_sql("美股", tail=" ORDER BY p.created_at DESC LIMIT 21"),
         ),
+        (
+            # an empty answer: no tenant has this theme (the guard still reads the baseline)
+            "existence 科创板 (none)",
+            "facts",
+            theme("科创板"),
+            facts_sql("科创板", tail=" ORDER BY p.created_at DESC LIMIT 21"),
+        ),
         ("text 港股 + 6 aliases", "fallback", theme("港股", fallback=True), text_sql("港股")),
         ("text 股 (1 char)", "fallback", theme("股", fallback=True), text_sql("股")),
         ("text 量化 (2 chars)", "fallback", theme("量化", fallback=True), text_sql("量化")),
