@@ -18,12 +18,11 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from dsl.catalog import Catalog
 from dsl.errors import DatabaseError
@@ -32,6 +31,11 @@ from executor.compile import check_tenant, prepare
 from executor.flow import Flow, Request, Row, run_flow
 from executor.result import ExecutionResult
 from facts.db import READER_ROLE
+
+if TYPE_CHECKING:
+    # annotations only: importing sqlalchemy.ext.asyncio (and asyncio) costs ~70 ms,
+    # which the sync path (`qdsl ask`, `execute`) should not pay
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 DEFAULT_TIMEOUT_MS = 5000
 _QUERY_CANCELED = "57014"  # PostgreSQL: statement_timeout or cancel request
