@@ -418,3 +418,16 @@ def test_a_colon_leads_a_value_unless_it_counts_entities() -> None:
     counted = with_(good, text=f"Yes: {BASELINE} A-share projects. [fact:1]")
     verdict = verify(EXISTS, existence_result(), counted, context=context())
     assert verdict.failed == ("no_total_count_substitution",)
+
+
+def test_a_label_equal_to_a_spelling_states_it_only_outside_the_matchs_name() -> None:
+    # Found by test_rendered_list_answers_pass: a project titled "项目" hid every "项目"
+    # in the text, so the renderer's own answer failed "does not name the entity".
+    titled = existence_result(rows=(row("1", "项目", ("fact:1",)),), evidence=(fact(1, "1"),))
+    assert verify(EXISTS, titled, rendered(EXISTS, titled), context=context()).ok
+    # ... while a match titled exactly "A股", named and nothing more, states no condition.
+    named = existence_result(rows=(row("60", "A股", ("fact:1",)),), evidence=(fact(1, "60"),))
+    good = rendered(EXISTS, named)
+    assert verify(EXISTS, named, good, context=context()).ok
+    bad = with_(good, text="有。找到 1 个项目：A股 (#60)。依据：[fact:1]")
+    assert verify(EXISTS, named, bad, context=context()).failed == ("covers_conditions",)

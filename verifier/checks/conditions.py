@@ -69,21 +69,44 @@ def _values(flt: Filter) -> Iterable[object]:
     return (flt.value,)
 
 
+def _label_spans(s: Subject, text: str) -> list[tuple[int, int, bool]]:
+    """Where the text holds a match's label, and whether it is written as that match's
+    name ("label (#id)").
+
+    A match's own name ("A股量化选股平台") does not state the condition "A股", so a
+    spelling wholly inside a longer label does not count. A label that *equals* a
+    spelling (a project titled "项目") is told apart from the spelling only where it
+    names its match; elsewhere ("符合条件的项目共 1 个") it states the spelling."""
+    spans: list[tuple[int, int, bool]] = []
+    for label, ids in _labels(s).items():
+        named = re.compile(r"\s*\(#(?:" + "|".join(re.escape(i) for i in ids) + r")\)")
+        for m in re.finditer(re.escape(label), text):
+            spans.append((*m.span(), named.match(text, m.end()) is not None))
+    return spans
+
+
+def _labels(s: Subject) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in s.result.rows:
+        if r.label:
+            out.setdefault(normalize_text(r.label), []).append(normalize_text(r.entity_id))
+    return out
+
+
 def covers_conditions(s: Subject) -> Iterator[Issue]:
     catalog = s.context.catalog
     text = normalize_text(s.answer.text)
-    # A match's own name ("A股量化选股平台") does not state the condition "A股":
-    # a spelling counts only where it is not wholly inside a label.
-    labels: list[tuple[int, int]] = []
-    for label in {normalize_text(r.label) for r in s.result.rows if r.label}:
-        labels.extend(m.span() for m in re.finditer(re.escape(label), text))
+    labels = _label_spans(s, text)
 
     def says(spelling: str) -> bool:
         chars = [re.escape(c) for c in squash(spelling)]
         if not chars:
             return False
         for m in re.finditer(r"\s*".join(chars), text):
-            if not any(a <= m.start() and m.end() <= b for a, b in labels):
+            start, end = m.span()
+            if not any(
+                a <= start and end <= b and (b - a > end - start or named) for a, b, named in labels
+            ):
                 return True
         return False
 
