@@ -15,7 +15,7 @@ from typing import Any
 
 from dsl.catalog import EntitySpec, FieldSpec, FieldType
 from dsl.errors import PlanError
-from dsl.ir import Filter, Operator, Plan, Scalar
+from dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
 from dsl.textnorm import normalize_text
 
 # Fact filters that select entities having a matching fact; the others
@@ -65,7 +65,7 @@ class BoundFilter:
         """What of this filter shapes SQL: field and operator, and for is_null its sense."""
         sense = (
             ("null" if self.filter.value is not False else "not_null",)
-            if self.op is (Operator.IS_NULL)
+            if self.op is Operator.IS_NULL
             else ()
         )
         return (self.filter.field, self.op.value, *sense)
@@ -211,11 +211,11 @@ def _value_params(bf: BoundFilter, dialect: str) -> dict[str, Any]:
     if op is Operator.CONTAINS:
         return {p: contains_param(text_value(_one(bf)), dialect)}
     if bf.is_fact:
-        if bf.kind is FieldType.NUMBER and op not in (Operator.IN, Operator.NOT_IN):
+        if bf.kind is FieldType.NUMBER and op not in LIST_OPERATORS:
             return {p: _coerce(bf, _one(bf))}
         norms = {n for v in _needs_values(bf, values) for n in alias_set(bf.field, v)}
         return {p: sorted(norms)}
-    if op in (Operator.IN, Operator.NOT_IN):
+    if op in LIST_OPERATORS:
         return {p: [_coerce(bf, v) for v in _needs_values(bf, values)]}
     if op is Operator.EQUALS_OR_ALIAS and bf.kind is FieldType.ENUM:
         return {p: [_canonical_enum(bf, _one(bf))]}
