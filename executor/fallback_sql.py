@@ -18,7 +18,7 @@ from executor.predicates import contains
 from executor.tables import grams_table
 
 if TYPE_CHECKING:
-    from executor.statements import AnySelect, _Builder
+    from executor.statements import AnySelect, StatementBuilder
 
 # Term slots per fact filter. A value with more spellings than this is
 # searched in several runs of the same statement.
@@ -26,7 +26,7 @@ FALLBACK_SLOTS = 8
 
 
 def fallback_hits(
-    b: _Builder, bound: tuple[BoundFilter, ...], *, has_subjects: bool
+    b: StatementBuilder, bound: tuple[BoundFilter, ...], *, has_subjects: bool
 ) -> tuple[AnySelect, list[ColumnElement[Any]]]:
     """The text fallback's hits, every spelling of every fact filter in one statement,
     and the columns naming, per filter, the first spelling a row contains.
@@ -101,7 +101,7 @@ def fallback_hits(
 
 
 def confirm(
-    b: _Builder, col: ColumnClause[object], term: sa.BindParameter[object]
+    b: StatementBuilder, col: ColumnClause[object], term: sa.BindParameter[object]
 ) -> ColumnElement[bool]:
     """The substring test on a real column (case-insensitive, as terms are casefolded)."""
     if b.dialect == "postgresql":

@@ -19,14 +19,14 @@ from executor.bind import BoundFilter
 from executor.predicates import fact_value_condition, freshness
 
 if TYPE_CHECKING:
-    from executor.statements import AnySelect, _Builder
+    from executor.statements import AnySelect, StatementBuilder
 
 FACT_PREFIX = "f_"
 FILTER_COLUMN = "q_filter"
 
 
 def wrap_main(
-    b: _Builder, main: AnySelect, bound: tuple[BoundFilter, ...], *, guard: bool
+    b: StatementBuilder, main: AnySelect, bound: tuple[BoundFilter, ...], *, guard: bool
 ) -> AnySelect | None:
     """`main` (built without the baseline) with the baseline guard and the facts
     matching its positive fact filters; None if it needs neither.
@@ -62,7 +62,7 @@ def wrap_main(
     return sa.select(*cols).select_from(source).order_by(*order)
 
 
-def _matching_facts(b: _Builder, m: Any, positive: list[BoundFilter]) -> Any:
+def _matching_facts(b: StatementBuilder, m: Any, positive: list[BoundFilter]) -> Any:
     facts = b.facts
     parts = []
     for bf in positive:

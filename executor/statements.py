@@ -135,7 +135,11 @@ def _first_per_column(keys: list[tuple[str, SortDirection]]) -> list[tuple[str, 
     return out
 
 
-class _Builder:
+class StatementBuilder:
+    """One plan shape's statements under construction: its bound parameters (one
+    object per name), tenant condition, filter conditions and order, shared with
+    `executor.main_facts` and `executor.fallback_sql`."""
+
     def __init__(self, catalog: Catalog, et: EntityTable, dialect: str, plan: Plan) -> None:
         self.catalog = catalog
         self.et = et
@@ -254,7 +258,7 @@ def build_statements(
     shape: Shape,
 ) -> StatementSet:
     et = entity_table(catalog, template.entity_type)
-    b = _Builder(catalog, et, dialect, plan)
+    b = StatementBuilder(catalog, et, dialect, plan)
     selected = selected_columns(plan, et, template)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
