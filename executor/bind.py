@@ -137,16 +137,21 @@ def _as_tuple(value: Any) -> tuple[Scalar, ...]:
     return () if value is None else (value,)
 
 
-def alias_set(field: FieldSpec | None, value: Scalar) -> tuple[str, ...]:
-    """Every normalized spelling meaning `value` (the value's own included), sorted."""
-    text = str(value)
-    norm = text_value(text)
+def _alias_group(field: FieldSpec | None, value: Scalar) -> tuple[str, set[str]] | None:
+    """The catalog alias key `value` spells, with every normalized spelling of it."""
+    norm = normalize_text(str(value))
     if field is not None:
         for canon, spellings in field.aliases.items():
             names = {normalize_text(canon), *(normalize_text(s) for s in spellings)}
-            if text == canon or norm in names:
-                return tuple(sorted(names))
-    return (norm,)
+            if norm in names:
+                return canon, names
+    return None
+
+
+def alias_set(field: FieldSpec | None, value: Scalar) -> tuple[str, ...]:
+    """Every normalized spelling meaning `value` (the value's own included), sorted."""
+    group = _alias_group(field, value)
+    return tuple(sorted(group[1])) if group is not None else (text_value(value),)
 
 
 def _coerce(bf: BoundFilter, value: Scalar) -> Any:
@@ -225,11 +230,11 @@ def _value_params(bf: BoundFilter, dialect: str) -> dict[str, Any]:
 
 
 def _canonical_enum(bf: BoundFilter, value: Scalar) -> str:
+    group = _alias_group(bf.field, value)
+    if group is not None:
+        return group[0]
     norm = normalize_text(str(value))
     if bf.field is not None:
-        for canon, spellings in bf.field.aliases.items():
-            if norm in {normalize_text(canon), *(normalize_text(s) for s in spellings)}:
-                return canon
         for v in bf.field.values:
             if normalize_text(v) == norm:
                 return v
