@@ -33,7 +33,7 @@ from qdsl.audit import Audit, plan_shape
 from qdsl.gate import GateLexicon, check_route, gate
 from qdsl.phrases import detect_language
 from qdsl.planner import Attempt, Planner, intended_query_type
-from qdsl.render import clarification, insufficient, render
+from qdsl.render import clarification, gated, insufficient, not_covered, refused, render
 from verifier import Answer, Language, Outcome, Verdict, VerifyContext, verify
 from verifier.checks import Check
 
@@ -243,28 +243,12 @@ class _Run:
         return None
 
     def not_covered(self, plan: Plan | None, exc: NotCoveredError) -> AnswerResult:
-        text = (
-            f"这个问题没有可用的查询模板：{exc.message}"
-            if self.lang == "zh"
-            else f"No query template covers this question: {exc.message}"
-        )
-        answer = Answer(
-            contract=AnswerContract.CLARIFY_OR_FAIL,
-            text=text,
-            data={"clarification": text},
-            language=self.lang,
-        )
-        return self.without_answer("not_covered", plan, answer)
+        return self.without_answer("not_covered", plan, not_covered(self.lang, exc.message))
 
     def refused(self, plan: Plan, verdict: Verdict, execution_id: str) -> AnswerResult:
-        failed = ", ".join(verdict.failed)
-        text = (
-            f"答案未通过校验，已拒绝（{failed}）。"
-            if self.lang == "zh"
-            else f"The answer failed verification and was refused ({failed})."
-        )
         self.audit.event("refused", outcome=verdict.outcome.value, failed=list(verdict.failed))
-        answer = Answer(contract=plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL, text=text)
+        contract = plan.answer_contract or AnswerContract.CLARIFY_OR_FAIL
+        answer = refused(self.lang, contract, verdict.failed)
         return self.without_answer("refused", plan, answer, verdict, execution_id)
 
 
@@ -310,12 +294,7 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
     audit.event("gate", status="gated" if decision.gated else "passed", kind=decision.kind)
     if decision.gated and decision.kind is not None:
         kind = decision.kind.value
-        text = (
-            f"这是一条会话指令（{kind}），不做数据查询。"
-            if run.lang == "zh"
-            else f"This is a conversation move ({kind}), not a data question."
-        )
-        return run.finish(status="gated", gate_kind=kind, text=text, data={})
+        return run.finish(status="gated", gate_kind=kind, text=gated(run.lang, kind), data={})
     pctx = plan_context(tenant_id, s.context)
     feedback: str | None = None
     for replan in range(s.replans + 1):

@@ -319,3 +319,36 @@ def insufficient(language: Language, contract: AnswerContract) -> Answer:
         else "Insufficient evidence: the data read for this question cannot back an answer."
     )
     return Answer(contract=contract, text=text, data={}, language=language)
+
+
+def not_covered(language: Language, reason: str) -> Answer:
+    """No template covers the plan: said plainly, with nothing to clarify from."""
+    text = (
+        f"这个问题没有可用的查询模板：{reason}"
+        if language == "zh"
+        else f"No query template covers this question: {reason}"
+    )
+    return Answer(
+        contract=AnswerContract.CLARIFY_OR_FAIL,
+        text=text,
+        data={"clarification": text},
+        language=language,
+    )
+
+
+def refused(language: Language, contract: AnswerContract, failed: Sequence[str]) -> Answer:
+    """The verifier refused the answer: the failed checks are named, no data leaves."""
+    names = ", ".join(failed)
+    text = (
+        f"答案未通过校验，已拒绝（{names}）。"
+        if language == "zh"
+        else f"The answer failed verification and was refused ({names})."
+    )
+    return Answer(contract=contract, text=text, language=language)
+
+
+def gated(language: Language, kind: str) -> str:
+    """The text for a conversation move stopped by the ingress gate."""
+    if language == "zh":
+        return f"这是一条会话指令（{kind}），不做数据查询。"
+    return f"This is a conversation move ({kind}), not a data question."
