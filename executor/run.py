@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Engine
 from dsl.catalog import Catalog
 from dsl.errors import DatabaseError
 from dsl.ir import Plan
-from executor.compile import check_tenant, prepare
+from executor.compile import prepare
 from executor.flow import Flow, Request, Row, run_flow
 from executor.result import ExecutionResult
 from facts.db import READER_ROLE
@@ -102,6 +102,21 @@ _SETTINGS_AS_READER = sa.select(
 )
 
 
+def _settings(engine: Engine, tenant_id: str, timeout_ms: int) -> tuple[Any, dict[str, str]]:
+    """The statement setting role (when the database has it), tenant and timeout."""
+    params = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
+    return (_SETTINGS_AS_READER if _HAS_ROLE[engine] else _SETTINGS), params
+
+
+def _start(
+    plan: Plan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
+) -> Flow:
+    """The I/O-free preparation both twins share (`prepare` refuses a plan scoped to
+    another tenant than the caller's)."""
+    prep = prepare(plan, catalog, dialect, tenant_id, now=now)
+    return run_flow(prep, uuid.uuid4().hex)
+
+
 # -- sync ------------------------------------------------------------------------------
 
 
@@ -148,8 +163,7 @@ def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
     engine = conn.engine
     if engine not in _HAS_ROLE:
         _HAS_ROLE[engine] = bool(conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar())
-    settings = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
-    conn.execute(_SETTINGS_AS_READER if _HAS_ROLE[engine] else _SETTINGS, settings)
+    conn.execute(*_settings(engine, tenant_id, timeout_ms))
 
 
 def execute(
@@ -162,10 +176,8 @@ def execute(
     now: datetime | None = None,
 ) -> ExecutionResult:
     """Run a (normalized) plan for `tenant_id`; the tenant is bound here, never from the plan."""
-    check_tenant(plan, tenant_id)
     timeout = timeout_from_env(timeout_ms)
-    prep = prepare(plan, catalog, engine.dialect.name, tenant_id, now=now)
-    flow = run_flow(prep, uuid.uuid4().hex)
+    flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
     try:
         with engine.connect() as conn:
@@ -199,8 +211,7 @@ async def _apg_setup(conn: AsyncConnection, tenant_id: str, timeout_ms: int) -> 
     if engine not in _HAS_ROLE:
         found = (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar()
         _HAS_ROLE[engine] = bool(found)
-    settings = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
-    await conn.execute(_SETTINGS_AS_READER if _HAS_ROLE[engine] else _SETTINGS, settings)
+    await conn.execute(*_settings(engine, tenant_id, timeout_ms))
 
 
 async def _adrive(
@@ -234,10 +245,8 @@ async def aexecute(
     now: datetime | None = None,
 ) -> ExecutionResult:
     """The asyncio twin of `execute` (psycopg async on PostgreSQL, aiosqlite on SQLite)."""
-    check_tenant(plan, tenant_id)
     timeout = timeout_from_env(timeout_ms)
-    prep = prepare(plan, catalog, engine.dialect.name, tenant_id, now=now)
-    flow = run_flow(prep, uuid.uuid4().hex)
+    flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
     try:
         async with engine.connect() as conn:

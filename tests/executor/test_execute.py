@@ -159,6 +159,21 @@ def test_tenant_mismatch_is_refused(engine: Engine) -> None:
     assert info.value.subtype == "tenant_scope_mismatch"
 
 
+def test_async_twin_refuses_a_tenant_mismatch_too(db_url: str) -> None:
+    plan = theme("A股").model_copy(update={"scope": Scope(tenant_id="t2")})
+
+    async def run() -> None:
+        aengine = make_async_engine(db_url)
+        try:
+            await aexecute(plan, CATALOG, aengine, "t1", now=NOW)
+        finally:
+            await aengine.dispose()
+
+    with pytest.raises(PolicyError) as info:
+        asyncio.run(run())
+    assert info.value.subtype == "tenant_scope_mismatch"
+
+
 def test_async_twin_gives_the_same_result(engine: Engine, db_url: str) -> None:
     plans = [
         theme("A股"),
