@@ -11,6 +11,8 @@ field types.
 
 from __future__ import annotations
 
+import hashlib
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -100,21 +102,35 @@ def _column_type(table: str, column: str, kind: FieldType | None) -> TypeEngine[
     return _TYPE_FOR[kind] if kind is not None else None
 
 
-# Catalogs are unhashable (they hold dicts); key by identity and keep the
-# catalog alive so an id is never reused for another catalog.
-_BY_CATALOG: dict[int, tuple[Catalog, dict[str, EntityTable]]] = {}
+# Catalogs are unhashable (they hold dicts), and a deployment catalog is loaded
+# afresh per call (`resolve_catalog` with QDSL_CATALOG): key them by content, so
+# equal catalogs share statements and no catalog object is kept alive. The key
+# is memoized per live catalog object (weakly, by id, checked by identity).
+_KEYS: dict[int, tuple[weakref.ref[Catalog], str]] = {}
+_TABLES: dict[str, dict[str, EntityTable]] = {}
 
 
-def catalog_key(catalog: Catalog) -> int:
-    """A process-local identity for a catalog, usable in cache keys."""
-    entry = _BY_CATALOG.get(id(catalog))
-    if entry is None or entry[0] is not catalog:
-        _BY_CATALOG[id(catalog)] = (catalog, _build_entity_tables(catalog))
-    return id(catalog)
+def catalog_key(catalog: Catalog) -> str:
+    """A content key for a catalog, usable in cache keys."""
+    entry = _KEYS.get(id(catalog))
+    if entry is not None and entry[0]() is catalog:
+        return entry[1]
+    key = hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
+    _KEYS[id(catalog)] = (weakref.ref(catalog), key)
+    weakref.finalize(catalog, _forget, id(catalog), key)
+    if key not in _TABLES:
+        _TABLES[key] = _build_entity_tables(catalog)
+    return key
+
+
+def _forget(object_id: int, key: str) -> None:
+    entry = _KEYS.get(object_id)
+    if entry is not None and entry[1] == key and entry[0]() is None:
+        del _KEYS[object_id]
 
 
 def _entity_tables(catalog: Catalog) -> dict[str, EntityTable]:
-    return _BY_CATALOG[catalog_key(catalog)][1]
+    return _TABLES[catalog_key(catalog)]
 
 
 def _build_entity_tables(catalog: Catalog) -> dict[str, EntityTable]:

@@ -3,7 +3,11 @@ parameters, the tenant bound on every table, one statement set per plan shape.""
 
 from __future__ import annotations
 
+import gc
 import re
+import weakref
+from importlib import resources
+from pathlib import Path
 
 import pytest
 import sqlglot
@@ -11,6 +15,7 @@ from exec_support import CATALOG, NOW, sample_plan
 from sqlalchemy.dialects import sqlite
 from sqlglot import exp
 
+from dsl.catalog import load_catalog
 from dsl.errors import PlanError, PolicyError
 from dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
 from executor.compile import compile_plan, prepare
@@ -127,6 +132,32 @@ def test_statements_are_built_once_per_shape() -> None:
     assert prepare(p1, CATALOG, "sqlite", "t1").statements is not first.statements
     p3 = p1.model_copy(update={"filters": p1.filters[:1]})
     assert prepare(p3, CATALOG, "postgresql", "t1").statements is not first.statements
+
+
+def test_a_catalog_loaded_again_shares_statements_and_is_not_kept(tmp_path: Path) -> None:
+    # A deployment catalog (QDSL_CATALOG) is loaded afresh per call: equal content
+    # must hit the statement cache, and the executor must not keep each copy alive.
+    source = tmp_path / "catalog.toml"
+    source.write_text(
+        resources.files("dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    STATEMENTS.clear()
+    p1 = sample_plan("project", QueryType.EXISTENCE)
+    first = prepare(p1, load_catalog(source), "postgresql", "t1", now=NOW)
+    copy = load_catalog(source)
+    assert prepare(p1, copy, "postgresql", "t1", now=NOW).statements is first.statements
+    assert (STATEMENTS.hits, STATEMENTS.misses) == (1, 1)
+    alive = weakref.ref(copy)
+    del copy
+    gc.collect()
+    assert alive() is None
+    # a catalog that differs is another entry
+    text = source.read_text(encoding="utf-8")
+    assert "max_limit = 200" in text
+    changed = tmp_path / "changed.toml"
+    changed.write_text(text.replace("max_limit = 200", "max_limit = 199"), encoding="utf-8")
+    assert prepare(p1, load_catalog(changed), "postgresql", "t1").statements is not first.statements
 
 
 def test_tenant_in_plan_scope_must_match_the_caller() -> None:
