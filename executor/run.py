@@ -84,7 +84,9 @@ def db_error(exc: sa_exc.SQLAlchemyError, timeout_ms: int, *, interrupted: bool)
 
 # -- PostgreSQL session ----------------------------------------------------------------
 
-_HAS_ROLE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+# Engines whose database has the reader role. Only a found role is remembered,
+# so a role created later (`qdsl db upgrade`) is picked up without a restart.
+_READER_READY: weakref.WeakSet[Any] = weakref.WeakSet()
 _ROLE_CHECK = sa.text("SELECT count(*) FROM pg_roles WHERE rolname = :role")
 _SETTINGS = sa.select(
     sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
@@ -102,10 +104,22 @@ _SETTINGS_AS_READER = sa.select(
 )
 
 
-def _settings(engine: Engine, tenant_id: str, timeout_ms: int) -> tuple[Any, dict[str, str]]:
-    """The statement setting role (when the database has it), tenant and timeout."""
+def _settings(tenant_id: str, timeout_ms: int) -> tuple[Any, dict[str, str]]:
+    """The statement setting role, tenant and timeout."""
     params = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
-    return (_SETTINGS_AS_READER if _HAS_ROLE[engine] else _SETTINGS), params
+    return _SETTINGS_AS_READER, params
+
+
+def _reader_missing() -> DatabaseError:
+    # Fail closed: without the SELECT-only role the statements would run as the
+    # connecting user, who may own the tables and so bypass row-level security.
+    return DatabaseError(
+        "reader_role_missing",
+        f"the database has no role {READER_ROLE}, which the executor reads as",
+        hint="run `qdsl db upgrade` against this database (it creates the role)",
+        retryable=False,
+        details={"role": READER_ROLE},
+    )
 
 
 def _start(
@@ -161,9 +175,11 @@ def read_only(conn: Connection) -> Connection:
 def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
     """Role, tenant and timeout for this transaction, in one round trip."""
     engine = conn.engine
-    if engine not in _HAS_ROLE:
-        _HAS_ROLE[engine] = bool(conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar())
-    conn.execute(*_settings(engine, tenant_id, timeout_ms))
+    if engine not in _READER_READY:
+        if not conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar():
+            raise _reader_missing()
+        _READER_READY.add(engine)
+    conn.execute(*_settings(tenant_id, timeout_ms))
 
 
 def execute(
@@ -208,10 +224,11 @@ def _run_sync(
 
 async def _apg_setup(conn: AsyncConnection, tenant_id: str, timeout_ms: int) -> None:
     engine = conn.engine.sync_engine
-    if engine not in _HAS_ROLE:
-        found = (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar()
-        _HAS_ROLE[engine] = bool(found)
-    await conn.execute(*_settings(engine, tenant_id, timeout_ms))
+    if engine not in _READER_READY:
+        if not (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar():
+            raise _reader_missing()
+        _READER_READY.add(engine)
+    await conn.execute(*_settings(tenant_id, timeout_ms))
 
 
 async def _adrive(

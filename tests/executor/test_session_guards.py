@@ -80,6 +80,31 @@ def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine)
         conn.rollback()
 
 
+def test_a_database_without_the_reader_role_is_refused_not_read_as_owner(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from executor import run
+
+    monkeypatch.setattr(run, "READER_ROLE", "qdsl_reader_that_does_not_exist")
+    plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+    engine = make_engine(pg_url)  # a fresh engine: the role check is remembered per engine
+    try:
+        with pytest.raises(DatabaseError) as caught:
+            execute(plan, CATALOG, engine, "t1")
+        assert caught.value.code == "database/reader_role_missing"
+        assert caught.value.retryable is False
+
+        async_engine = make_async_engine(pg_url)
+        try:
+            with pytest.raises(DatabaseError) as acaught:
+                asyncio.run(aexecute(plan, CATALOG, async_engine, "t1"))
+            assert acaught.value.code == "database/reader_role_missing"
+        finally:
+            asyncio.run(async_engine.dispose())
+    finally:
+        engine.dispose()
+
+
 def test_pooled_connections_are_writable_again_after_execute(pg_engine: Engine) -> None:
     execute(Plan(query_type=QueryType.COUNT, entity_type="project"), CATALOG, pg_engine, "t1")
     for _ in range(3):  # whichever pooled connection comes back
