@@ -86,6 +86,10 @@ OPERATORS_BY_TYPE: dict[FieldType, frozenset[Operator]] = {
     ),
 }
 
+# Operators on the id and the label when the catalog does not declare them as fields.
+_ID_OPERATORS = (Operator.EQUALS, Operator.NOT_EQUALS, Operator.IN, Operator.NOT_IN)
+_LABEL_OPERATORS = (Operator.EQUALS, Operator.CONTAINS, Operator.IN)
+
 EVIDENCE_PROJECTION = "matched_evidence"
 """A virtual projection every entity accepts: the evidence rows of each match."""
 
@@ -144,6 +148,22 @@ class EntitySpec(_Strict):
         found = {n for n, f in self.fields.items() if f.sensitive}
         found.update(f.column for f in self.fields.values() if f.sensitive and f.column)
         return frozenset(found)
+
+    def filter_spec(self, name: str) -> FieldSpec | None:
+        """The spec of a filterable name: a declared field, or the implicit id / label.
+
+        The id and the label are filterable without being declared; their
+        operators live here so the normalizer and the executor cannot disagree.
+        """
+        if name in self.fields:
+            return self.fields[name]
+        if name == self.id:
+            return FieldSpec(name=name, column=name, type=FieldType.ID, operators=_ID_OPERATORS)
+        if name == self.label:
+            return FieldSpec(
+                name=name, column=name, type=FieldType.TEXT, operators=_LABEL_OPERATORS
+            )
+        return None
 
     def column_for(self, name: str) -> str | None:
         """The table column behind a whitelisted name; None for fact fields."""

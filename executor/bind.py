@@ -82,35 +82,25 @@ def _unknown(entity: EntitySpec, name: str) -> PlanError:
 
 def bind_filter(entity: EntitySpec, index: int, flt: Filter) -> BoundFilter:
     name = entity.names.get(flt.field, flt.field)
-    spec = entity.fields.get(name)
-    if spec is not None:
-        if spec.sensitive:
-            raise PlanError(
-                "sensitive_field",
-                f"`{name}` of {entity.name} is sensitive and cannot be filtered on",
-                hint="drop the filter",
-            )
-        if flt.operator not in spec.operators:
-            raise PlanError(
-                "operator_not_allowed",
-                f"operator `{flt.operator.value}` is not allowed on {entity.name}.{name}",
-                hint=f"use one of: {', '.join(o.value for o in spec.operators)}",
-            )
-        return BoundFilter(index, flt, spec, spec.column, spec.fact, spec.type)
-    if name == entity.id and flt.operator in {
-        Operator.EQUALS,
-        Operator.NOT_EQUALS,
-        Operator.IN,
-        Operator.NOT_IN,
-    }:
-        return BoundFilter(index, flt, None, entity.id, None, FieldType.ID)
-    if name in (entity.label, "label") and flt.operator in {
-        Operator.EQUALS,
-        Operator.CONTAINS,
-        Operator.IN,
-    }:
-        return BoundFilter(index, flt, None, entity.label, None, FieldType.TEXT)
-    raise _unknown(entity, flt.field)
+    if name == "label":
+        name = entity.label
+    spec = entity.filter_spec(name)
+    if spec is None:
+        raise _unknown(entity, flt.field)
+    if spec.sensitive:
+        raise PlanError(
+            "sensitive_field",
+            f"`{name}` of {entity.name} is sensitive and cannot be filtered on",
+            hint="drop the filter",
+        )
+    if flt.operator not in spec.operators:
+        raise PlanError(
+            "operator_not_allowed",
+            f"operator `{flt.operator.value}` is not allowed on {entity.name}.{name}",
+            hint=f"use one of: {', '.join(o.value for o in spec.operators)}",
+        )
+    # `field` stays None for the implicit id / label: nothing declared behind them.
+    return BoundFilter(index, flt, entity.fields.get(name), spec.column, spec.fact, spec.type)
 
 
 def bind_filters(plan: Plan, entity: EntitySpec) -> tuple[BoundFilter, ...]:

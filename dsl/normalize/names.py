@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dsl.catalog import EVIDENCE_PROJECTION, EntitySpec, FieldSpec, FieldType
-from dsl.ir import Operator
+from dsl.catalog import EVIDENCE_PROJECTION, EntitySpec, FieldSpec
 
 EVIDENCE_NAMES = frozenset({EVIDENCE_PROJECTION, "evidence"})
-
-_ID_OPERATORS = (Operator.EQUALS, Operator.NOT_EQUALS, Operator.IN, Operator.NOT_IN)
-_LABEL_OPERATORS = (Operator.EQUALS, Operator.CONTAINS, Operator.IN)
 
 
 def _lookup(name: str, known: Iterable[str], names: dict[str, str]) -> str | None:
@@ -41,13 +37,7 @@ def resolve_filter_field(ent: EntitySpec, name: str) -> str | None:
 
 def field_spec(ent: EntitySpec, name: str) -> FieldSpec | None:
     """The spec of a filterable name; the implicit id and label get a fixed one."""
-    if name in ent.fields:
-        return ent.fields[name]
-    if name == ent.id:
-        return FieldSpec(name=name, column=name, type=FieldType.ID, operators=_ID_OPERATORS)
-    if name == ent.label:
-        return FieldSpec(name=name, column=name, type=FieldType.TEXT, operators=_LABEL_OPERATORS)
-    return None
+    return ent.filter_spec(name)
 
 
 def projectable(ent: EntitySpec) -> tuple[str, ...]:

@@ -1,0 +1,48 @@
+"""The implicit id / label filters: one definition, used by the normalizer and the executor."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsl.catalog import FieldType, demo_catalog
+from dsl.errors import PlanError
+from dsl.ir import Filter, Operator
+from dsl.normalize.names import field_spec
+from executor.bind import bind_filter
+
+CATALOG = demo_catalog()
+
+
+def test_declared_field_wins_over_the_implicit_label() -> None:
+    project = CATALOG.entity("project")
+    assert project.filter_spec("title") is project.fields["title"]
+
+
+def test_implicit_id_and_label_specs() -> None:
+    run = CATALOG.entity("run")  # label `question` is not declared as a field
+    id_spec, label_spec = run.filter_spec("id"), run.filter_spec("question")
+    assert id_spec is not None and id_spec.type is FieldType.ID
+    assert set(id_spec.operators) == {
+        Operator.EQUALS,
+        Operator.NOT_EQUALS,
+        Operator.IN,
+        Operator.NOT_IN,
+    }
+    assert label_spec is not None and label_spec.type is FieldType.TEXT
+    assert set(label_spec.operators) == {Operator.EQUALS, Operator.CONTAINS, Operator.IN}
+    assert run.filter_spec("nope") is None
+
+
+@pytest.mark.parametrize("entity", sorted(CATALOG.entities))
+@pytest.mark.parametrize("operator", list(Operator))
+def test_normalizer_and_executor_agree_on_the_id(entity: str, operator: Operator) -> None:
+    ent = CATALOG.entity(entity)
+    spec = field_spec(ent, ent.id)
+    assert spec is not None
+    flt = Filter(field=ent.id, operator=operator, value="1")
+    if operator in spec.operators:
+        assert bind_filter(ent, 0, flt).column == ent.id
+    else:
+        with pytest.raises(PlanError) as caught:
+            bind_filter(ent, 0, flt)
+        assert caught.value.subtype == "operator_not_allowed"
