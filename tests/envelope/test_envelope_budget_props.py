@@ -56,7 +56,30 @@ json_values = st.recursive(
         )
     ),
     max_leaves=40,
-)
+).filter(lambda v: _json_bytes_bound(v) <= MAX_RESULT_BYTES)
+
+# `[x] * n` nests shared references: 200 copies of 200 copies of a 20,000-character
+# string is tiny in memory and 800 MB of JSON (one draw reached 24 GB and was
+# OOM-killed). Results are real JSON documents, so bound what they print to.
+MAX_RESULT_BYTES = 40_000_000
+
+
+def _json_bytes_bound(value: Any, memo: dict[int, int] | None = None) -> int:
+    """An upper bound of the UTF-8 JSON size, without materializing shared parts."""
+    memo = {} if memo is None else memo
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    if isinstance(value, str):
+        size = 6 * len(value) + 2  # worst case: every character escaped as \uXXXX
+    elif isinstance(value, list):
+        size = 2 + sum(_json_bytes_bound(v, memo) + 1 for v in value)
+    elif isinstance(value, dict):
+        size = 2 + sum(6 * len(k) + 4 + _json_bytes_bound(v, memo) for k, v in value.items())
+    else:
+        size = 32
+    memo[key] = size
+    return size
 
 
 def emit(data: Any, store: RefStore, threshold: int, warnings: list[str]) -> str:
