@@ -48,8 +48,7 @@ def _print_version(ctx: click.Context) -> None:
     from importlib.metadata import version
 
     if ctx.params.get("json_mode"):
-        # SPEC 8: with --json, stdout holds only an envelope (--json is eager, so it
-        # is known here when it comes first, as in `qdsl --json --version`).
+        # SPEC 8: with --json, stdout holds only an envelope.
         from envelope import emit_success
 
         emit_success("version", {"version": version("qdsl")})
@@ -68,7 +67,8 @@ def _print_version(ctx: click.Context) -> None:
     "--version",
     is_flag=True,
     expose_value=False,
-    is_eager=True,
+    # Not eager, unlike --json: click runs eager options first, so --json is known
+    # here in either order (`--json --version` and `--version --json`).
     callback=lambda ctx, _p, v: _print_version(ctx) if v else None,
     help="Print the version and exit.",
 )

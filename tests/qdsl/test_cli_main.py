@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from importlib.metadata import version
 
+import pytest
 from click.testing import CliRunner
 
 from qdsl.cli.main import cli
@@ -16,8 +17,9 @@ def test_version_is_plain_text_without_json() -> None:
     assert result.stdout == f"qdsl {version('qdsl')}\n"
 
 
-def test_version_with_json_is_an_envelope() -> None:
-    result = CliRunner().invoke(cli, ["--json", "--version"])
+@pytest.mark.parametrize("args", [["--json", "--version"], ["--version", "--json"]])
+def test_version_with_json_is_an_envelope_in_either_order(args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0
     env = json.loads(result.stdout)
     assert env["ok"] is True and env["operation"] == "version"
