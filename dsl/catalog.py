@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from functools import cached_property
 from importlib import resources
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dsl.errors import ErrorType, QdslError
 from dsl.ir import Operator, QueryType
+from dsl.textnorm import normalize_text
 
 
 class CatalogError(QdslError):
@@ -94,6 +95,24 @@ EVIDENCE_PROJECTION = "matched_evidence"
 """A virtual projection every entity accepts: the evidence rows of each match."""
 
 
+AliasGroup = tuple[str, frozenset[str]]
+
+
+def alias_index(aliases: Mapping[str, Sequence[str]]) -> dict[str, AliasGroup]:
+    """Normalized spelling -> (canonical key, every normalized spelling of it).
+
+    The one place alias groups are expanded: the normalizer's values, the
+    executor's `value_norm IN (...)` sets and the facts repository all match
+    through the same `normalize_text`, or a lookup silently misses.
+    """
+    index: dict[str, AliasGroup] = {}
+    for canon, spellings in aliases.items():
+        group = frozenset({normalize_text(canon), *(normalize_text(s) for s in spellings)})
+        for norm in group:
+            index.setdefault(norm, (canon, group))
+    return index
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -116,6 +135,14 @@ class FieldSpec(_Strict):
     @property
     def is_fact(self) -> bool:
         return self.fact is not None
+
+    @cached_property
+    def alias_lookup(self) -> dict[str, AliasGroup]:
+        return alias_index(self.aliases)
+
+    def alias_group(self, value: str) -> AliasGroup | None:
+        """The alias group `value` spells (any spelling, any width or case), if any."""
+        return self.alias_lookup.get(normalize_text(value))
 
 
 class EntitySpec(_Strict):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dsl.catalog import EntitySpec, FieldSpec, FieldType
+from dsl.catalog import AliasGroup, EntitySpec, FieldSpec, FieldType
 from dsl.errors import PlanError
 from dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
 from dsl.textnorm import normalize_text
@@ -127,15 +127,9 @@ def _as_tuple(value: Any) -> tuple[Scalar, ...]:
     return () if value is None else (value,)
 
 
-def _alias_group(field: FieldSpec | None, value: Scalar) -> tuple[str, set[str]] | None:
+def _alias_group(field: FieldSpec | None, value: Scalar) -> AliasGroup | None:
     """The catalog alias key `value` spells, with every normalized spelling of it."""
-    norm = normalize_text(str(value))
-    if field is not None:
-        for canon, spellings in field.aliases.items():
-            names = {normalize_text(canon), *(normalize_text(s) for s in spellings)}
-            if norm in names:
-                return canon, names
-    return None
+    return field.alias_group(str(value)) if field is not None else None
 
 
 def alias_set(field: FieldSpec | None, value: Scalar) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import ColumnElement, Engine, and_, or_, select
 
+from dsl.catalog import alias_index
 from dsl.freshness import stale_reason
 from dsl.textnorm import normalize_text
 from facts.db import READER_ROLE, tenant_transaction
@@ -77,11 +78,8 @@ def alias_norms(aliases: Mapping[str, Sequence[str]], value: str) -> frozenset[s
     the normalized value. `aliases` is a catalog field's alias table.
     """
     norm = normalize_text(value)
-    for key, spellings in aliases.items():
-        group = {normalize_text(key), *(normalize_text(s) for s in spellings)}
-        if norm in group:
-            return frozenset(group)
-    return frozenset({norm})
+    found = alias_index(aliases).get(norm)
+    return found[1] if found is not None else frozenset({norm})
 
 
 @runtime_checkable
