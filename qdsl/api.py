@@ -77,7 +77,16 @@ def _settings(
     )
 
 
-def _finish(flow: Flow) -> tuple[Flow, Plan | None, AnswerResult | None]:
+def _begin(
+    question: str,
+    tenant_id: str,
+    settings: Settings,
+    trace_id: str | None,
+    audit_sink: AuditSink | None,
+) -> tuple[Flow, Plan | None, AnswerResult | None]:
+    """Start the shared pipeline: its first plan to execute, or its early answer."""
+    audit = Audit(trace_id or uuid.uuid4().hex, audit_sink)
+    flow = answer_flow(question, tenant_id, settings, audit)
     try:
         return flow, next(flow), None
     except StopIteration as stop:
@@ -112,8 +121,7 @@ def plan_and_answer(
         lexicon=lexicon,
         checks=checks,
     )
-    audit = Audit(trace_id or uuid.uuid4().hex, audit_sink)
-    flow, plan, done = _finish(answer_flow(question, tenant_id, settings, audit))
+    flow, plan, done = _begin(question, tenant_id, settings, trace_id, audit_sink)
     eng: Engine | None = None
     while done is None:
         assert plan is not None
@@ -157,8 +165,7 @@ async def aplan_and_answer(
         lexicon=lexicon,
         checks=checks,
     )
-    audit = Audit(trace_id or uuid.uuid4().hex, audit_sink)
-    flow, plan, done = _finish(answer_flow(question, tenant_id, settings, audit))
+    flow, plan, done = _begin(question, tenant_id, settings, trace_id, audit_sink)
     own: AsyncEngine | None = None
     try:
         while done is None:
