@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TYPECHECK := build/typecheck
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -10,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test lint bench
+.PHONY: install demo test lint typecheck bench wheel-check
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -18,8 +19,20 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy
+	$(MAKE) typecheck
 	$(BIN)/python -m pytest -q
+
+# mypy reads the package through a link tree shaped like the installed wheel
+# (docs/architecture.md, "Layout").
+typecheck: $(STAMP)
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/qdsl
+	for f in qdsl/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/qdsl/; done
+	for d in dsl executor verifier facts envelope; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/qdsl/$$d; done
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# The built wheel, installed into a fresh venv with an empty state dir.
+wheel-check: $(STAMP)
+	$(BIN)/python tests/wheel_check.py

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 
+from alembic import context
 from sqlalchemy import Connection
 
-from alembic import context
-from facts.tables import metadata
+from qdsl.facts.tables import metadata
 
 config = context.config
 
@@ -36,7 +36,7 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    from facts.db import make_engine
+    from qdsl.facts.db import make_engine
 
     url = context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
         "QDSL_DATABASE_URL"

@@ -25,10 +25,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from envelope.budget import RefFields, dumps, large_envelope
-from envelope.emit import emit_success, success_envelope
-from envelope.settings import IoSettings
-from envelope.store import RefRecord, RefStore, new_ref_id, system_clock
+from qdsl.envelope.budget import RefFields, dumps, large_envelope
+from qdsl.envelope.emit import emit_success, success_envelope
+from qdsl.envelope.settings import IoSettings
+from qdsl.envelope.store import RefRecord, RefStore, new_ref_id, system_clock
 
 ROWS: list[tuple[str, str, str]] = []
 

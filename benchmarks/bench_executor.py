@@ -29,15 +29,15 @@ import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
-from dsl.catalog import Catalog, demo_catalog
-from dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope, Sort
-from dsl.ir import SortDirection as Dir
-from executor.compile import prepare, render
-from executor.run import _pg_setup, execute, read_only
-from executor.statements import STATEMENTS
-from executor.tables import FACT_COLUMNS, entity_columns
-from executor.templates import registry
-from facts.db import make_engine, upgrade
+from qdsl.dsl.catalog import Catalog, demo_catalog
+from qdsl.dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope, Sort
+from qdsl.dsl.ir import SortDirection as Dir
+from qdsl.executor.compile import prepare, render
+from qdsl.executor.run import _pg_setup, execute, read_only
+from qdsl.executor.statements import STATEMENTS
+from qdsl.executor.tables import FACT_COLUMNS, entity_columns
+from qdsl.executor.templates import registry
+from qdsl.facts.db import make_engine, upgrade
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 THEMES = ("A股", "A-share", "港股", "美股", "HK equities", "沪深A股", "US equities")
@@ -93,7 +93,7 @@ def bench_compile(reps: int = 200) -> list[tuple[str, float, float]]:
         firsts, cached = [], []
         for _ in range(max(5, reps // 20)):
             STATEMENTS.clear()
-            from executor import compile as compile_mod
+            from qdsl.executor import compile as compile_mod
 
             compile_mod._SQL_TEXT.clear()
             t0 = time.perf_counter()
@@ -227,7 +227,7 @@ def _in_list(values: list[str]) -> str:
 
 def _theme_norms(value: str) -> list[str]:
     field = demo_catalog().entity("project").fields["market_theme"]
-    from executor.bind import alias_set
+    from qdsl.executor.bind import alias_set
 
     return list(alias_set(field, value))
 

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dsl.json_form import parse_json
-from dsl.parser import get_parser, make_parser, parse_text
-from dsl.transform import PlanTransformer
+from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.parser import get_parser, make_parser, parse_text
+from qdsl.dsl.transform import PlanTransformer
 
 # (plan text, equivalent SQL)
 CASES: tuple[tuple[str, str], ...] = (
@@ -113,8 +113,8 @@ def variants() -> list[Variant]:
     except ImportError:  # sqlglot is a dev extra
         pass
     try:
-        from dsl.catalog import demo_catalog
-        from dsl.normalize import PlanContext, normalize
+        from qdsl.dsl.catalog import demo_catalog
+        from qdsl.dsl.normalize import PlanContext, normalize
     except ImportError:
         return out
     catalog, context = demo_catalog(), PlanContext(tenant_id="t1")

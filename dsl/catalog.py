@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dsl.errors import ErrorType, QdslError
-from dsl.ir import Operator, QueryType
-from dsl.textnorm import normalize_text
+from qdsl.dsl.errors import ErrorType, QdslError
+from qdsl.dsl.ir import Operator, QueryType
+from qdsl.dsl.textnorm import normalize_text
 
 
 class CatalogError(QdslError):
@@ -350,7 +350,7 @@ def demo_catalog() -> Catalog:
     """The shipped catalog describing the demo schema (parsed once per process)."""
     global _DEMO  # noqa: PLW0603 - a process-wide cache of an immutable value
     if _DEMO is None:
-        text = resources.files("dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8")
+        text = resources.files("qdsl.dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8")
         _DEMO = catalog_from_mapping(tomllib.loads(text), source="demo_catalog.toml")
     return _DEMO
 

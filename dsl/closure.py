@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import TypeVar
 
-from dsl.errors import PlanError
-from dsl.ir import (
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import (
     AnswerContract,
     EmptyPolicy,
     Operator,

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dsl import closure
-from dsl.errors import PlanError
-from dsl.ir import Operator, Plan
-from dsl.printer import NAME_RE
+from qdsl.dsl import closure
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Operator, Plan
+from qdsl.dsl.printer import NAME_RE
 
 Problem = dict[str, str]
 

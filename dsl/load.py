@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dsl.ir import Plan
-from dsl.json_form import parse_json
-from dsl.parser import parse_text
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.parser import parse_text
 
 
 def is_json_plan(source: str) -> bool:

@@ -17,9 +17,9 @@ from typing import Any
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import UnexpectedToken, VisitError
 
-from dsl.errors import PlanError, QdslError
-from dsl.ir import Plan
-from dsl.transform import PlanTransformer, excerpt
+from qdsl.dsl.errors import PlanError, QdslError
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.transform import PlanTransformer, excerpt
 
 GRAMMAR_FILE = "grammar.lark"
 

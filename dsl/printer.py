@@ -12,8 +12,8 @@ import json
 import math
 import re
 
-from dsl.errors import PlanError
-from dsl.ir import (
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import (
     LIST_OPERATORS,
     Filter,
     ObjectRef,

@@ -11,7 +11,7 @@ import copy
 import functools
 from typing import Any
 
-from dsl.ir import Plan
+from qdsl.dsl.ir import Plan
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
 
-from dsl.textnorm import normalize_text
+from qdsl.dsl.textnorm import normalize_text
 
 DEFAULT_CUTOFF = 0.6
 DEFAULT_COUNT = 3

@@ -19,9 +19,9 @@ from lark import Token, Transformer
 from lark.tree import Meta
 from pydantic import ValidationError
 
-from dsl import closure
-from dsl.errors import InternalError, PlanError, QdslError
-from dsl.ir import (
+from qdsl.dsl import closure
+from qdsl.dsl.errors import InternalError, PlanError, QdslError
+from qdsl.dsl.ir import (
     EmptyPolicy,
     Filter,
     ObjectRef,

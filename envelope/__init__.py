@@ -1,5 +1,5 @@
 """The one output path of the CLI: envelopes, size budget, ref store (SPEC 8, 9)."""
 
-from envelope.emit import emit_error, emit_success
+from qdsl.envelope.emit import emit_error, emit_success
 
 __all__ = ["emit_error", "emit_success"]

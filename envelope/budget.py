@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envelope.compact import LEVELS, Limits, compact, compact_data, shorten
+from qdsl.envelope.compact import LEVELS, Limits, compact, compact_data, shorten
 
 
 def _sanitize(value: Any) -> Any:
@@ -110,7 +110,7 @@ def _cut_warnings(warnings: Sequence[str], lim: Limits) -> list[str]:
 
 def large_envelope(env: dict[str, Any], ref: RefFields, budget: int) -> str:
     """The printed envelope for a result over budget; always within it."""
-    from envelope.next_ops import first_list_path, refs_get_op
+    from qdsl.envelope.next_ops import first_list_path, refs_get_op
 
     meta = env.get("meta", {})
     suggestions: list[dict[str, Any]] = []

@@ -16,12 +16,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dsl.errors import QdslError
-from envelope.budget import RefFields, dumps, encode_line, large_envelope, stdout_bytes
+from qdsl.dsl.errors import QdslError
+from qdsl.envelope.budget import RefFields, dumps, encode_line, large_envelope, stdout_bytes
 
 if TYPE_CHECKING:
-    from envelope.settings import IoSettings
-    from envelope.store import RefStore
+    from qdsl.envelope.settings import IoSettings
+    from qdsl.envelope.store import RefStore
 
 SCHEMA_VERSION = 1
 
@@ -89,7 +89,7 @@ def _warn(text: str) -> None:
 
 
 def _settings() -> IoSettings:
-    from envelope.settings import IoSettings, io_settings
+    from qdsl.envelope.settings import IoSettings, io_settings
 
     try:
         return io_settings()
@@ -111,7 +111,7 @@ def persist(
     """Store the full envelope; on failure say so on stderr and degrade."""
     import hashlib
 
-    from envelope.store import StoreWriteError, iso_ms, open_store
+    from qdsl.envelope.store import StoreWriteError, iso_ms, open_store
 
     sha = hashlib.sha256(payload).hexdigest()
     try:
@@ -194,7 +194,7 @@ def emit_error(
 
 
 def _compact_error(env: dict[str, Any], budget: int) -> str:
-    from envelope.compact import LEVELS, compact
+    from qdsl.envelope.compact import LEVELS, compact
 
     for lim in LEVELS:
         err = compact(env["error"], lim)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsl.errors import UsageError
+from qdsl.dsl.errors import UsageError
 
 
 def search(expression: str, document: Any) -> Any:

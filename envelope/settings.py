@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dsl.errors import UsageError
+from qdsl.dsl.errors import UsageError
 
 FileInputPolicy = Literal["allow", "warn", "deny"]
 FILE_INPUT_POLICIES: tuple[FileInputPolicy, ...] = ("allow", "warn", "deny")

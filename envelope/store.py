@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsl.errors import RefError
-from envelope import atomic
-from envelope.records import (
+from qdsl.dsl.errors import RefError
+from qdsl.envelope import atomic
+from qdsl.envelope.records import (
     REF_ID,
     Clock,
     RefRecord,
@@ -375,7 +375,7 @@ def _open_temp_replacing(path: Path) -> int:
 
 
 def open_store(clock: Clock = system_clock) -> RefStore:
-    from envelope.settings import io_settings, state_dir
+    from qdsl.envelope.settings import io_settings, state_dir
 
     settings = io_settings()
     return RefStore(

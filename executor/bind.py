@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dsl.catalog import AliasGroup, EntitySpec, FieldSpec, FieldType
-from dsl.errors import PlanError
-from dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
-from dsl.textnorm import normalize_text
+from qdsl.dsl.catalog import AliasGroup, EntitySpec, FieldSpec, FieldType
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
+from qdsl.dsl.textnorm import normalize_text
 
 # Fact filters that select entities having a matching fact; the others
 # (not_equals, not_in, is_null) select entities lacking one.

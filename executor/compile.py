@@ -19,10 +19,10 @@ from typing import Any
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
 
-from dsl.catalog import Catalog
-from dsl.errors import PlanError, PolicyError, UsageError
-from dsl.ir import Plan
-from executor.bind import (
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import PlanError, PolicyError, UsageError
+from qdsl.dsl.ir import Plan
+from qdsl.executor.bind import (
     BoundFilter,
     bind_filters,
     contains_param,
@@ -31,17 +31,17 @@ from executor.bind import (
     id_filter_values,
     subject_ids,
 )
-from executor.fallback_sql import FALLBACK_SLOTS
-from executor.statements import (
+from qdsl.executor.fallback_sql import FALLBACK_SLOTS
+from qdsl.executor.statements import (
     STATEMENTS,
     StatementCache,
     StatementSet,
     build_statements,
     shape_key,
 )
-from executor.tables import EntityTable, entity_table
-from executor.templates import Template, template_for
-from facts.textindex import grams_for_term
+from qdsl.executor.tables import EntityTable, entity_table
+from qdsl.executor.templates import Template, template_for
+from qdsl.facts.textindex import grams_for_term
 
 DIALECTS = ("postgresql", "sqlite")
 FACTS_CAP = 1000

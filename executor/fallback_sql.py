@@ -13,12 +13,12 @@ import sqlalchemy as sa
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import ColumnClause
 
-from executor.bind import BoundFilter
-from executor.predicates import contains
-from executor.tables import grams_table
+from qdsl.executor.bind import BoundFilter
+from qdsl.executor.predicates import contains
+from qdsl.executor.tables import grams_table
 
 if TYPE_CHECKING:
-    from executor.statements import AnySelect, StatementBuilder
+    from qdsl.executor.statements import AnySelect, StatementBuilder
 
 # Term slots per fact filter. A value with more spellings than this is
 # searched in several runs of the same statement.

@@ -27,11 +27,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from dsl.catalog import FieldType
-from executor.compile import Prepared, render
-from executor.main_facts import split_rows
-from executor.result import Evidence, ExecutionResult, ResultRow
-from executor.statements import AnySelect
+from qdsl.dsl.catalog import FieldType
+from qdsl.executor.compile import Prepared, render
+from qdsl.executor.main_facts import split_rows
+from qdsl.executor.result import Evidence, ExecutionResult, ResultRow
+from qdsl.executor.statements import AnySelect
 
 Row = dict[str, Any]
 Request = tuple[str, AnySelect, dict[str, Any]]

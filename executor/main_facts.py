@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from executor.bind import BoundFilter
-from executor.predicates import fact_value_condition, freshness
+from qdsl.executor.bind import BoundFilter
+from qdsl.executor.predicates import fact_value_condition, freshness
 
 if TYPE_CHECKING:
-    from executor.statements import AnySelect, StatementBuilder
+    from qdsl.executor.statements import AnySelect, StatementBuilder
 
 FACT_PREFIX = "f_"
 FILTER_COLUMN = "q_filter"

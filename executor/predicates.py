@@ -14,11 +14,11 @@ import sqlalchemy as sa
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.expression import ColumnClause, TableClause
 
-from dsl.catalog import FieldType
-from dsl.errors import NotCoveredError
-from dsl.ir import Operator
-from executor.bind import LIKE_ESCAPE, BoundFilter
-from executor.tables import TEXT_TYPES, EntityTable
+from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.errors import NotCoveredError
+from qdsl.dsl.ir import Operator
+from qdsl.executor.bind import LIKE_ESCAPE, BoundFilter
+from qdsl.executor.tables import TEXT_TYPES, EntityTable
 
 
 class Params:

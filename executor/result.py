@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dsl.ir import QueryType
+from qdsl.dsl.ir import QueryType
 
 EvidenceKind = Literal["fact", "object", "text"]
 

@@ -24,13 +24,13 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine
 
-from dsl.catalog import Catalog
-from dsl.errors import DatabaseError
-from dsl.ir import Plan
-from executor.compile import prepare
-from executor.flow import Flow, Request, Row, run_flow
-from executor.result import ExecutionResult
-from facts.db import READER_ROLE
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import DatabaseError
+from qdsl.dsl.ir import Plan
+from qdsl.executor.compile import prepare
+from qdsl.executor.flow import Flow, Request, Row, run_flow
+from qdsl.executor.result import ExecutionResult
+from qdsl.facts.db import READER_ROLE
 
 if TYPE_CHECKING:
     # annotations only: importing sqlalchemy.ext.asyncio (and asyncio) costs ~70 ms,

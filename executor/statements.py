@@ -21,20 +21,20 @@ import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
-from dsl.catalog import EVIDENCE_PROJECTION, Catalog
-from dsl.ir import Plan, QueryType, SortDirection
-from executor.bind import BoundFilter
-from executor.fallback_sql import fallback_hits
-from executor.main_facts import wrap_main
-from executor.predicates import (
+from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
+from qdsl.dsl.ir import Plan, QueryType, SortDirection
+from qdsl.executor.bind import BoundFilter
+from qdsl.executor.fallback_sql import fallback_hits
+from qdsl.executor.main_facts import wrap_main
+from qdsl.executor.predicates import (
     Params,
     column_condition,
     fact_condition,
     freshness,
     is_text,
 )
-from executor.tables import EntityTable, catalog_key, entity_table, facts_table
-from executor.templates import Template
+from qdsl.executor.tables import EntityTable, catalog_key, entity_table, facts_table
+from qdsl.executor.templates import Template
 
 Shape = tuple[Hashable, ...]
 AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"

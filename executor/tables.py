@@ -21,8 +21,8 @@ import sqlalchemy as sa
 from sqlalchemy.sql.expression import ColumnClause, TableClause
 from sqlalchemy.types import TypeEngine
 
-from dsl.catalog import Catalog, EntitySpec, FieldType
-from facts.tables import TABLES_BY_NAME, UtcDateTime
+from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
+from qdsl.facts.tables import TABLES_BY_NAME, UtcDateTime
 
 FACT_COLUMNS: tuple[str, ...] = (
     "id",

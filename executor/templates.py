@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dsl.catalog import Catalog, EntitySpec
-from dsl.errors import NotCoveredError
-from dsl.ir import QueryType
+from qdsl.dsl.catalog import Catalog, EntitySpec
+from qdsl.dsl.errors import NotCoveredError
+from qdsl.dsl.ir import QueryType
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,16 @@
 * URLs and engines (`default_database_url`, `make_engine`, `display_url`, ...)
   live in facts.engines and are re-exported here.
 * `upgrade(url)`: runs the Alembic history programmatically. The migration
-  scripts live in the repository's top-level `alembic/` directory, found as
-  `Path(facts.__file__).parents[1] / "alembic"` (so qdsl must run from a
-  checkout or an editable install; no alembic.ini is needed).
+  scripts ship inside the package as `qdsl/migrations` (the repository's
+  top-level `alembic/` folder, mapped by pyproject's package-dir); see
+  `migrations_dir()`. No alembic.ini is needed.
 * `ensure_demo(url)`: upgrade, then insert the demo data for every tenant that
   does not have it yet. Safe to run any number of times.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,9 +32,9 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
-from dsl.errors import DatabaseError
-from facts.demo_constants import DEMO_NOW, DEMO_TENANTS
-from facts.engines import (
+from qdsl.dsl.errors import DatabaseError, InternalError
+from qdsl.facts.demo_constants import DEMO_NOW, DEMO_TENANTS
+from qdsl.facts.engines import (
     default_database_url,
     display_url,
     make_async_engine,
@@ -41,10 +42,9 @@ from facts.engines import (
     normalize_url,
     state_dir,
 )
-from facts.tables import TABLES_BY_NAME, TENANT_TABLES, projects
+from qdsl.facts.tables import TABLES_BY_NAME, TENANT_TABLES, projects
 
 __all__ = [
-    "ALEMBIC_DIR",
     "DEMO_NOW",
     "DEMO_TENANTS",
     "HEAD_REVISION",
@@ -55,6 +55,7 @@ __all__ = [
     "ensure_demo",
     "make_async_engine",
     "make_engine",
+    "migrations_dir",
     "normalize_url",
     "row_counts",
     "setup_lock",
@@ -63,8 +64,31 @@ __all__ = [
     "upgrade",
 ]
 
-ALEMBIC_DIR = Path(__file__).resolve().parents[1] / "alembic"
-# The newest revision under ALEMBIC_DIR/versions (a test keeps this in step).
+
+
+def migrations_dir() -> Path:
+    """Where Alembic finds env.py and versions/ (it loads them by path).
+
+    An installed wheel holds them at `qdsl/migrations`, read through
+    importlib.resources. An editable install maps `qdsl.migrations` onto the
+    checkout's `alembic/` folder with a finder that importlib.resources cannot
+    see through (the folder has no `__init__.py`, which would shadow the
+    Alembic library for anything run from the checkout root), so the checkout
+    layout is the second place to look.
+    """
+    shipped = importlib.resources.files("qdsl").joinpath("migrations")
+    if isinstance(shipped, Path) and (shipped / "env.py").is_file():
+        return shipped
+    checkout = Path(__file__).resolve().parents[1] / "alembic"
+    if (checkout / "env.py").is_file():
+        return checkout
+    raise InternalError(
+        "missing_migrations",
+        "qdsl's migration scripts are not installed",
+        hint="reinstall qdsl; the wheel ships them under qdsl/migrations",
+    )
+
+# The newest revision under migrations_dir()/versions (a test keeps this in step).
 # ensure_demo compares against it to skip loading Alembic when nothing is due.
 HEAD_REVISION = "0001"
 _UNREACHABLE_HINTS = ("connect", "unable to open", "could not translate host", "timeout expired")
@@ -90,12 +114,11 @@ def _db_error(exc: SQLAlchemyError, url: str) -> DatabaseError:
 
 
 def _upgrade_engine(engine: Engine) -> None:
+    from alembic import command
     from alembic.config import Config
 
-    from alembic import command
-
     cfg = Config()
-    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
@@ -214,7 +237,7 @@ class DemoStatus:
 
 
 def _seed_tenant(conn: Connection, tenant_id: str, rows: dict[str, list[dict[str, Any]]]) -> None:
-    from facts.bulk import bulk_insert
+    from qdsl.facts.bulk import bulk_insert
 
     for table_name, table_rows in rows.items():
         bulk_insert(conn, TABLES_BY_NAME[table_name], table_rows)
@@ -258,7 +281,7 @@ def _migrate_and_seed(engine: Engine) -> list[str]:
                 if _tenant_seeded(conn, tenant_id):
                     continue
                 if data is None:
-                    from facts.demo_data import build_demo
+                    from qdsl.facts.demo_data import build_demo
 
                     data = build_demo()
                 _seed_tenant(conn, tenant_id, data.rows_for(tenant_id))

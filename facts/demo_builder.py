@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dsl.textnorm import normalize_text
+from qdsl.dsl.textnorm import normalize_text
 
 # Insertion order (also the order of rows_for()).
 TABLE_ORDER: tuple[str, ...] = (

@@ -21,10 +21,10 @@ facts.demo_docs (passages), facts.demo_activity (runs, signals, users, configs).
 
 from __future__ import annotations
 
-from dsl.catalog import Catalog, demo_catalog
-from facts.demo_activity import runs_and_signals, users_and_configs
-from facts.demo_builder import TABLE_ORDER, Builder, DemoData, ts
-from facts.demo_constants import (
+from qdsl.dsl.catalog import Catalog, demo_catalog
+from qdsl.facts.demo_activity import runs_and_signals, users_and_configs
+from qdsl.facts.demo_builder import TABLE_ORDER, Builder, DemoData, ts
+from qdsl.facts.demo_constants import (
     DEMO_NOW,
     DEMO_SEED,
     DEMO_TENANTS,
@@ -44,9 +44,9 @@ from facts.demo_constants import (
     T3_TASK_COUNT,
     t3_a_share_ids,
 )
-from facts.demo_docs import doc_rows
-from facts.demo_projects import t1_projects, t2_projects, t3_bulk, tasks
-from facts.textindex import gram_rows
+from qdsl.facts.demo_docs import doc_rows
+from qdsl.facts.demo_projects import t1_projects, t2_projects, t3_bulk, tasks
+from qdsl.facts.textindex import gram_rows
 
 __all__ = [
     "DEMO_NOW",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from dsl.errors import UsageError
+from qdsl.dsl.errors import UsageError
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

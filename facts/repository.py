@@ -21,11 +21,11 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import ColumnElement, Engine, and_, or_, select
 
-from dsl.catalog import alias_index
-from dsl.freshness import stale_reason
-from dsl.textnorm import normalize_text
-from facts.db import READER_ROLE, tenant_transaction
-from facts.tables import semantic_facts as sf
+from qdsl.dsl.catalog import alias_index
+from qdsl.dsl.freshness import stale_reason
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.db import READER_ROLE, tenant_transaction
+from qdsl.facts.tables import semantic_facts as sf
 
 STALE_AFTER = timedelta(days=90)
 

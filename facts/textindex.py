@@ -31,8 +31,8 @@ from typing import Any
 
 from sqlalchemy import Select, and_, distinct, func, select
 
-from dsl.textnorm import normalize_text
-from facts.tables import text_grams
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.tables import text_grams
 
 
 def _grams(norm: str) -> set[str]:

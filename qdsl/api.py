@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import Engine
 
-from dsl.catalog import Catalog, resolve_catalog
-from dsl.errors import QdslError
-from dsl.ir import Plan
-from dsl.normalize import PlanContext
-from executor.result import ExecutionResult
 from qdsl.audit import Audit, AuditSink
+from qdsl.dsl.catalog import Catalog, resolve_catalog
+from qdsl.dsl.errors import QdslError
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.normalize import PlanContext
+from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
 from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
 from qdsl.planner import Planner, RulePlanner
-from verifier.checks import Check
+from qdsl.verifier.checks import Check
 
 if TYPE_CHECKING:
     # sqlalchemy.ext.asyncio pulls in asyncio and the ORM: only the async twin needs it.
@@ -34,21 +34,21 @@ __all__ = ["AnswerResult", "Status", "aplan_and_answer", "demo_engine", "plan_an
 
 def demo_engine() -> Engine:
     """The embedded SQLite demo database (in the current state dir), seeded on first use."""
-    from facts.db import default_database_url
+    from qdsl.facts.db import default_database_url
 
     return _seeded_engine(default_database_url())
 
 
 @lru_cache(maxsize=8)
 def _seeded_engine(url: str) -> Engine:
-    from facts.db import ensure_demo, make_engine
+    from qdsl.facts.db import ensure_demo, make_engine
 
     ensure_demo(url)
     return make_engine(url)
 
 
 def _demo_now() -> datetime:
-    from facts.db import DEMO_NOW
+    from qdsl.facts.db import DEMO_NOW
 
     return DEMO_NOW
 
@@ -109,7 +109,7 @@ def plan_and_answer(
     audit_sink: AuditSink | None = None,
 ) -> AnswerResult:
     """Answer `question` for `tenant_id`, or say why not (status), never unverified."""
-    from executor.run import execute
+    from qdsl.executor.run import execute
 
     settings = _settings(
         catalog=catalog,
@@ -153,7 +153,7 @@ async def aplan_and_answer(
     audit_sink: AuditSink | None = None,
 ) -> AnswerResult:
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
-    from executor.run import aexecute
+    from qdsl.executor.run import aexecute
 
     settings = _settings(
         catalog=catalog,
@@ -187,7 +187,7 @@ async def aplan_and_answer(
 
 
 def _demo_async_engine() -> AsyncEngine:
-    from facts.db import default_database_url, make_async_engine
+    from qdsl.facts.db import default_database_url, make_async_engine
 
     url = default_database_url()
     _seeded_engine(url)  # seeds the file on first use

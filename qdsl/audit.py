@@ -26,7 +26,7 @@ from typing import Any, Protocol, TextIO
 
 import structlog
 
-from dsl.ir import Plan
+from qdsl.dsl.ir import Plan
 
 ALLOWED_KEYS: frozenset[str] = frozenset(
     {

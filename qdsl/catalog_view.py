@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsl.catalog import EVIDENCE_PROJECTION, Catalog, EntitySpec
-from dsl.errors import PlanError
-from dsl.suggest import did_you_mean, suggest
+from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog, EntitySpec
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.suggest import did_you_mean, suggest
 
 
 def _templates(catalog: Catalog) -> dict[str, list[str]]:
-    from executor.templates import registry
+    from qdsl.executor.templates import registry
 
     out: dict[str, list[str]] = {}
     for template in registry(catalog).values():

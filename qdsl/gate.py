@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from dsl.errors import PolicyError
-from dsl.textnorm import normalize_text
+from qdsl.dsl.errors import PolicyError
+from qdsl.dsl.textnorm import normalize_text
 
 
 class GateKind(StrEnum):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dsl.catalog import Catalog, EntitySpec, FieldSpec
-from dsl.ir import Filter, Operator
-from verifier import Language
+from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
+from qdsl.dsl.ir import Filter, Operator
+from qdsl.verifier import Language
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 

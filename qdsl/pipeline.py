@@ -23,19 +23,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from dsl.catalog import Catalog
-from dsl.errors import NotCoveredError, PolicyError, QdslError
-from dsl.ir import AnswerContract, Plan, QueryType
-from dsl.load import load_plan
-from dsl.normalize import PlanContext, normalize
-from executor.result import Evidence, ExecutionResult
 from qdsl.audit import Audit, plan_shape
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
+from qdsl.dsl.ir import AnswerContract, Plan, QueryType
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.executor.result import Evidence, ExecutionResult
 from qdsl.gate import GateLexicon, check_route, gate
 from qdsl.phrases import detect_language
 from qdsl.planner import Attempt, Planner, intended_query_type
 from qdsl.render import clarification, gated, insufficient, not_covered, refused, render
-from verifier import Answer, Language, Outcome, Verdict, VerifyContext, verify
-from verifier.checks import Check
+from qdsl.verifier import Answer, Language, Outcome, Verdict, VerifyContext, verify
+from qdsl.verifier.checks import Check
 
 Status = Literal["answered", "gated", "clarify", "insufficient_evidence", "not_covered", "refused"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dsl.catalog import Catalog
-from dsl.ir import CONTRACT_FOR, AnswerContract, Plan, QueryType
-from executor.result import ExecutionResult, ResultRow
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import CONTRACT_FOR, AnswerContract, Plan, QueryType
+from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
-from verifier import Answer, Language
+from qdsl.verifier import Answer, Language
 
 _SHOWN = 5  # items named in the text; data carries them all
 _MAX_CITES = 12

@@ -1,8 +1,9 @@
 """SPEC 2: the import graph points one way, and `dsl` imports no database code.
 
 qdsl -> (verifier, executor, envelope) -> dsl / facts. The verifier reads the
-executor's result model (`executor.result`, plain pydantic) and nothing else
-of the executor.
+executor's result model (`qdsl.executor.result`, plain pydantic) and nothing
+else of the executor. Components are named by their folder (`dsl`) and
+imported under the one root (`qdsl.dsl`); `qdsl` alone is the facade.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ FORBIDDEN: dict[str, set[str]] = {
     "envelope": {"facts", "executor", "verifier", "qdsl", "sqlalchemy"},
 }
 ALLOWED_EXECUTOR_MODULES_FOR_VERIFIER = {"executor.result"}
+COMPONENTS = frozenset(PACKAGES) - {"qdsl"}
+
+
+def _component(module: str) -> str:
+    """`qdsl.dsl.ir` -> `dsl`; `qdsl.api` -> `qdsl`; `sqlalchemy.orm` -> `sqlalchemy`."""
+    parts = module.split(".")
+    if parts[0] == "qdsl":
+        return parts[1] if len(parts) > 1 and parts[1] in COMPONENTS else "qdsl"
+    return parts[0]
 
 
 def _imports(package: str) -> list[tuple[Path, str]]:
@@ -52,15 +62,25 @@ def test_no_import_points_back_up(package: str) -> None:
     bad = [
         f"{path.relative_to(ROOT)} imports {module}"
         for path, module in _imports(package)
-        if module.split(".")[0] in FORBIDDEN[package]
+        if _component(module) in FORBIDDEN[package]
     ]
     assert bad == []
 
 
 def test_verifier_reads_only_the_executor_result_model() -> None:
-    used = {m for _, m in _imports("verifier") if m.split(".")[0] == "executor"}
+    used = {m.removeprefix("qdsl.") for _, m in _imports("verifier") if _component(m) == "executor"}
     assert used <= ALLOWED_EXECUTOR_MODULES_FOR_VERIFIER
 
 
 def test_every_package_is_typed() -> None:
     assert all((ROOT / p / "py.typed").is_file() for p in PACKAGES)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_import_spells_the_one_root(package: str) -> None:
+    bare = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path, module in _imports(package)
+        if module.split(".")[0] in COMPONENTS
+    ]
+    assert bare == []

@@ -7,10 +7,10 @@ any answer, the renderer's or one written elsewhere, against this execution.
 
 from __future__ import annotations
 
-from verifier.checks import DEFAULT_CHECKS, Check, Subject
-from verifier.contracts import DATA_KEYS
-from verifier.model import Answer, Issue, Language, Outcome, Verdict, VerifyContext
-from verifier.verify import verify
+from qdsl.verifier.checks import DEFAULT_CHECKS, Check, Subject
+from qdsl.verifier.contracts import DATA_KEYS
+from qdsl.verifier.model import Answer, Issue, Language, Outcome, Verdict, VerifyContext
+from qdsl.verifier.verify import verify
 
 __all__ = [
     "DATA_KEYS",

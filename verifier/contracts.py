@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsl.ir import AnswerContract
+from qdsl.dsl.ir import AnswerContract
 
 DATA_KEYS: dict[AnswerContract, frozenset[str]] = {
     AnswerContract.YES_NO_WITH_EVIDENCE: frozenset({"exists", "matches"}),

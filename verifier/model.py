@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dsl.catalog import Catalog, demo_catalog
-from dsl.ir import AnswerContract, QueryType
+from qdsl.dsl.catalog import Catalog, demo_catalog
+from qdsl.dsl.ir import AnswerContract, QueryType
 
 Language = Literal["zh", "en"]
 Level = Literal["error", "warning"]

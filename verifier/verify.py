@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dsl.ir import Plan
-from executor.result import ExecutionResult
-from verifier.checks import DEFAULT_CHECKS, Check, Subject
-from verifier.model import OUTCOME_RANK, Answer, Issue, Outcome, Verdict, VerifyContext
+from qdsl.dsl.ir import Plan
+from qdsl.executor.result import ExecutionResult
+from qdsl.verifier.checks import DEFAULT_CHECKS, Check, Subject
+from qdsl.verifier.model import OUTCOME_RANK, Answer, Issue, Outcome, Verdict, VerifyContext
 
 
 def check_name(check: Check) -> str:

@@ -7,10 +7,10 @@ may pass its own tuple (`rules=DEFAULT_RULES + (my_rule,)`).
 
 from __future__ import annotations
 
-from dsl.normalize.contract import DEFAULT_CHECKS
-from dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
-from dsl.normalize.limits import DEFAULT_FRESHNESS_DAYS
-from dsl.normalize.pipeline import DEFAULT_RULES, normalize
+from qdsl.dsl.normalize.contract import DEFAULT_CHECKS
+from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
+from qdsl.dsl.normalize.limits import DEFAULT_FRESHNESS_DAYS
+from qdsl.dsl.normalize.pipeline import DEFAULT_RULES, normalize
 
 __all__ = [
     "DEFAULT_CHECKS",

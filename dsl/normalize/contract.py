@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dsl.errors import PlanError
-from dsl.ir import CONTRACT_FOR, Plan, QueryType, VerifierCheck
-from dsl.normalize.env import Env, where
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import CONTRACT_FOR, Plan, QueryType, VerifierCheck
+from qdsl.dsl.normalize.env import Env, where
 
 _C = VerifierCheck
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dsl.catalog import Catalog, EntitySpec
-from dsl.errors import NotCoveredError, PlanError
-from dsl.ir import Plan, QueryType, Span
-from dsl.normalize.env import Env, where
-from dsl.suggest import did_you_mean, suggest
-from dsl.textnorm import normalize_text
+from qdsl.dsl.catalog import Catalog, EntitySpec
+from qdsl.dsl.errors import NotCoveredError, PlanError
+from qdsl.dsl.ir import Plan, QueryType, Span
+from qdsl.dsl.normalize.env import Env, where
+from qdsl.dsl.suggest import did_you_mean, suggest
+from qdsl.dsl.textnorm import normalize_text
 
 
 def _spellings(catalog: Catalog) -> dict[str, str]:

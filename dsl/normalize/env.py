@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsl.catalog import Catalog
-from dsl.ir import ObjectRef, Plan, Span
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import ObjectRef, Plan, Span
 
 
 @dataclass(frozen=True)

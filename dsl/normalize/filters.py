@@ -3,13 +3,13 @@ one the field allows."""
 
 from __future__ import annotations
 
-from dsl.catalog import EntitySpec, FieldSpec
-from dsl.errors import PlanError
-from dsl.ir import Filter, Plan
-from dsl.normalize.entity import entity_of
-from dsl.normalize.env import Env, where
-from dsl.normalize.names import field_spec, filterable, resolve_filter_field
-from dsl.suggest import did_you_mean, suggest
+from qdsl.dsl.catalog import EntitySpec, FieldSpec
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Filter, Plan
+from qdsl.dsl.normalize.entity import entity_of
+from qdsl.dsl.normalize.env import Env, where
+from qdsl.dsl.normalize.names import field_spec, filterable, resolve_filter_field
+from qdsl.dsl.suggest import did_you_mean, suggest
 
 
 def spec_for(ent: EntitySpec, f: Filter, index: int) -> tuple[str, FieldSpec]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dsl.ir import Plan, QueryType
-from dsl.normalize.entity import entity_of
-from dsl.normalize.env import Env
+from qdsl.dsl.ir import Plan, QueryType
+from qdsl.dsl.normalize.entity import entity_of
+from qdsl.dsl.normalize.env import Env
 
 DEFAULT_FRESHNESS_DAYS = 30
 """The freshness window when a plan requires fresh facts but names no window."""

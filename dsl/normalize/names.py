@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dsl.catalog import EVIDENCE_PROJECTION, EntitySpec, FieldSpec
+from qdsl.dsl.catalog import EVIDENCE_PROJECTION, EntitySpec, FieldSpec
 
 EVIDENCE_NAMES = frozenset({EVIDENCE_PROJECTION, "evidence"})
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from dsl.catalog import Catalog
-from dsl.errors import InternalError, QdslError
-from dsl.ir import Plan
-from dsl.normalize.contract import bind_contract, fill_verifier_checks
-from dsl.normalize.entity import bind_entity, check_query_type
-from dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
-from dsl.normalize.filters import bind_filters
-from dsl.normalize.limits import fill_limit, fill_retrieval_policy
-from dsl.normalize.projection import bind_projection
-from dsl.normalize.scope import bind_tenant, merge_context
-from dsl.normalize.sensitive import cleanse_sensitive
-from dsl.normalize.sorting import bind_sort
-from dsl.normalize.values import check_values, normalize_values
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import InternalError, QdslError
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.normalize.contract import bind_contract, fill_verifier_checks
+from qdsl.dsl.normalize.entity import bind_entity, check_query_type
+from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
+from qdsl.dsl.normalize.filters import bind_filters
+from qdsl.dsl.normalize.limits import fill_limit, fill_retrieval_policy
+from qdsl.dsl.normalize.projection import bind_projection
+from qdsl.dsl.normalize.scope import bind_tenant, merge_context
+from qdsl.dsl.normalize.sensitive import cleanse_sensitive
+from qdsl.dsl.normalize.sorting import bind_sort
+from qdsl.dsl.normalize.values import check_values, normalize_values
 
 # Order matters: a plan reaching for another tenant is refused before anything
 # else is said about it; the entity is bound before every rule that reads it;

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dsl.errors import PlanError
-from dsl.ir import Plan
-from dsl.normalize.entity import entity_of
-from dsl.normalize.env import Env, where
-from dsl.normalize.names import projectable, resolve_projection
-from dsl.suggest import did_you_mean, suggest
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.normalize.entity import entity_of
+from qdsl.dsl.normalize.env import Env, where
+from qdsl.dsl.normalize.names import projectable, resolve_projection
+from qdsl.dsl.suggest import did_you_mean, suggest
 
 
 def bind_projection(plan: Plan, env: Env) -> Plan:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dsl.errors import PolicyError
-from dsl.ir import ObjectRef, Plan
-from dsl.normalize.entity import resolve_entity
-from dsl.normalize.env import Env, where
+from qdsl.dsl.errors import PolicyError
+from qdsl.dsl.ir import ObjectRef, Plan
+from qdsl.dsl.normalize.entity import resolve_entity
+from qdsl.dsl.normalize.env import Env, where
 
 
 def bind_tenant(plan: Plan, env: Env) -> Plan:

@@ -7,11 +7,11 @@ refused as a policy error.
 
 from __future__ import annotations
 
-from dsl.errors import PolicyError
-from dsl.ir import Plan, Span
-from dsl.normalize.entity import entity_of
-from dsl.normalize.env import Env, where
-from dsl.normalize.names import (
+from qdsl.dsl.errors import PolicyError
+from qdsl.dsl.ir import Plan, Span
+from qdsl.dsl.normalize.entity import entity_of
+from qdsl.dsl.normalize.env import Env, where
+from qdsl.dsl.normalize.names import (
     is_sensitive,
     resolve_filter_field,
     resolve_projection,

@@ -15,14 +15,14 @@ import math
 from datetime import UTC, date, datetime
 from typing import Any
 
-from dsl.catalog import EntitySpec, FieldSpec, FieldType
-from dsl.errors import PlanError
-from dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar, Span, Value
-from dsl.normalize.entity import entity_of
-from dsl.normalize.env import Env, where
-from dsl.normalize.filters import spec_for
-from dsl.suggest import did_you_mean, suggest
-from dsl.textnorm import normalize_text
+from qdsl.dsl.catalog import EntitySpec, FieldSpec, FieldType
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar, Span, Value
+from qdsl.dsl.normalize.entity import entity_of
+from qdsl.dsl.normalize.env import Env, where
+from qdsl.dsl.normalize.filters import spec_for
+from qdsl.dsl.suggest import did_you_mean, suggest
+from qdsl.dsl.textnorm import normalize_text
 
 _EXPECTED: dict[FieldType, str] = {
     FieldType.TEXT: "a non-empty string",

@@ -16,13 +16,13 @@ from typing import Any
 
 import click
 
-from dsl.catalog import Catalog
-from dsl.errors import UsageError
-from dsl.ir import Plan
-from executor.result import ExecutionResult
 from qdsl.cli.inputs import decode_input, drop_bom, plan_input_options
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import UsageError
+from qdsl.dsl.ir import Plan
+from qdsl.executor.result import ExecutionResult
 
 EXIT_NOT_COVERED = 4
 EXIT_VERIFICATION = 5
@@ -30,7 +30,7 @@ _EXIT_FOR_STATUS = {"not_covered": EXIT_NOT_COVERED, "refused": EXIT_VERIFICATIO
 
 
 def _catalog() -> Catalog:
-    from dsl.catalog import resolve_catalog
+    from qdsl.dsl.catalog import resolve_catalog
 
     return resolve_catalog(current_state().catalog_path)
 
@@ -42,7 +42,7 @@ def _now(raw: str | None, *, demo: bool) -> datetime:
     if moment is not None:
         return moment
     if demo:
-        from facts.db import DEMO_NOW
+        from qdsl.facts.db import DEMO_NOW
 
         return DEMO_NOW
     return datetime.now(UTC)
@@ -63,7 +63,7 @@ def _human(data: dict[str, Any]) -> str:
 
 def _next_ops(data: dict[str, Any]) -> list[dict[str, Any]]:
     """After a list, the status plan of its first item (SPEC 8 `meta.next`)."""
-    from envelope.next_ops import status_of_first_item
+    from qdsl.envelope.next_ops import status_of_first_item
 
     answer, plan = data.get("answer"), data.get("plan")
     if data.get("answer_contract") != "entity_list" or not isinstance(answer, dict):
@@ -106,7 +106,7 @@ def ask_cmd(
         url = current_state().db_url
         engine = None
         if url is not None:
-            from facts.db import make_engine
+            from qdsl.facts.db import make_engine
 
             engine = make_engine(url)
         try:
@@ -200,7 +200,7 @@ def parse_result(raw: str) -> ExecutionResult:
 def parse_answer(raw: str) -> Any:
     from pydantic import ValidationError
 
-    from verifier import Answer
+    from qdsl.verifier import Answer
 
     value = _json_arg(raw, "answer")
     if _is_envelope(value):
@@ -250,7 +250,7 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
     def body() -> Outcome:
         from qdsl.cli.exec_cmds import load_normalized
         from qdsl.planner import intended_query_type
-        from verifier import VerifyContext, verify
+        from qdsl.verifier import VerifyContext, verify
 
         if result_json == "-" and answer_json == "-":
             raise UsageError("two_stdin", "only one of --result / --answer can read stdin")

@@ -31,9 +31,9 @@ from typing import Any
 
 import click
 
-from dsl.errors import QdslError, UsageError
 from qdsl.cli.inputs import decode_input, drop_bom
 from qdsl.cli.runner import CAPTURE, Outcome, run_operation
+from qdsl.dsl.errors import QdslError, UsageError
 
 MAX_STEPS = 50
 Op = Callable[[dict[str, Any]], Outcome]
@@ -149,7 +149,7 @@ def _resolve_refs(value: Any, steps: list[dict[str, Any]], index: int) -> Any:
         if value.startswith("$$."):
             return value[1:]
         if value.startswith("$."):
-            from envelope.jmes import search
+            from qdsl.envelope.jmes import search
 
             found = search(value[2:], {"steps": steps})
             if found is None:
@@ -196,7 +196,7 @@ def parse_steps(text: str) -> list[dict[str, Any]]:
 
 
 def run_chain(steps: list[dict[str, Any]]) -> Outcome:
-    from envelope.emit import success_envelope
+    from qdsl.envelope.emit import success_envelope
 
     envelopes: list[dict[str, Any]] = []
     warnings: list[str] = []

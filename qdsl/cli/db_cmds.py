@@ -14,13 +14,13 @@ from qdsl.cli.state import current_state
 
 
 def _url() -> str:
-    from facts.db import default_database_url
+    from qdsl.facts.db import default_database_url
 
     return current_state().db_url or default_database_url()
 
 
 def _shown(url: str) -> str:
-    from facts.db import display_url
+    from qdsl.facts.db import display_url
 
     return display_url(url)
 
@@ -36,7 +36,7 @@ def upgrade_cmd(ctx: click.Context) -> None:
     """Migrate the database to the newest schema revision (idempotent)."""
 
     def body() -> Outcome:
-        from facts.db import upgrade
+        from qdsl.facts.db import upgrade
 
         url = _url()
         revision = upgrade(url)
@@ -64,7 +64,7 @@ def demo_group(ctx: click.Context) -> None:
     url = current_state().db_url
     engine = None
     if url is not None:
-        from facts.db import make_engine
+        from qdsl.facts.db import make_engine
 
         engine = make_engine(url)  # the database just seeded, not the embedded file
     try:
@@ -82,9 +82,9 @@ def demo_group(ctx: click.Context) -> None:
 
 
 def _quiet_init() -> int:
-    from dsl.errors import QdslError
-    from envelope import emit_error
-    from facts.db import ensure_demo
+    from qdsl.dsl.errors import QdslError
+    from qdsl.envelope import emit_error
+    from qdsl.facts.db import ensure_demo
 
     try:
         ensure_demo(_url())
@@ -99,7 +99,7 @@ def init_cmd(ctx: click.Context) -> None:
     """Create (migrate) and seed the demo database; does nothing if already seeded."""
 
     def body() -> Outcome:
-        from facts.db import ensure_demo
+        from qdsl.facts.db import ensure_demo
 
         url = _url()
         status = ensure_demo(url, count_rows=True)

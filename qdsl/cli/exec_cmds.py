@@ -13,13 +13,13 @@ from typing import Any
 
 import click
 
-from dsl.catalog import Catalog
-from dsl.errors import UsageError
-from dsl.ir import Plan
-from executor.result import ExecutionResult
 from qdsl.cli.inputs import plan_input_options, read_plan_input
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import UsageError
+from qdsl.dsl.ir import Plan
+from qdsl.executor.result import ExecutionResult
 
 
 def parse_now(raw: str | None) -> datetime | None:
@@ -40,8 +40,8 @@ def load_normalized(
     inputs: dict[str, Any], tenant: str | None, catalog: Catalog
 ) -> tuple[Plan, list[str]]:
     """The plan from the input channels, parsed and normalized for `tenant`."""
-    from dsl.load import load_plan
-    from dsl.normalize import PlanContext, normalize
+    from qdsl.dsl.load import load_plan
+    from qdsl.dsl.normalize import PlanContext, normalize
 
     source, warnings = read_plan_input(**inputs)
     result = normalize(load_plan(source), catalog, PlanContext(tenant_id=tenant))
@@ -63,9 +63,9 @@ def run_plan(
     the argument, else QDSL_NOW, else the demo's fixed clock on the demo
     database, else the current time. Returns the result and the `now` used.
     """
-    from executor.run import execute
-    from facts.db import default_database_url, ensure_demo, make_engine
-    from facts.demo_data import DEMO_NOW
+    from qdsl.executor.run import execute
+    from qdsl.facts.db import default_database_url, ensure_demo, make_engine
+    from qdsl.facts.demo_data import DEMO_NOW
 
     url = db_url or default_database_url()
     is_demo = db_url is None
@@ -82,7 +82,7 @@ def run_plan(
 
 
 def _catalog() -> Catalog:
-    from dsl.catalog import resolve_catalog
+    from qdsl.dsl.catalog import resolve_catalog
 
     return resolve_catalog(current_state().catalog_path)
 
@@ -111,7 +111,7 @@ def compile_cmd(ctx: click.Context, /, dialect: str, tenant: str | None, **input
     """Compile a plan to SQL and bound parameters, without a database."""
 
     def body() -> Outcome:
-        from executor.compile import compile_plan
+        from qdsl.executor.compile import compile_plan
 
         catalog = _catalog()
         plan, warnings = load_normalized(inputs, tenant, catalog)

@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 
 import click
 
-from dsl.errors import PolicyError, UsageError
+from qdsl.dsl.errors import PolicyError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -181,8 +181,8 @@ def read_plan_input(
 
 def read_ref_value(ref_id: str, pick: str | None) -> Any:
     """The value of JMESPath `pick` (default `data`) over a stored envelope."""
-    from envelope.jmes import search
-    from envelope.store import open_store
+    from qdsl.envelope.jmes import search
+    from qdsl.envelope.store import open_store
 
     document = open_store().read_json(ref_id)
     expr = pick if pick is not None and pick.strip() else "data"
@@ -318,7 +318,7 @@ def _read_input_path(path: str, file_input: bool | None) -> str:
 def _file_policy(file_input: bool | None) -> tuple[str, str]:
     if file_input is not None:
         return ("allow" if file_input else "deny"), "flag"
-    from envelope.settings import io_settings
+    from qdsl.envelope.settings import io_settings
 
     settings = io_settings()
     source = {"env": "QDSL_FILE_INPUT", "config": "[io] file_input"}.get(

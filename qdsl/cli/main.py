@@ -49,7 +49,7 @@ def _print_version(ctx: click.Context) -> None:
 
     if ctx.params.get("json_mode"):
         # SPEC 8: with --json, stdout holds only an envelope.
-        from envelope import emit_success
+        from qdsl.envelope import emit_success
 
         emit_success("version", {"version": version("qdsl")})
     else:

@@ -12,9 +12,9 @@ from qdsl.cli.state import current_state
 
 
 def _normalized(tenant: str | None, inputs: dict[str, Any]) -> tuple[Any, list[str]]:
-    from dsl.catalog import resolve_catalog
-    from dsl.load import load_plan
-    from dsl.normalize import PlanContext, normalize
+    from qdsl.dsl.catalog import resolve_catalog
+    from qdsl.dsl.load import load_plan
+    from qdsl.dsl.normalize import PlanContext, normalize
 
     source, warnings = read_plan_input(**inputs)
     catalog = resolve_catalog(current_state().catalog_path)
@@ -38,7 +38,7 @@ def parse_cmd(ctx: click.Context, /, tenant: str | None, **inputs: Any) -> None:
     """Parse and normalize a plan; print the typed IR."""
 
     def body() -> Outcome:
-        from dsl.printer import to_text
+        from qdsl.dsl.printer import to_text
 
         plan, warnings = _normalized(tenant, inputs)
         text = to_text(plan)
@@ -61,8 +61,8 @@ def fmt_cmd(ctx: click.Context, /, tenant: str | None, raw: bool, **inputs: Any)
     """Print a plan in canonical text form."""
 
     def body() -> Outcome:
-        from dsl.load import load_plan
-        from dsl.printer import to_text
+        from qdsl.dsl.load import load_plan
+        from qdsl.dsl.printer import to_text
 
         if raw:
             source, warnings = read_plan_input(**inputs)
@@ -81,7 +81,7 @@ def schema_cmd(ctx: click.Context) -> None:
     """JSON Schema of the plan's JSON form, for LLM structured output."""
 
     def body() -> Outcome:
-        from dsl.schema import plan_json_schema
+        from qdsl.dsl.schema import plan_json_schema
 
         return Outcome(data=plan_json_schema())
 
@@ -95,8 +95,8 @@ def catalog_cmd(ctx: click.Context, entity: str | None) -> None:
     """The whitelist: entities, fields, operators and templates."""
 
     def body() -> Outcome:
-        from dsl.catalog import resolve_catalog
         from qdsl.catalog_view import describe_catalog
+        from qdsl.dsl.catalog import resolve_catalog
 
         catalog = resolve_catalog(current_state().catalog_path)
         return Outcome(data=describe_catalog(catalog, entity))

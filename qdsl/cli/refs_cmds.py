@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from dsl.errors import UsageError
 from qdsl.cli.runner import Outcome, run_operation
+from qdsl.dsl.errors import UsageError
 
 _DURATION = re.compile(r"\s*(\d+)\s*(ms|s|m|h|d|w)\s*\Z")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
@@ -39,7 +39,7 @@ def path_cmd(ctx: click.Context) -> None:
     """Print where the ref store lives (the only absolute path qdsl prints)."""
 
     def body() -> Outcome:
-        from envelope.settings import state_dir
+        from qdsl.envelope.settings import state_dir
 
         root = state_dir()
         refs = root / "refs"
@@ -57,8 +57,8 @@ def list_cmd(ctx: click.Context) -> None:
     """List live refs, newest first."""
 
     def body() -> Outcome:
-        from envelope.next_ops import next_op, refs_get_op
-        from envelope.store import open_store
+        from qdsl.envelope.next_ops import next_op, refs_get_op
+        from qdsl.envelope.store import open_store
 
         refs = list(reversed(open_store().live()))
         rows = [r.to_json() for r in refs]
@@ -89,11 +89,11 @@ def show_cmd(ctx: click.Context, ref_id: str) -> None:
     """Print a small stored result whole; a large one is refused (use `refs get`)."""
 
     def body() -> Outcome:
-        from envelope.budget import dumps, stdout_bytes
-        from envelope.jmes import search
-        from envelope.next_ops import refs_get_op
-        from envelope.settings import io_settings
-        from envelope.store import open_store
+        from qdsl.envelope.budget import dumps, stdout_bytes
+        from qdsl.envelope.jmes import search
+        from qdsl.envelope.next_ops import refs_get_op
+        from qdsl.envelope.settings import io_settings
+        from qdsl.envelope.store import open_store
 
         store = open_store()
         record = store.record(ref_id)
@@ -130,8 +130,8 @@ def get_cmd(ctx: click.Context, ref_id: str, expr: str) -> None:
 
 def op_refs_get(inputs: dict[str, Any]) -> Outcome:
     """`refs get` as a chain operation: input {"ref": ID, "expr": JMESPath}."""
-    from envelope.jmes import search
-    from envelope.store import open_store
+    from qdsl.envelope.jmes import search
+    from qdsl.envelope.store import open_store
 
     ref_id = inputs.get("ref")
     if not isinstance(ref_id, str):
@@ -152,7 +152,7 @@ def prune_cmd(ctx: click.Context, older_than: str | None, prune_all: bool) -> No
     """Remove refs before their TTL: `--older-than 7d` or `--all`."""
 
     def body() -> Outcome:
-        from envelope.store import open_store
+        from qdsl.envelope.store import open_store
 
         if (older_than is None) == (not prune_all):
             raise UsageError(

@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from dsl.errors import InternalError, QdslError, UsageError
 from qdsl.cli.state import current_state
+from qdsl.dsl.errors import InternalError, QdslError, UsageError
 
 
 @dataclass
@@ -39,14 +39,14 @@ CAPTURE: ContextVar[list[Outcome] | None] = ContextVar("qdsl_capture", default=N
 
 
 def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
-    from envelope import emit_error, emit_success
+    from qdsl.envelope import emit_error, emit_success
 
     captured = CAPTURE.get()
     if captured is not None:
         outcome = body()
         captured.append(outcome)
         return outcome.exit_code
-    from envelope.store import collect_at_start
+    from qdsl.envelope.store import collect_at_start
 
     collect_at_start()
     state = current_state()
@@ -69,7 +69,7 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
 
 
 def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
-    from envelope import emit_error
+    from qdsl.envelope import emit_error
 
     ctx = getattr(exc, "ctx", None)
     operation = ctx.command_path.removeprefix("qdsl").strip() if ctx is not None else ""
@@ -92,6 +92,6 @@ def _unexpected(exc: Exception) -> InternalError:
 
 
 def internal_failure(exc: Exception, *, json_mode: bool) -> int:
-    from envelope import emit_error
+    from qdsl.envelope import emit_error
 
     return emit_error("qdsl", _unexpected(exc), json_mode=json_mode)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from dsl.catalog import Catalog
-from dsl.normalize import PlanContext
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.normalize import PlanContext
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from dsl.ir import QueryType
-from dsl.textnorm import normalize_text
+from qdsl.dsl.ir import QueryType
+from qdsl.dsl.textnorm import normalize_text
 
 _Q = QueryType
 

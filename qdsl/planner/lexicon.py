@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dsl.catalog import Catalog
-from dsl.textnorm import normalize_text
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.textnorm import normalize_text
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _NEGATION = re.compile(r"(?:没有?|未|不是?|非|还没|尚未)\s*$|(?:\bnot|n't|\bnon-?)\s*$")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from dsl.catalog import Catalog
-from dsl.errors import PlanError, QdslError
-from dsl.ir import Plan
-from dsl.load import load_plan
-from dsl.normalize import PlanContext, normalize
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import PlanError, QdslError
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.planner.base import Attempt, PlanDraft
 from qdsl.planner.prompt import PlanForm, build_prompt, repair_prompt
 

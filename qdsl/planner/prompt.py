@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from dsl.catalog import Catalog
-from dsl.ir import CONTRACT_FOR
-from dsl.normalize import PlanContext
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import CONTRACT_FOR
+from qdsl.dsl.normalize import PlanContext
 
 PlanForm = Literal["text", "json"]
 
@@ -54,11 +54,11 @@ def catalog_summary(catalog: Catalog) -> str:
 
 def _language(form: PlanForm) -> str:
     if form == "json":
-        from dsl.schema import plan_json_schema
+        from qdsl.dsl.schema import plan_json_schema
 
         schema = json.dumps(plan_json_schema(), ensure_ascii=False, separators=(",", ":"))
         return f"Write the plan as one JSON object valid under this JSON Schema:\n{schema}"
-    from dsl.parser import grammar_text
+    from qdsl.dsl.parser import grammar_text
 
     example = 'count project where status = "active"'
     return (

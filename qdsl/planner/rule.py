@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dsl.catalog import Catalog, EntitySpec
-from dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy, Sort, SortDirection
-from dsl.normalize import PlanContext
-from dsl.printer import to_text
-from dsl.textnorm import normalize_text
+from qdsl.dsl.catalog import Catalog, EntitySpec
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy, Sort, SortDirection
+from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.printer import to_text
+from qdsl.dsl.textnorm import normalize_text
 from qdsl.planner.base import PlanDraft
 from qdsl.planner.cues import RECENT, classify
 from qdsl.planner.lexicon import Mention, bare_numbers, find_ids, find_mentions

@@ -13,7 +13,7 @@ import re
 
 from hypothesis import strategies as st
 
-from dsl.ir import (
+from qdsl.dsl.ir import (
     AnswerContract,
     Filter,
     ObjectRef,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from dsl.catalog import FieldType, demo_catalog
-from dsl.errors import PlanError
-from dsl.ir import Filter, Operator
-from dsl.normalize.names import field_spec
-from executor.bind import bind_filter
+from qdsl.dsl.catalog import FieldType, demo_catalog
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Filter, Operator
+from qdsl.dsl.normalize.names import field_spec
+from qdsl.executor.bind import bind_filter
 
 CATALOG = demo_catalog()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from dsl.freshness import stale_reason
+from qdsl.dsl.freshness import stale_reason
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

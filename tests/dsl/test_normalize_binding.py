@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from dsl.catalog import demo_catalog
-from dsl.errors import NotCoveredError, PlanError, QdslError
-from dsl.ir import (
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.errors import NotCoveredError, PlanError, QdslError
+from qdsl.dsl.ir import (
     AnswerContract,
     Filter,
     Operator,
@@ -18,7 +18,7 @@ from dsl.ir import (
     Span,
     VerifierCheck,
 )
-from dsl.normalize import DEFAULT_CHECKS, DEFAULT_RULES, Env, normalize
+from qdsl.dsl.normalize import DEFAULT_CHECKS, DEFAULT_RULES, Env, normalize
 
 CAT = demo_catalog()
 SPAN = Span(line=3, column=7, end_line=3, end_column=20, start_pos=30, end_pos=43)

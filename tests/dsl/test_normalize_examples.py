@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dsl.catalog import demo_catalog
-from dsl.errors import PlanError, QdslError
-from dsl.ir import (
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.errors import PlanError, QdslError
+from qdsl.dsl.ir import (
     AnswerContract,
     Filter,
     Operator,
@@ -18,9 +18,9 @@ from dsl.ir import (
     SortDirection,
     VerifierCheck,
 )
-from dsl.json_form import parse_json
-from dsl.normalize import NormalizedPlan, PlanContext, normalize
-from dsl.parser import parse_text
+from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.parser import parse_text
 
 CAT = demo_catalog()
 CTX = PlanContext(tenant_id="t1")

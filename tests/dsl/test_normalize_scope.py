@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from dsl.catalog import demo_catalog
-from dsl.errors import PlanError, PolicyError
-from dsl.ir import ObjectRef, Plan, QueryType, Scope, Span
-from dsl.normalize import PlanContext, normalize
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.errors import PlanError, PolicyError
+from qdsl.dsl.ir import ObjectRef, Plan, QueryType, Scope, Span
+from qdsl.dsl.normalize import PlanContext, normalize
 
 CAT = demo_catalog()
 

@@ -6,10 +6,19 @@ from typing import Any
 
 import pytest
 
-from dsl.catalog import demo_catalog
-from dsl.errors import PlanError, PolicyError, QdslError
-from dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy, Sort, SortDirection, Span
-from dsl.normalize import DEFAULT_FRESHNESS_DAYS, NormalizedPlan, normalize
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.errors import PlanError, PolicyError, QdslError
+from qdsl.dsl.ir import (
+    Filter,
+    Operator,
+    Plan,
+    QueryType,
+    RetrievalPolicy,
+    Sort,
+    SortDirection,
+    Span,
+)
+from qdsl.dsl.normalize import DEFAULT_FRESHNESS_DAYS, NormalizedPlan, normalize
 
 CAT = demo_catalog()
 SPAN = Span(line=5, column=10, end_line=5, end_column=21, start_pos=70, end_pos=81)

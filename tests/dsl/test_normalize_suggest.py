@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dsl.normalize import DEFAULT_RULES
-from dsl.suggest import did_you_mean, suggest
+from qdsl.dsl.normalize import DEFAULT_RULES
+from qdsl.dsl.suggest import did_you_mean, suggest
 
 
 def test_suggest_is_case_and_width_insensitive_and_keeps_catalog_spelling() -> None:

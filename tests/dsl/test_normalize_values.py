@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from dsl.catalog import demo_catalog
-from dsl.errors import PlanError
-from dsl.ir import Filter, Operator, Plan, QueryType, Value
-from dsl.normalize import normalize
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, Value
+from qdsl.dsl.normalize import normalize
 
 CAT = demo_catalog()
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dsl import closure
-from dsl.errors import PlanError
-from dsl.ir import AnswerContract, EmptyPolicy, Operator, QueryType, SortDirection, ValueSource
-from dsl.parser import parse_text
+from qdsl.dsl import closure
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import AnswerContract, EmptyPolicy, Operator, QueryType, SortDirection, ValueSource
+from qdsl.dsl.parser import parse_text
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from dsl.errors import PlanError
-from dsl.json_form import parse_json
-from dsl.load import load_plan
-from dsl.parser import parse_text
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.parser import parse_text
 
 VALUE_TOKENS = ["false", "number", "quoted string", "true"]
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from dsl.ir import Operator, Plan, QueryType
-from dsl.json_form import parse_json
-from dsl.parser import parse_text
-from dsl.printer import to_text
+from qdsl.dsl.ir import Operator, Plan, QueryType
+from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.parser import parse_text
+from qdsl.dsl.printer import to_text
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "plans"
 UPDATE = os.environ.get("QDSL_UPDATE_GOLDEN") == "1"

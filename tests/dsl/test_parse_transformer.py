@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from lark import Token, Tree
 
-from dsl.errors import InternalError
-from dsl.ir import Span
-from dsl.parser import get_parser, make_parser, parse_text
-from dsl.transform import _HANDLERS, PlanTransformer
+from qdsl.dsl.errors import InternalError
+from qdsl.dsl.ir import Span
+from qdsl.dsl.parser import get_parser, make_parser, parse_text
+from qdsl.dsl.transform import _HANDLERS, PlanTransformer
 
 
 def grammar_rule_names() -> set[str]:

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from dsl.errors import PlanError
-from dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
-from dsl.parser import parse_text
-from dsl.printer import to_text
-from dsl.schema import plan_json_schema
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
+from qdsl.dsl.parser import parse_text
+from qdsl.dsl.printer import to_text
+from qdsl.dsl.schema import plan_json_schema
 
 
 def test_minimal_plan_prints_header_only() -> None:

@@ -19,12 +19,12 @@ from hypothesis.extra.lark import from_lark, get_terminal_names
 from lark import Lark
 from strategies import plans as raw_plans
 
-from dsl.catalog import demo_catalog
-from dsl.errors import QdslError, UserError
-from dsl.ir import AnswerContract, EmptyPolicy, Plan, QueryType, VerifierCheck
-from dsl.normalize import NormalizedPlan, PlanContext, normalize
-from dsl.parser import make_parser, parse_text
-from dsl.printer import to_text
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.errors import QdslError, UserError
+from qdsl.dsl.ir import AnswerContract, EmptyPolicy, Plan, QueryType, VerifierCheck
+from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.parser import make_parser, parse_text
+from qdsl.dsl.printer import to_text
 
 CAT = demo_catalog()
 CTX = PlanContext(tenant_id="t1")

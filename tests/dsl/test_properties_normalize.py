@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl.catalog import EVIDENCE_PROJECTION, FieldType, demo_catalog
-from dsl.errors import QdslError, UserError
-from dsl.ir import (
+from qdsl.dsl.catalog import EVIDENCE_PROJECTION, FieldType, demo_catalog
+from qdsl.dsl.errors import QdslError, UserError
+from qdsl.dsl.ir import (
     CONTRACT_FOR,
     AnswerContract,
     Filter,
@@ -31,8 +31,8 @@ from dsl.ir import (
     ValueSource,
     VerifierCheck,
 )
-from dsl.normalize import NormalizedPlan, PlanContext, normalize
-from dsl.normalize.names import field_spec, filterable
+from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.normalize.names import field_spec, filterable
 
 CAT = demo_catalog()
 SETTINGS = settings(max_examples=200, deadline=None)

@@ -7,11 +7,11 @@ import json
 from hypothesis import given, settings
 from strategies import plans
 
-from dsl.ir import Plan
-from dsl.json_form import parse_json
-from dsl.load import load_plan
-from dsl.parser import parse_text
-from dsl.printer import to_text
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.parser import parse_text
+from qdsl.dsl.printer import to_text
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from envelope.store import RefStore
+from qdsl.envelope.store import RefStore
 
 T0 = 1_795_000_000_000  # a fixed epoch-ms "now"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from envelope.store import RefStore
+from qdsl.envelope.store import RefStore
 
 QDSL = str(Path(sys.executable).with_name("qdsl"))
 PLAN = 'count project where status = "active"'

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envelope.budget import dumps
-from envelope.emit import emit_success, success_envelope
-from envelope.settings import IoSettings
-from envelope.store import RefStore
+from qdsl.envelope.budget import dumps
+from qdsl.envelope.emit import emit_success, success_envelope
+from qdsl.envelope.settings import IoSettings
+from qdsl.envelope.store import RefStore
 
 REF_FIELDS = [
     "refId",

@@ -7,11 +7,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from envelope.compact import LEVELS, compact, compact_data
-from envelope.emit import emit_error, emit_success
-from envelope.next_ops import first_list_path, status_of_first_item
-from envelope.settings import IoSettings
-from envelope.store import RefStore
+from qdsl.envelope.compact import LEVELS, compact, compact_data
+from qdsl.envelope.emit import emit_error, emit_success
+from qdsl.envelope.next_ops import first_list_path, status_of_first_item
+from qdsl.envelope.settings import IoSettings
+from qdsl.envelope.store import RefStore
 
 LIM = LEVELS[2]  # 5 items, 100 chars
 
@@ -107,7 +107,7 @@ def test_human_mode_is_budgeted_too(tmp_path: Any) -> None:
 
 
 def test_huge_error_envelopes_are_compacted(capsys: Any, monkeypatch: Any) -> None:
-    from dsl.errors import PlanError
+    from qdsl.dsl.errors import PlanError
 
     monkeypatch.setenv("QDSL_REF_THRESHOLD", "2048")
     err = PlanError("x", "m" * 10_000, hint="h", details={"big": list(range(5000))})

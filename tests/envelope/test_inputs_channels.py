@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from dsl.errors import PolicyError, QdslError, UsageError
-from envelope.settings import io_settings
-from envelope.store import open_store
 from qdsl.cli.inputs import fill_placeholder, read_plan_input
+from qdsl.dsl.errors import PolicyError, QdslError, UsageError
+from qdsl.envelope.settings import io_settings
+from qdsl.envelope.store import open_store
 
 
 def code_of(**kw: Any) -> str:

@@ -9,8 +9,8 @@ import multiprocessing as mp
 import random
 from pathlib import Path
 
-from dsl.errors import RefError
-from envelope.store import RefStore
+from qdsl.dsl.errors import RefError
+from qdsl.envelope.store import RefStore
 
 WORKERS = 8
 PUTS = 25

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from envelope import atomic
-from envelope.emit import emit_success
-from envelope.settings import IoSettings
-from envelope.store import RefStore, StoreWriteError
+from qdsl.envelope import atomic
+from qdsl.envelope.emit import emit_success
+from qdsl.envelope.settings import IoSettings
+from qdsl.envelope.store import RefStore, StoreWriteError
 
 BUDGET = 2048
 BIG = {"items": [{"id": str(i), "title": f"item {i} " + "x" * 40} for i in range(300)]}

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from dsl.errors import RefError
-from envelope.store import REF_ID, RefStore, ref_id_time_ms, system_clock
 from qdsl.cli.main import cli
+from qdsl.dsl.errors import RefError
+from qdsl.envelope.store import REF_ID, RefStore, ref_id_time_ms, system_clock
 
 
 def test_ids_are_time_operation_random_and_unique(make_store: Callable[..., RefStore]) -> None:

@@ -22,8 +22,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from dsl.errors import RefError
-from envelope.store import RefStore
+from qdsl.dsl.errors import RefError
+from qdsl.envelope.store import RefStore
 
 TTL = 10_000
 MAX_COUNT = 6

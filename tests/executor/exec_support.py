@@ -13,8 +13,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dsl.catalog import Catalog, EntitySpec, FieldType, demo_catalog
-from dsl.ir import (
+from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType, demo_catalog
+from qdsl.dsl.ir import (
     Filter,
     ObjectRef,
     Operator,
@@ -25,9 +25,9 @@ from dsl.ir import (
     Sort,
     SortDirection,
 )
-from dsl.textnorm import normalize_text
-from facts.demo_data import DEMO_NOW
-from facts.tables import TABLES_BY_NAME
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.demo_data import DEMO_NOW
+from qdsl.facts.tables import TABLES_BY_NAME
 
 CATALOG: Catalog = demo_catalog()
 NOW = DEMO_NOW

@@ -12,8 +12,8 @@ from typing import Any
 from exec_support import CATALOG, Snapshot
 from hypothesis import strategies as st
 
-from dsl.catalog import EntitySpec, FieldType
-from dsl.ir import (
+from qdsl.dsl.catalog import EntitySpec, FieldType
+from qdsl.dsl.ir import (
     Filter,
     ObjectRef,
     Operator,
@@ -24,7 +24,7 @@ from dsl.ir import (
     Sort,
     SortDirection,
 )
-from dsl.textnorm import normalize_text
+from qdsl.dsl.textnorm import normalize_text
 
 ROW_TYPES = (QueryType.EXISTENCE, QueryType.COUNT, QueryType.LIST)
 ALL_TYPES = (*ROW_TYPES, QueryType.STATUS, QueryType.EXPLAIN, QueryType.DIAGNOSE, QueryType.COMPARE)

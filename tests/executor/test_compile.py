@@ -15,13 +15,13 @@ from exec_support import CATALOG, NOW, sample_plan
 from sqlalchemy.dialects import sqlite
 from sqlglot import exp
 
-from dsl.catalog import load_catalog
-from dsl.errors import PlanError, PolicyError
-from dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
-from executor.compile import compile_plan, prepare
-from executor.statements import STATEMENTS
-from executor.tables import FACT_COLUMNS, GRAM_COLUMNS, GRAMS_TABLE, entity_columns
-from executor.templates import registry
+from qdsl.dsl.catalog import load_catalog
+from qdsl.dsl.errors import PlanError, PolicyError
+from qdsl.dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
+from qdsl.executor.compile import compile_plan, prepare
+from qdsl.executor.statements import STATEMENTS
+from qdsl.executor.tables import FACT_COLUMNS, GRAM_COLUMNS, GRAMS_TABLE, entity_columns
+from qdsl.executor.templates import registry
 
 PAIRS = sorted(registry(CATALOG))
 NAMED = sqlite.dialect(paramstyle="named")  # type: ignore[no-untyped-call]
@@ -139,7 +139,7 @@ def test_a_catalog_loaded_again_shares_statements_and_is_not_kept(tmp_path: Path
     # must hit the statement cache, and the executor must not keep each copy alive.
     source = tmp_path / "catalog.toml"
     source.write_text(
-        resources.files("dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8"),
+        resources.files("qdsl.dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8"),
         encoding="utf-8",
     )
     STATEMENTS.clear()

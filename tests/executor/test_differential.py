@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from plan_strategies import plans
 from sqlalchemy import Engine
 
-from dsl.errors import PlanError
-from dsl.ir import QueryType
-from executor.result import ExecutionResult
-from executor.run import execute
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import QueryType
+from qdsl.executor.result import ExecutionResult
+from qdsl.executor.run import execute
 
 _SNAPSHOTS: dict[int, Snapshot] = {}
 

@@ -8,12 +8,12 @@ import pytest
 from exec_support import CATALOG, NOW, sample_plan
 from sqlalchemy import Engine
 
-from dsl.errors import PolicyError
-from dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
-from executor.result import ExecutionResult
-from executor.run import aexecute, execute
-from facts.db import make_async_engine
-from facts.demo_data import T1_A_SHARE, T1_A_SHARE_FRESH, T1_HK_TEXT_ONLY, T1_RUN_12_ERRORS
+from qdsl.dsl.errors import PolicyError
+from qdsl.dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
+from qdsl.executor.result import ExecutionResult
+from qdsl.executor.run import aexecute, execute
+from qdsl.facts.db import make_async_engine
+from qdsl.facts.demo_data import T1_A_SHARE, T1_A_SHARE_FRESH, T1_HK_TEXT_ONLY, T1_RUN_12_ERRORS
 
 
 def theme(value: str, **policy: object) -> Plan:
@@ -220,8 +220,8 @@ def _projects_containing(engine: Engine, tenant: str, spellings: tuple[str, ...]
     """The plain-Python meaning of the text fallback: a title or summary contains one."""
     import sqlalchemy as sa
 
-    from dsl.textnorm import normalize_text
-    from facts.tables import projects
+    from qdsl.dsl.textnorm import normalize_text
+    from qdsl.facts.tables import projects
 
     with engine.connect() as conn:
         rows = conn.execute(
@@ -268,9 +268,9 @@ def test_fallback_over_several_runs_gives_the_same_answer(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, query_type: QueryType
 ) -> None:
     """Values with more spellings than slots take several runs of the statement."""
-    from executor import compile as compile_mod
-    from executor import fallback_sql
-    from executor import statements as statements_mod
+    from qdsl.executor import compile as compile_mod
+    from qdsl.executor import fallback_sql
+    from qdsl.executor import statements as statements_mod
 
     plan = theme("港股", facts_first=False, allow_fallback_text=True).model_copy(
         update={"query_type": query_type, "limit": 2}

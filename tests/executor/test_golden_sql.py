@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from exec_support import CATALOG, NOW, sample_plan
 
-from dsl.ir import QueryType
-from executor.compile import CompiledPlan, compile_plan
-from executor.templates import registry
+from qdsl.dsl.ir import QueryType
+from qdsl.executor.compile import CompiledPlan, compile_plan
+from qdsl.executor.templates import registry
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sql"
 PAIRS = sorted(registry(CATALOG))

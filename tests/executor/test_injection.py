@@ -7,10 +7,10 @@ import pytest
 from exec_support import CATALOG, NOW
 from sqlalchemy import Engine, func, select
 
-from dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
-from executor.compile import compile_plan
-from executor.run import execute
-from facts.tables import projects, semantic_facts
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
+from qdsl.executor.compile import compile_plan
+from qdsl.executor.run import execute
+from qdsl.facts.tables import projects, semantic_facts
 
 HOSTILE = [
     "'; DROP TABLE projects; --",

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from plan_strategies import ALL_TYPES, plans
 from sqlalchemy import Engine
 
-from dsl.errors import PlanError
-from dsl.ir import Plan
-from executor.run import execute
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Plan
+from qdsl.executor.run import execute
 
 _SNAPSHOTS: dict[str, Snapshot] = {}
 

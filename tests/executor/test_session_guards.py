@@ -15,12 +15,12 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from dsl.catalog import Catalog, catalog_from_mapping, demo_catalog
-from dsl.errors import DatabaseError
-from dsl.ir import Plan, QueryType
-from executor.run import _pg_setup, aexecute, execute, read_only
-from facts.db import make_async_engine, make_engine, upgrade
 from qdsl.cli.main import cli
+from qdsl.dsl.catalog import Catalog, catalog_from_mapping, demo_catalog
+from qdsl.dsl.errors import DatabaseError
+from qdsl.dsl.ir import Plan, QueryType
+from qdsl.executor.run import _pg_setup, aexecute, execute, read_only
+from qdsl.facts.db import make_async_engine, make_engine, upgrade
 
 SLOW_CATALOG_TOML = """
 [entities.slow]
@@ -83,7 +83,7 @@ def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine)
 def test_a_database_without_the_reader_role_is_refused_not_read_as_owner(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from executor import run
+    from qdsl.executor import run
 
     monkeypatch.setattr(run, "READER_ROLE", "qdsl_reader_that_does_not_exist")
     plan = Plan(query_type=QueryType.COUNT, entity_type="project")
@@ -213,7 +213,7 @@ def test_sqlite_timeout_interrupts_the_statement(slow_sqlite_url: str) -> None:
 
 
 def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
-    from executor.run import _sqlite_guard
+    from qdsl.executor.run import _sqlite_guard
 
     seen: list[int] = []
     with sqlite_engine.connect() as conn, conn.begin():

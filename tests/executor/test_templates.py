@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from exec_support import CATALOG, sample_plan
 
-from dsl.catalog import catalog_from_mapping
-from dsl.errors import NotCoveredError
-from dsl.ir import QueryType
-from executor.compile import compile_plan
-from executor.templates import registry, template_for
+from qdsl.dsl.catalog import catalog_from_mapping
+from qdsl.dsl.errors import NotCoveredError
+from qdsl.dsl.ir import QueryType
+from qdsl.executor.compile import compile_plan
+from qdsl.executor.templates import registry, template_for
 
 ALL_PAIRS = [(e, qt) for e in CATALOG.entities for qt in QueryType]
 ALLOWED = {(e, qt) for e, spec in CATALOG.entities.items() for qt in spec.query_types}

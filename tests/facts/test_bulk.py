@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from facts.bulk import bulk_insert
-from facts.tables import projects, text_grams
+from qdsl.facts.bulk import bulk_insert
+from qdsl.facts.tables import projects, text_grams
 
 TENANT = "zz_bulk"
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from facts.db import ensure_demo, make_engine, tenant_transaction
-from facts.textindex import candidate_ids_query
+from qdsl.facts.db import ensure_demo, make_engine, tenant_transaction
+from qdsl.facts.textindex import candidate_ids_query
 
 pytestmark = pytest.mark.pg
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dsl.catalog import demo_catalog
-from facts.tables import TABLES_BY_NAME, TRIGRAM_COLUMNS
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.facts.tables import TABLES_BY_NAME, TRIGRAM_COLUMNS
 
 
 def test_every_catalog_column_exists() -> None:

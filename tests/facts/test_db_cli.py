@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from facts.db import default_database_url, state_dir
-from facts.demo_data import DEMO_TENANTS
 from qdsl.cli.main import cli
+from qdsl.facts.db import default_database_url, state_dir
+from qdsl.facts.demo_data import DEMO_TENANTS
 
 
 def _json(args: list[str]) -> tuple[int, dict[str, object]]:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine, func, select
 
-from dsl.catalog import demo_catalog
-from dsl.textnorm import normalize_text
-from facts.db import ensure_demo, make_engine, row_counts, tenant_transaction
-from facts.demo_data import (
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.db import ensure_demo, make_engine, row_counts, tenant_transaction
+from qdsl.facts.demo_data import (
     DEMO_NOW,
     DEMO_TENANTS,
     T1_A_SHARE,
@@ -28,8 +28,8 @@ from facts.demo_data import (
     build_demo,
     t3_a_share_ids,
 )
-from facts.repository import Fact, alias_norms
-from facts.tables import TENANT_TABLES, semantic_facts
+from qdsl.facts.repository import Fact, alias_norms
+from qdsl.facts.tables import TENANT_TABLES, semantic_facts
 
 DATA = build_demo()
 CATALOG = demo_catalog()

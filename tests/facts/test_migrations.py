@@ -9,8 +9,8 @@ import pytest
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
-from facts.db import READER_ROLE, make_engine, upgrade
-from facts.tables import TENANT_TABLES, TRIGRAM_COLUMNS, metadata
+from qdsl.facts.db import READER_ROLE, make_engine, upgrade
+from qdsl.facts.tables import TENANT_TABLES, TRIGRAM_COLUMNS, metadata
 
 
 def _assert_schema_matches_metadata(engine: Engine) -> None:
@@ -65,17 +65,17 @@ def test_sqlite_upgrade_creates_everything_and_is_idempotent(tmp_path: Path) -> 
 
 
 def test_sqlite_downgrade_then_upgrade_again(tmp_path: Path) -> None:
+    from alembic import command
     from alembic.config import Config
 
-    from alembic import command
-    from facts.db import ALEMBIC_DIR
+    from qdsl.facts.db import migrations_dir
 
     url = f"sqlite:///{tmp_path / 'd.sqlite3'}"
     upgrade(url)
     engine = make_engine(url)
     try:
         cfg = Config()
-        cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+        cfg.set_main_option("script_location", str(migrations_dir()))
         with engine.begin() as conn:
             cfg.attributes["connection"] = conn
             command.downgrade(cfg, "base")
@@ -155,6 +155,6 @@ def test_postgresql_upgrade_creates_everything_and_is_idempotent(
 def test_head_revision_constant_matches_the_scripts() -> None:
     from alembic.script import ScriptDirectory
 
-    from facts.db import ALEMBIC_DIR, HEAD_REVISION
+    from qdsl.facts.db import HEAD_REVISION, migrations_dir
 
-    assert ScriptDirectory(str(ALEMBIC_DIR)).get_heads() == [HEAD_REVISION]
+    assert ScriptDirectory(str(migrations_dir())).get_heads() == [HEAD_REVISION]

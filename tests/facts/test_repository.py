@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
-from dsl.catalog import demo_catalog
-from facts.demo_data import (
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.facts.demo_data import (
     DEMO_NOW,
     T1_A_SHARE,
     T1_A_SHARE_FRESH,
@@ -17,7 +17,7 @@ from facts.demo_data import (
     T2_US_STALE,
     t3_a_share_ids,
 )
-from facts.repository import FactsRepository, SqlFactsRepository, alias_norms
+from qdsl.facts.repository import FactsRepository, SqlFactsRepository, alias_norms
 
 MARKET = demo_catalog().entity("project").fields["market_theme"].aliases
 

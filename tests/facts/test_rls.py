@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy import Engine, Table, delete, func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from facts.db import READER_ROLE, tenant_transaction
-from facts.tables import TENANT_TABLES, projects, semantic_facts
+from qdsl.facts.db import READER_ROLE, tenant_transaction
+from qdsl.facts.tables import TENANT_TABLES, projects, semantic_facts
 
 pytestmark = pytest.mark.pg
 

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import DBAPIError
 
-from facts.db import ensure_demo, make_engine, tenant_transaction
-from facts.tables import users
+from qdsl.facts.db import ensure_demo, make_engine, tenant_transaction
+from qdsl.facts.tables import users
 
 
 def test_read_only_refuses_writes_on_sqlite_and_resets(tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
-from dsl.catalog import demo_catalog
-from dsl.textnorm import normalize_text
-from facts.db import tenant_transaction
-from facts.tables import TABLES_BY_NAME
-from facts.textindex import candidate_ids_query, grams_for_term, grams_for_text
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.db import tenant_transaction
+from qdsl.facts.tables import TABLES_BY_NAME
+from qdsl.facts.textindex import candidate_ids_query, grams_for_term, grams_for_text
 
 
 def test_grams_for_term_shapes() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dsl.catalog import Catalog
-from dsl.ir import QueryType
-from dsl.normalize import PlanContext
-from dsl.printer import to_text
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import QueryType
+from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.printer import to_text
 from qdsl.planner import PlanDraft, RulePlanner, read_question
 from qdsl.planner.rule import reading_to_plan
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
-from dsl.catalog import demo_catalog
-from dsl.textnorm import normalize_text
-from facts.db import DEMO_NOW
 from qdsl.api import AnswerResult, plan_and_answer
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.db import DEMO_NOW
 
 CATALOG = demo_catalog()
 

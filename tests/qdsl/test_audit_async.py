@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from facts.db import DEMO_NOW, make_async_engine
 from qdsl.api import aplan_and_answer, plan_and_answer
 from qdsl.audit import ALLOWED_KEYS, Audit, MemorySink, use_sink
+from qdsl.facts.db import DEMO_NOW, make_async_engine
 
 QUESTIONS = [
     "帮我看看系统里面有没有 A 股项目",

@@ -6,9 +6,9 @@ import pytest
 from planner_doubles import SpyPlanner
 from sqlalchemy import Engine
 
-from dsl.errors import PolicyError
-from facts.db import DEMO_NOW
 from qdsl.api import plan_and_answer
+from qdsl.dsl.errors import PolicyError
+from qdsl.facts.db import DEMO_NOW
 from qdsl.gate import GateKind, GateLexicon, gate
 
 GATED = [

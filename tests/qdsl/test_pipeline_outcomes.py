@@ -8,14 +8,14 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import Engine
 
-from dsl.catalog import Catalog
-from dsl.errors import PolicyError
-from dsl.normalize import PlanContext
-from facts.db import DEMO_NOW
 from qdsl.api import plan_and_answer
 from qdsl.audit import MemorySink
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import PolicyError
+from qdsl.dsl.normalize import PlanContext
+from qdsl.facts.db import DEMO_NOW
 from qdsl.planner import PlanDraft
-from verifier import DEFAULT_CHECKS, Issue, Outcome, Subject
+from qdsl.verifier import DEFAULT_CHECKS, Issue, Outcome, Subject
 
 
 @dataclass

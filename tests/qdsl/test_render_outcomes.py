@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsl.ir import AnswerContract
+from qdsl.dsl.ir import AnswerContract
 from qdsl.render import gated, not_covered, refused
 
 

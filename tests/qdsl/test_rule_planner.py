@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dsl.catalog import demo_catalog
-from dsl.ir import QueryType
-from dsl.load import load_plan
-from dsl.normalize import PlanContext, normalize
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.ir import QueryType
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.planner import RulePlanner, classify, intended_query_type
 
 CATALOG = demo_catalog()

@@ -9,17 +9,17 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import Engine
 
-from dsl.catalog import demo_catalog
-from dsl.ir import AnswerContract, Plan, RetrievalPolicy
-from dsl.load import load_plan
-from dsl.normalize import PlanContext, normalize
-from executor.result import ExecutionResult
-from executor.run import execute
-from facts.db import DEMO_NOW
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.ir import AnswerContract, Plan, RetrievalPolicy
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.executor.result import ExecutionResult
+from qdsl.executor.run import execute
+from qdsl.facts.db import DEMO_NOW
 from qdsl.phrases import detect_language
 from qdsl.planner import RulePlanner, intended_query_type
 from qdsl.render import render
-from verifier import Answer, Verdict, VerifyContext, verify
+from qdsl.verifier import Answer, Verdict, VerifyContext, verify
 
 CATALOG = demo_catalog()
 

@@ -20,9 +20,9 @@ from verifier_cases import (
     with_,
 )
 
-from dsl.ir import AnswerContract, Filter, Operator, QueryType
-from executor.result import ExecutionResult
-from verifier import DEFAULT_CHECKS, Answer, Issue, Outcome, Subject, verify
+from qdsl.dsl.ir import AnswerContract, Filter, Operator, QueryType
+from qdsl.executor.result import ExecutionResult
+from qdsl.verifier import DEFAULT_CHECKS, Answer, Issue, Outcome, Subject, verify
 
 EXISTS = plan(QueryType.EXISTENCE, A_SHARE)
 

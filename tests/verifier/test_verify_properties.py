@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from verifier_cases import A_SHARE, context, fact, plan, rendered
 
-from dsl.ir import Filter, Operator, QueryType
-from executor.result import ExecutionResult, ResultRow
-from verifier import verify
+from qdsl.dsl.ir import Filter, Operator, QueryType
+from qdsl.executor.result import ExecutionResult, ResultRow
+from qdsl.verifier import verify
 
 EXISTS = plan(QueryType.EXISTENCE, A_SHARE)
 LIST = plan(QueryType.LIST, (Filter(field="status", operator=Operator.EQUALS, value="paused"),))

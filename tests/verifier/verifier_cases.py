@@ -10,12 +10,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from dsl.catalog import demo_catalog
-from dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
-from dsl.normalize import PlanContext, normalize
-from executor.result import Evidence, ExecutionResult, ResultRow
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
+from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.executor.result import Evidence, ExecutionResult, ResultRow
 from qdsl.render import render
-from verifier import Answer, VerifyContext
+from qdsl.verifier import Answer, VerifyContext
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 CATALOG = demo_catalog()

@@ -7,15 +7,15 @@
 
 from __future__ import annotations
 
-from verifier.checks.base import Check, Subject, error, warning
-from verifier.checks.conditions import covers_conditions
-from verifier.checks.consistency import consistent_with_result
-from verifier.checks.contract import contract_matches_query_type
-from verifier.checks.counts import no_total_count_substitution
-from verifier.checks.evidence import evidence_backed
-from verifier.checks.freshness import fresh_evidence
-from verifier.checks.limits import within_limit
-from verifier.checks.tenancy import route_contract_internal, tenant_consistent
+from qdsl.verifier.checks.base import Check, Subject, error, warning
+from qdsl.verifier.checks.conditions import covers_conditions
+from qdsl.verifier.checks.consistency import consistent_with_result
+from qdsl.verifier.checks.contract import contract_matches_query_type
+from qdsl.verifier.checks.counts import no_total_count_substitution
+from qdsl.verifier.checks.evidence import evidence_backed
+from qdsl.verifier.checks.freshness import fresh_evidence
+from qdsl.verifier.checks.limits import within_limit
+from qdsl.verifier.checks.tenancy import route_contract_internal, tenant_consistent
 
 DEFAULT_CHECKS: tuple[Check, ...] = (
     route_contract_internal,

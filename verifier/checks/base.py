@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from dsl.ir import Plan
-from executor.result import ExecutionResult
-from verifier.model import Answer, Issue, Outcome, VerifyContext
+from qdsl.dsl.ir import Plan
+from qdsl.executor.result import ExecutionResult
+from qdsl.verifier.model import Answer, Issue, Outcome, VerifyContext
 
 
 @dataclass(frozen=True)

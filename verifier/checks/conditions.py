@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from dsl.catalog import Catalog
-from dsl.ir import Filter, ValueSource
-from dsl.textnorm import normalize_text
-from verifier.checks.base import Subject, error
-from verifier.model import Issue
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import Filter, ValueSource
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.model import Issue
 
 NAME = "covers_conditions"
 

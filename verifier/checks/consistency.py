@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from dsl.ir import AnswerContract
-from verifier.checks.base import Subject, error
-from verifier.checks.counts import match_count
-from verifier.model import Issue
+from qdsl.dsl.ir import AnswerContract
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.checks.counts import match_count
+from qdsl.verifier.model import Issue
 
 NAME = "consistent_with_result"
 

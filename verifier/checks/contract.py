@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dsl.ir import CONTRACT_FOR
-from verifier.checks.base import Subject, error
-from verifier.contracts import DATA_KEYS
-from verifier.model import Issue, Outcome
+from qdsl.dsl.ir import CONTRACT_FOR
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.contracts import DATA_KEYS
+from qdsl.verifier.model import Issue, Outcome
 
 NAME = "contract_matches_query_type"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dsl.ir import AnswerContract, ValueSource
-from verifier.checks.base import Subject, error, warning
-from verifier.model import Issue
-from verifier.numerals import rewrite_numerals, to_digits
+from qdsl.dsl.ir import AnswerContract, ValueSource
+from qdsl.verifier.checks.base import Subject, error, warning
+from qdsl.verifier.model import Issue
+from qdsl.verifier.numerals import rewrite_numerals, to_digits
 
 NAME = "no_total_count_substitution"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from verifier.checks.base import Subject, error
-from verifier.contracts import MUST_CITE
-from verifier.model import Issue
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.contracts import MUST_CITE
+from qdsl.verifier.model import Issue
 
 NAME = "evidence_backed"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from dsl.freshness import stale_reason
-from executor.result import Evidence
-from verifier.checks.base import Subject, error, warning
-from verifier.model import Issue, Outcome
+from qdsl.dsl.freshness import stale_reason
+from qdsl.executor.result import Evidence
+from qdsl.verifier.checks.base import Subject, error, warning
+from qdsl.verifier.model import Issue, Outcome
 
 NAME = "fresh_evidence"
 

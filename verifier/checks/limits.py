@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from verifier.checks.base import Subject, error
-from verifier.model import Issue
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.model import Issue
 
 NAME = "within_limit"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from verifier.checks.base import Subject, error
-from verifier.model import Issue, Outcome
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.model import Issue, Outcome
 
 TENANT = "tenant_consistent"
 ROUTE = "route_contract_internal"
