@@ -9,6 +9,7 @@ against it and the executor takes every SQL identifier from it.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
@@ -131,6 +132,9 @@ class FieldSpec(_Strict):
     synonyms: tuple[str, ...] = ()
     # For id fields that point at another entity (task.project_id -> project).
     references: str | None = None
+    # A text field whose values (per tenant) are matched against questions:
+    # names no catalog can list (a person, a city, a carrier).
+    link_values: bool = False
 
     @property
     def is_fact(self) -> bool:
@@ -162,6 +166,16 @@ class EntitySpec(_Strict):
     # Other names for whitelisted names, e.g. project_id -> id (what LLMs write).
     names: dict[str, str] = Field(default_factory=dict)
     fields: dict[str, FieldSpec] = Field(default_factory=dict)
+    # The shape of this entity's ids as users write them (a regex, e.g. "TCK-\\d+");
+    # without it ids are plain numbers.
+    id_pattern: str | None = None
+    # Query types this entity answers when a question names no entity
+    # (explain -> a documents entity, diagnose -> a runs entity).
+    default_for: tuple[QueryType, ...] = ()
+
+    @cached_property
+    def id_regex(self) -> re.Pattern[str] | None:
+        return re.compile(self.id_pattern) if self.id_pattern else None
 
     @cached_property
     def whitelisted(self) -> frozenset[str]:
@@ -212,6 +226,13 @@ class Catalog(_Strict):
     def entity(self, name: str) -> EntitySpec:
         return self.entities[name]
 
+    def default_entity(self, query_type: QueryType) -> str | None:
+        """The entity a question of `query_type` means when it names none."""
+        for name, e in self.entities.items():
+            if query_type in e.default_for:
+                return name
+        return None
+
 
 def _key(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in loc)
@@ -239,7 +260,27 @@ def _check_field(ent: str, name: str, f: FieldSpec) -> list[tuple[str, str]]:
     for canon in f.aliases:
         if f.values and canon not in f.values:
             out.append((f"{key}.aliases.{canon}", f"`{canon}` is not one of the field's values"))
+    if f.link_values and (f.type is not FieldType.TEXT or f.column is None):
+        out.append((f"{key}.link_values", "only text columns can link their values"))
+    if f.link_values and f.sensitive:
+        out.append((f"{key}.link_values", "a sensitive field's values are never linked"))
     return out
+
+
+# An id pattern is matched against every question: keep it small and simple.
+MAX_ID_PATTERN = 200
+
+
+def _check_id_pattern(key: str, pattern: str) -> list[tuple[str, str]]:
+    if len(pattern) > MAX_ID_PATTERN:
+        return [(f"{key}.id_pattern", f"longer than {MAX_ID_PATTERN} characters")]
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        return [(f"{key}.id_pattern", f"not a valid regular expression: {exc}")]
+    if compiled.match(""):
+        return [(f"{key}.id_pattern", "matches the empty string")]
+    return []
 
 
 def _check_entity(
@@ -271,6 +312,28 @@ def _check_entity(
             out.append((f"{key}.names.{alias}", f"`{target}` is not a whitelisted name"))
     if e.default_limit > e.max_limit:
         out.append((f"{key}.default_limit", "default_limit is above max_limit"))
+    if e.id_pattern is not None:
+        out.extend(_check_id_pattern(key, e.id_pattern))
+    for qt in e.default_for:
+        if e.query_types and qt not in e.query_types:
+            out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))
+    return out
+
+
+def _check_defaults(entities: Mapping[str, EntitySpec]) -> list[tuple[str, str]]:
+    """At most one entity answers a query type by default, or the choice is a guess."""
+    seen: dict[QueryType, str] = {}
+    out: list[tuple[str, str]] = []
+    for name, e in entities.items():
+        for qt in e.default_for:
+            if qt in seen:
+                out.append(
+                    (
+                        f"entities.{name}.default_for",
+                        f"`{qt.value}` is already the default of entity `{seen[qt]}`",
+                    )
+                )
+            seen.setdefault(qt, name)
     return out
 
 
@@ -301,6 +364,7 @@ def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Ca
     problems = []
     for ename, ent in catalog.entities.items():
         problems.extend(_check_entity(ename, ent, catalog.entities))
+    problems.extend(_check_defaults(catalog.entities))
     if problems:
         raise _catalog_error(source, problems)
     return catalog
