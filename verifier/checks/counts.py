@@ -70,8 +70,13 @@ def stated_numbers(s: Subject) -> list[int]:
         shielded += _spans(rf"(?i)(?:{words})\s*(?:#|no\.?\s*)?\d+{_JOINERS}", text)
     row_ids = {r.entity_id for r in s.result.rows}
     for row in s.result.rows:
-        # A label that is only digits could be the amount itself; shield only real names.
-        if not row.label or to_digits(row.label).strip().isdigit():
+        if not row.label:
+            continue
+        if to_digits(row.label).strip().isdigit():
+            # A label that is only digits could be the amount itself: shield it only
+            # where it names its own match ("69 (#2)"), as the renderer writes it.
+            named = rf"(?<!\d){re.escape(row.label)}\s*[(（]#{re.escape(row.entity_id)}[)）]"
+            shielded += [rewritten.span(a, b) for a, b in _spans(named, s.answer.text)]
             continue
         # Rewritten alone, a label may differ from its rewrite in context ("三号"
         # before "个"): shield both its rewrite and where the original one lands.
