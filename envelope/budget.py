@@ -68,6 +68,11 @@ class RefFields:
     expires_at: str | None
     budget: int
     failure: str | None = None
+    tenant: str | None = None  # the ref is readable only with this --tenant
+
+    def get_argv(self, expr: str) -> str:
+        tenant = f" --tenant {_shell_word(self.tenant)}" if self.tenant is not None else ""
+        return f"qdsl --json refs get{tenant} {self.ref_id} {expr}"
 
     def head(self, short: bool = False) -> dict[str, Any]:
         return {
@@ -89,7 +94,7 @@ class RefFields:
             return (
                 f"{size}. The full envelope is stored as ref {self.ref_id} until "
                 f"{self.expires_at}; `data` below is a compacted preview. Read it with "
-                f"`qdsl --json refs get {self.ref_id} <JMESPath>` or pass a value on with "
+                f"`{self.get_argv('<JMESPath>')}` or pass a value on with "
                 f"`--input-ref {self.ref_id} --pick <JMESPath>`."
             )
         if short:
@@ -99,6 +104,12 @@ class RefFields:
             "incomplete preview. Fix the state dir or rerun with QDSL_REF_THRESHOLD=0 "
             "to print the result whole."
         )
+
+
+def _shell_word(text: str) -> str:
+    if text and all(c.isalnum() or c in "-_.:@" for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _cut_warnings(warnings: Sequence[str], lim: Limits) -> list[str]:
@@ -117,8 +128,12 @@ def large_envelope(env: dict[str, Any], ref: RefFields, budget: int) -> str:
     if ref.persisted and ref.ref_id:
         path = first_list_path(env.get("data"))
         if path:
-            suggestions.append(refs_get_op(ref.ref_id, path, "the first item of the result"))
-        suggestions.append(refs_get_op(ref.ref_id, "data", "the whole result data"))
+            suggestions.append(
+                refs_get_op(ref.ref_id, path, "the first item of the result", tenant=ref.tenant)
+            )
+        suggestions.append(
+            refs_get_op(ref.ref_id, "data", "the whole result data", tenant=ref.tenant)
+        )
     for lim in LEVELS:
         body = {
             "schemaVersion": env["schemaVersion"],

@@ -79,7 +79,7 @@ def test_minimal_envelope_when_no_level_fits(tmp_path: Any) -> None:
 
 
 def test_newest_ref_over_byte_cap_is_kept_with_a_warning(tmp_path: Any) -> None:
-    store = RefStore(tmp_path, ttl_ms=60_000, max_count=5, max_bytes=2000)
+    store = RefStore(tmp_path, ttl_ms=60_000, max_count=5, max_bytes=2000, grace_ms=0)
     old = store.put("run", b"o" * 500)
     out = io.StringIO()
     data = {"items": [{"id": str(i), "v": "x" * 50} for i in range(100)]}
