@@ -282,8 +282,10 @@ class RefStore:
             name = entry.name
             ref_id = name[:-5] if name.endswith(".json") else ""
             rec = indexed.pop(ref_id, None) if ref_id else None
-            if rec is not None and day_of(ref_id) == day_dir.name and entry.is_file(
-                follow_symlinks=False
+            if (
+                rec is not None
+                and day_of(ref_id) == day_dir.name
+                and entry.is_file(follow_symlinks=False)
             ):
                 found[ref_id] = rec  # the common case: a file its index line describes
                 continue
