@@ -50,7 +50,9 @@ def collect(
     report.orphans += sum(_unlink(p) for p in [*scan.junk, *doomed])
     report.temps += sum(_unlink(p) for p in temps)
     if drop or scan.index_stale:
-        _rewrite_index(store.dir / INDEX, keep)
+        # In use elsewhere (Windows): the index is only a cache, next time then.
+        with contextlib.suppress(PermissionError):
+            _rewrite_index(store.dir / INDEX, keep)
     recent = {day_of_ms(now - store.grace_ms), day_of_ms(now)}
     for day_dir in scan.day_dirs:
         if day_dir.name not in recent:

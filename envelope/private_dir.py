@@ -40,6 +40,12 @@ def ensure_root(root: Path, *, create: bool) -> bool:
         raise UnsafeDirectory("the state dir is inside a file, not a directory") from None
     if not stat.S_ISDIR(st.st_mode):
         raise UnsafeDirectory("the state dir is not a directory")
+    if atomic.CAPS.posix_modes and st.st_mode & stat.S_ISVTX:
+        # /tmp and the like: shared by design, never ours to make 0700
+        raise UnsafeDirectory(
+            "the state dir is a shared directory (sticky bit); point QDSL_STATE_DIR at "
+            "a directory of its own, e.g. a new subdirectory"
+        )
     _own_and_private(root, st, "the state dir")
     return True
 

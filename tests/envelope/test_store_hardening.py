@@ -94,6 +94,19 @@ def test_a_directory_of_another_user_is_refused(
     assert "another user" in store.gc().warnings[0]
 
 
+def test_a_shared_sticky_directory_is_never_made_private(tmp_path: Path) -> None:
+    """QDSL_STATE_DIR=/tmp must not turn /tmp into 0700."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    store = _store(shared)
+    assert "sticky bit" in store.gc().warnings[0]
+    out = io.StringIO()
+    emit_success("run", BIG, out=out, store=store, settings=IoSettings(threshold=2048))
+    assert json.loads(out.getvalue())["resultPersisted"] is False
+    assert _mode(shared) == 0o1777
+
+
 # ---------------------------------------------------------------- symlinks
 def test_a_symlinked_index_is_never_followed(tmp_path: Path, caps: str) -> None:
     store = _store(tmp_path / "state")
