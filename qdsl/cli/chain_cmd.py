@@ -283,6 +283,10 @@ def chain_cmd(ctx: click.Context, steps_json: str) -> None:
     A failing step stops the chain with its error (details name the step);
     a step that exits non-zero (a failed verdict) ends the chain with its
     result. At most 50 steps.
+
+    All steps serve one tenant: a "refs get" step reads a tenant's ref only
+    with "tenant" in its input, and a result too large to print is stored
+    as a ref of that tenant.
     """
 
     def body() -> Outcome:
