@@ -18,6 +18,7 @@ from qdsl.audit import Audit, AuditSink
 from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
@@ -63,6 +64,7 @@ def _settings(
     demo: bool,
     lexicon: GateLexicon | None,
     checks: tuple[Check, ...] | None,
+    values: ValueSource | None = None,
 ) -> Settings:
     if now is None:
         now = _demo_now() if demo else datetime.now(UTC)
@@ -74,6 +76,7 @@ def _settings(
         context=context,
         lexicon=lexicon,
         checks=checks,
+        values=values,
     )
 
 
@@ -107,6 +110,7 @@ def plan_and_answer(
     checks: tuple[Check, ...] | None = None,
     trace_id: str | None = None,
     audit_sink: AuditSink | None = None,
+    values: ValueSource | None = None,
 ) -> AnswerResult:
     """Answer `question` for `tenant_id`, or say why not (status), never unverified."""
     from qdsl.executor.run import execute
@@ -120,6 +124,7 @@ def plan_and_answer(
         demo=engine is None,
         lexicon=lexicon,
         checks=checks,
+        values=values,
     )
     flow, plan, done = _begin(question, tenant_id, settings, trace_id, audit_sink)
     eng: Engine | None = None
@@ -151,6 +156,7 @@ async def aplan_and_answer(
     checks: tuple[Check, ...] | None = None,
     trace_id: str | None = None,
     audit_sink: AuditSink | None = None,
+    values: ValueSource | None = None,
 ) -> AnswerResult:
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
@@ -164,6 +170,7 @@ async def aplan_and_answer(
         demo=engine is None,
         lexicon=lexicon,
         checks=checks,
+        values=values,
     )
     flow, plan, done = _begin(question, tenant_id, settings, trace_id, audit_sink)
     own: AsyncEngine | None = None

@@ -125,9 +125,9 @@ def test_huge_limit_is_clamped_with_a_warning() -> None:
             "project.status allows: equals, not_equals, in, not_in, equals_or_alias",
         ),
         (
-            "list project order by budget",
+            "list project order by status",
             "validation/unknown_sort_field",
-            "known sort fields of project: created_at, title",
+            "known sort fields of project: budget, created_at, title",
         ),
         (
             'list project where status = "actve"',

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qdsl.dsl.textnorm import normalize_text
 from qdsl.dsl.numerals import parse_chinese, parse_english, rewrite_numerals, to_digits
+from qdsl.dsl.textnorm import normalize_text
 
 
 @pytest.mark.parametrize(

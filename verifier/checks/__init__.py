@@ -15,6 +15,7 @@ from qdsl.verifier.checks.counts import no_total_count_substitution
 from qdsl.verifier.checks.evidence import evidence_backed
 from qdsl.verifier.checks.freshness import fresh_evidence
 from qdsl.verifier.checks.limits import within_limit
+from qdsl.verifier.checks.question import question_covered
 from qdsl.verifier.checks.tenancy import route_contract_internal, tenant_consistent
 
 DEFAULT_CHECKS: tuple[Check, ...] = (
@@ -27,6 +28,7 @@ DEFAULT_CHECKS: tuple[Check, ...] = (
     covers_conditions,
     fresh_evidence,
     within_limit,
+    question_covered,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "evidence_backed",
     "fresh_evidence",
     "no_total_count_substitution",
+    "question_covered",
     "route_contract_internal",
     "tenant_consistent",
     "warning",
