@@ -27,6 +27,7 @@ from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
+from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
@@ -96,7 +97,6 @@ class Settings:
 
 
 Flow = Generator[Plan, ExecutionResult, AnswerResult]
-_EMPTY_IS_INSUFFICIENT = frozenset({QueryType.EXPLAIN, QueryType.DIAGNOSE})
 
 
 def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
@@ -218,11 +218,7 @@ class _Run:
     def judge(self, plan: Plan, result: ExecutionResult) -> tuple[Answer, Verdict]:
         answer = render(plan, result, language=self.lang, catalog=self.s.catalog)
         with self.audit.timed("verify") as ev:
-            kwargs: dict[str, Any] = {}
-            if self.s.checks is not None:
-                # question_covered is mandatory: a caller's own tuple cannot drop it.
-                extra = () if question_covered in self.s.checks else (question_covered,)
-                kwargs["checks"] = (*self.s.checks, *extra)
+            kwargs: dict[str, Any] = {} if self.s.checks is None else {"checks": self.s.checks}
             verdict = verify(plan, result, answer, context=self.verify_context(), **kwargs)
             ev.update(
                 outcome=verdict.outcome.value,
@@ -280,13 +276,14 @@ class _Run:
 
     def on_empty(self, plan: Plan, result: ExecutionResult) -> AnswerResult | None:
         """An empty result's own outcome (clarify, insufficient_evidence), else None."""
-        if plan.query_type is QueryType.COUNT or result.rows:
+        policy = kind_of(plan.query_type).on_empty
+        if policy is EmptyResult.ANSWER or result.rows:
             return None
         if plan.clarify_on_empty:
             return self.without_answer(
                 "clarify", plan, clarification(self.lang, catalog=self.s.catalog)
             )
-        if plan.query_type in _EMPTY_IS_INSUFFICIENT:
+        if policy is EmptyResult.INSUFFICIENT:
             return self.insufficient(plan, execution_id=result.execution_id)
         return None
 

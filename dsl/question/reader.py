@@ -23,18 +23,12 @@ from qdsl.dsl.question.model import Kind, Piece, Reading
 from qdsl.dsl.question.segment import candidates, choose, residual
 from qdsl.dsl.question.target import choose_entity
 from qdsl.dsl.question.walk import Walk
+from qdsl.dsl.question.words import CUES
 from qdsl.dsl.textnorm import normalize_text
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_PRIORITY = (
-    QueryType.COMPARE,
-    QueryType.DIAGNOSE,
-    QueryType.STATUS,
-    QueryType.COUNT,
-    QueryType.LIST,
-    QueryType.EXISTENCE,
-    QueryType.EXPLAIN,
-)
+# Cue order decides: "有多少" is a count, not an existence.
+_PRIORITY = tuple(qt for qt, _ in CUES)
 
 
 def _display(question: str, text: str) -> str:

@@ -1,14 +1,22 @@
 """Query-type cues: which kind of answer the wording asks for.
 
-The cue words live with the question reader (`qdsl.dsl.question.words`), so the
-verifier reads a question's query type exactly as the planner does.
+The cue words live with the question reader (`qdsl.dsl.question.words.CUES`),
+so the verifier reads a question's query type exactly as the planner does;
+here they register against the query kinds (`dsl.kinds`).
 """
 
 from __future__ import annotations
 
 from qdsl.dsl.ir import QueryType
-from qdsl.dsl.question.words import COMPILED_CUES
+from qdsl.dsl.kinds import KindTable
+from qdsl.dsl.question.words import COMPILED_CUES, CUES
 from qdsl.dsl.textnorm import normalize_text
+
+# The cues registered per query type: every executable kind has wording that
+# asks for it (tests/test_query_kinds.py); CUES keeps their order.
+CUES_BY_KIND: KindTable[tuple[str, ...]] = KindTable("planner cues", needs=lambda k: k.executable)
+for _qt, _patterns in CUES:
+    CUES_BY_KIND.add(_qt, _patterns)
 
 
 def classify(question: str) -> QueryType | None:
