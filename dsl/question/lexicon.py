@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from qdsl.dsl.catalog import Catalog, FieldType
+from qdsl.dsl.catalog import Catalog, FieldSpec, FieldType
+from qdsl.dsl.ir import Operator
 from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.question.model import Kind, Sense
 from qdsl.dsl.textnorm import normalize_text
@@ -61,8 +62,10 @@ class Lexicon:
     """normalized spelling -> every sense it has in the catalog."""
 
     senses: dict[str, tuple[Sense, ...]]
-    # Field spellings by field kind, for absence/presence and comparisons.
+    # Field spellings, for absence/presence around a field's name.
     field_spellings: dict[str, tuple[Sense, ...]]
+    # Spellings of text fields that allow `contains` ("主题包含…", "subject contains …").
+    contains_spellings: dict[str, tuple[Sense, ...]]
 
 
 def _add(index: dict[str, list[Sense]], spelling: str, sense: Sense) -> None:
@@ -71,19 +74,37 @@ def _add(index: dict[str, list[Sense]], spelling: str, sense: Sense) -> None:
         index[norm].append(sense)
 
 
+_TIME_SUFFIX = re.compile(r"(?:时间|日期|时候|时)$")
+
+
+def _field_spellings(spec: FieldSpec) -> list[str]:
+    """A field's synonyms, and for a date field the verb its zh name is built on
+    ("提交时间" -> "提交": "今年提交的工单")."""
+    out = list(spec.synonyms)
+    if spec.type in (FieldType.DATE, FieldType.DATETIME):
+        for syn in spec.synonyms:
+            stem = _TIME_SUFFIX.sub("", syn)
+            if stem != syn and len(stem) >= 2 and _CJK.search(stem):
+                out.append(stem)
+    return out
+
+
 def build_lexicon(catalog: Catalog) -> Lexicon:
     index: dict[str, list[Sense]] = {}
     fields: dict[str, list[Sense]] = {}
+    texts: dict[str, list[Sense]] = {}
     for ename, ent in catalog.entities.items():
         for spelling in (ename, *ent.synonyms):
             _add(index, spelling, Sense(Kind.ENTITY, ename))
         for fname, spec in ent.fields.items():
             if spec.sensitive:
                 continue
-            for spelling in spec.synonyms:
+            for spelling in _field_spellings(spec):
                 sense = Sense(Kind.FIELD, ename, fname)
                 _add(index, spelling, sense)
                 _add(fields, spelling, sense)
+                if spec.type is FieldType.TEXT and Operator.CONTAINS in spec.operators:
+                    _add(texts, spelling, sense)
             values = dict.fromkeys((*spec.values, *spec.aliases))
             for canonical in values:
                 for spelling in (canonical, *spec.aliases.get(canonical, ())):
@@ -91,6 +112,7 @@ def build_lexicon(catalog: Catalog) -> Lexicon:
     return Lexicon(
         senses={k: tuple(v) for k, v in index.items()},
         field_spellings={k: tuple(v) for k, v in fields.items()},
+        contains_spellings={k: tuple(v) for k, v in texts.items()},
     )
 
 

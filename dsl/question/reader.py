@@ -59,7 +59,15 @@ def read_question(
     senses = dict(lex.senses)
     for spelling, linked in linked_senses(values or {}).items():
         senses[spelling] = tuple(dict.fromkeys((*senses.get(spelling, ()), *linked)))
-    kept = choose(candidates(text, display, catalog, senses, lex.field_spellings, now=now))
+    kept = choose(candidates(
+            text,
+            display,
+            catalog,
+            senses,
+            lex.field_spellings,
+            contains_senses=lex.contains_spellings,
+            now=now,
+        ))
     pieces = [p for p in kept if p.kind is not Kind.FUNCTION]
     leftovers = residual(text, kept)
     qt = _query_type(pieces)

@@ -49,18 +49,29 @@ _CLASSIFIERS = "个项条名家篇位件份"
 
 
 def _compile_words(words: list[str]) -> re.Pattern[str]:
-    zh = sorted((w for w in words if not w.isascii()), key=len, reverse=True)
     en = sorted((w for w in words if w.isascii()), key=len, reverse=True)
-    parts = [re.escape(w) for w in zh]
-    if en:
-        parts.append(r"(?<![a-z0-9'])(?:" + "|".join(re.escape(w) for w in en) + r")(?![a-z0-9'])")
-    # A lookahead finds the longest word at EVERY position, overlapping ones
-    # included, so a word that loses to a longer catalog spelling ("中的" inside
-    # "进行中的") still leaves its shorter tail ("的") accounted for.
-    return re.compile("(?=(" + "|".join(parts) + "))")
+    return re.compile(
+        r"(?<![a-z0-9'])(?:" + "|".join(re.escape(w) for w in en) + r")(?![a-z0-9'])"
+    )
 
 
-_FUNCTION = _compile_words(W.FUNCTION_ZH + W.FUNCTION_EN)
+_FUNCTION_EN = _compile_words(W.FUNCTION_EN)
+_FUNCTION_ZH = tuple(dict.fromkeys(w for w in W.FUNCTION_ZH if not w.isascii()))
+
+
+def _function_pieces(text: str) -> Iterator[Piece]:
+    """Every occurrence of every function word, overlapping ones included, so a word
+    that loses to a longer spelling ("还有" to "有多少") leaves its shorter
+    neighbours ("还") accounted for."""
+    for word in _FUNCTION_ZH:
+        start = text.find(word)
+        while start >= 0:
+            yield Piece(start, start + len(word), word, Kind.FUNCTION)
+            start = text.find(word, start + 1)
+    for m in _FUNCTION_EN.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
+
+
 _NEGATION = re.compile("|".join(W.NEGATION))
 _LABEL_CUE = re.compile("|".join(W.LABEL_CUES))
 _LIMIT = tuple(re.compile(p) for p in W.LIMIT)
@@ -90,8 +101,15 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
             yield Piece(m.start(), m.end(), m.group(), Kind.LIMIT, number=float(m.group("n")))
     for m in _LABEL_CUE.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE)
-    for m in _FUNCTION.finditer(text):
-        yield Piece(m.start(1), m.end(1), m.group(1), Kind.FUNCTION)
+    yield from _function_pieces(text)
+
+
+def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterator[Piece]:
+    """A text field's name followed by "contains": the next words are its text."""
+    for spelling, meant in texts.items():
+        pat = spelling_pattern(spelling) + r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")"
+        for m in re.finditer(pat, text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant)
 
 
 def _catalog_pieces(
@@ -177,9 +195,11 @@ def candidates(
     senses: Mapping[str, tuple[Sense, ...]],
     field_senses: Mapping[str, tuple[Sense, ...]],
     *,
+    contains_senses: Mapping[str, tuple[Sense, ...]],
     now: datetime,
 ) -> list[Piece]:
     found: list[Piece] = list(_catalog_pieces(text, senses, field_senses))
+    found.extend(_contains_cues(text, contains_senses))
     ids = [p for p in _id_pieces(text, display, catalog) if p.entity is not None]
     found.extend(_more_ids(text, display, catalog, ids))
     for n in find_numbers(text):

@@ -225,15 +225,20 @@ class Walk:
 
     def on_label_cue(self, i: int, p: Piece) -> None:
         nxt = self.next_piece(i)
-        if nxt is None or nxt.kind is not Kind.RESIDUAL or self.b.gap(p, nxt).strip(_QUOTES):
+        texty = (Kind.RESIDUAL, Kind.FIELD, Kind.VALUE, Kind.LINKED, Kind.NUMBER)
+        if nxt is None or nxt.kind not in texty or self.b.gap(p, nxt).strip(_QUOTES):
             return  # "about Hong Kong equities": the value that follows carries it
+        if p.senses == () and nxt.kind is not Kind.RESIDUAL:
+            return  # a bare cue ("about", "叫") before a known word is no text condition
         self.b.used.add(i + 1)
         term = self.display[nxt.start : nxt.end]
-        spec = self.ent.filter_spec(self.ent.label)
+        own = [s.field for s in p.senses if s.entity == self.main and s.field]
+        field = own[0] if own else self.ent.label
+        spec = self.ent.filter_spec(field)
         if spec is not None and Operator.CONTAINS in spec.operators:
-            self.b.add(self.ent.label, Operator.CONTAINS, normalize_text(term), term, textual=True)
+            self.b.add(field, Operator.CONTAINS, normalize_text(term), term, textual=True)
         else:
-            self.b.problem(term, "not_allowed", (self.ent.label,))
+            self.b.problem(term, "not_allowed", (field,))
 
     def on_residual(self, i: int, p: Piece) -> None:
         self.residuals.append(self.display[p.start : p.end])

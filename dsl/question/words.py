@@ -150,6 +150,11 @@ CUES: tuple[tuple[QueryType, tuple[str, ...]], ...] = (
             r"\bhow does\b",
             r"\bdescribe\b",
             r"\bhow (?:is|are)\b(?=.* built\b)",
+            r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b",
+            r"\bhow to\b",
+            r"如何",
+            r"怎么(?!样了|回事)",
+            r"怎样",
         ),
     ),
 )
@@ -531,6 +536,12 @@ LABEL_CUES = (
     r"\bwith (?:a )?(?:name|title) containing\b",
     r"\bcontaining\b",
     r"\babout\b",
+)
+
+# After a text field's name: "主题包含退款", "subject contains refund".
+CONTAINS_AFTER_FIELD = (
+    r"(?:里面?|中)?(?:包含|含有|带有|含|带|有|提到)|\s(?:contains?|containing|including|mentions?"
+    r"|mentioning|with)\b"
 )
 
 PRONOUNS = (
