@@ -74,6 +74,7 @@ def _function_pieces(text: str) -> Iterator[Piece]:
 
 _NEGATION = re.compile("|".join(W.NEGATION))
 _LABEL_CUE = re.compile("|".join(W.LABEL_CUES))
+_PRONOUN = re.compile("|".join(W.PRONOUNS))
 _LIMIT = tuple(re.compile(p) for p in W.LIMIT)
 _COMPARISONS = tuple((re.compile(p), op, after) for p, op, after in W.COMPARISONS)
 _SUPERLATIVES = tuple((re.compile(p), d, t) for p, d, t in W.SUPERLATIVES)
@@ -101,6 +102,8 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
             yield Piece(m.start(), m.end(), m.group(), Kind.LIMIT, number=float(m.group("n")))
     for m in _LABEL_CUE.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE)
+    for m in _PRONOUN.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.PRONOUN)
     yield from _function_pieces(text)
 
 

@@ -159,8 +159,7 @@ class Walk:
 
     def on_pronoun(self, i: int, p: Piece) -> None:
         nxt = self.next_piece(i)
-        standalone = p.text in STANDALONE_PRONOUNS or p.text not in ("this", "that", "these")
-        if standalone or (nxt is not None and nxt is self.named_by):
+        if p.text in STANDALONE_PRONOUNS or (nxt is not None and nxt is self.named_by):
             self.pronoun = True
 
     def on_comparison(self, i: int, p: Piece) -> None:
