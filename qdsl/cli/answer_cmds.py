@@ -249,7 +249,7 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
 
     def body() -> Outcome:
         from qdsl.cli.exec_cmds import load_normalized
-        from qdsl.planner import intended_query_type
+        from qdsl.dsl.question import read_question
         from qdsl.verifier import VerifyContext, verify
 
         if result_json == "-" and answer_json == "-":
@@ -258,12 +258,16 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
         plan, warnings = load_normalized(inputs, tenant, catalog)
         result = parse_result(result_json)
         answer = parse_answer(answer_json)
+        now = _now(now_text, demo=current_state().db_url is None)
+        # The question is read on its own (question_covered), never through the plan.
+        reading = read_question(question, catalog, now=now) if question else None
         context = VerifyContext(
             tenant_id=tenant,
             route_mode=route_mode,
-            now=_now(now_text, demo=current_state().db_url is None),
+            now=now,
             catalog=catalog,
-            expected_query_type=intended_query_type(question, catalog) if question else None,
+            expected_query_type=reading.query_type if reading and reading.entity else None,
+            question=reading,
         )
         verdict = verify(plan, result, answer, context=context)
         data = verdict.model_dump(mode="json")
