@@ -17,9 +17,17 @@ _TIME = (FieldType.DATE, FieldType.DATETIME)
 
 class Builder:
     def __init__(
-        self, catalog: Catalog, text: str, pieces: list[Piece], now: datetime, lang: str
+        self,
+        catalog: Catalog,
+        text: str,
+        pieces: list[Piece],
+        now: datetime,
+        lang: str,
+        *,
+        stems: frozenset[str] = frozenset(),
     ) -> None:
         self.catalog, self.text, self.pieces, self.now, self.lang = catalog, text, pieces, now, lang
+        self.stems = stems
         self.problems: list[Problem] = []
         self.conditions: list[Condition] = []
         self.used: set[int] = set()  # indexes of pieces consumed
@@ -216,15 +224,18 @@ def adjust_query_type(
     *,
     pointed: bool,
     projection: list[str],
+    ranked: bool = False,
+    one_id: bool = False,
 ) -> QueryType | None:
     ent = r.ent(main)
-    # "项目 64 的预算是多少", "What is the priority of ticket TCK-7?": an attribute.
-    if (
-        pointed
-        and projection
-        and qt in (None, QueryType.COUNT, QueryType.EXPLAIN, QueryType.STATUS)
-    ):
+    # "项目 64 的预算是多少", "What is the priority of ticket TCK-7?", "Which team is
+    # agent AG-3 in?": an attribute of one object.
+    asking = (None, QueryType.COUNT, QueryType.EXPLAIN, QueryType.STATUS)
+    if pointed and projection and (qt in asking or (qt is QueryType.LIST and one_id)):
         return QueryType.STATUS
     if qt is QueryType.EXPLAIN and pointed and QueryType.EXPLAIN not in ent.default_for:
         return QueryType.STATUS
+    # "What is the newest project?", "预算最高的 3 个项目": a ranking is a list.
+    if ranked and (qt is None or (qt is QueryType.EXPLAIN and qt not in ent.query_types)):
+        return QueryType.LIST
     return qt

@@ -66,6 +66,9 @@ class Lexicon:
     field_spellings: dict[str, tuple[Sense, ...]]
     # Spellings of text fields that allow `contains` ("主题包含…", "subject contains …").
     contains_spellings: dict[str, tuple[Sense, ...]]
+    # Verbs a date field's zh name is built on (提交 of 提交时间): they place a date,
+    # and alone they only say what happened ("通过在线聊天提交的工单").
+    verb_stems: frozenset[str] = frozenset()
 
 
 def _add(index: dict[str, list[Sense]], spelling: str, sense: Sense) -> None:
@@ -77,10 +80,9 @@ def _add(index: dict[str, list[Sense]], spelling: str, sense: Sense) -> None:
 _TIME_SUFFIX = re.compile(r"(?:时间|日期|时候|时)$")
 
 
-def _field_spellings(spec: FieldSpec) -> list[str]:
-    """A field's synonyms, and for a date field the verb its zh name is built on
-    ("提交时间" -> "提交": "今年提交的工单")."""
-    out = list(spec.synonyms)
+def _stems(spec: FieldSpec) -> list[str]:
+    """The verb a date field's zh name is built on ("提交时间" -> "提交")."""
+    out: list[str] = []
     if spec.type in (FieldType.DATE, FieldType.DATETIME):
         for syn in spec.synonyms:
             stem = _TIME_SUFFIX.sub("", syn)
@@ -89,17 +91,24 @@ def _field_spellings(spec: FieldSpec) -> list[str]:
     return out
 
 
+def _field_spellings(name: str, spec: FieldSpec) -> list[str]:
+    """A field's synonyms, its own name (role, "refund amount") and its verb stems."""
+    return [*spec.synonyms, name, name.replace("_", " "), *_stems(spec)]
+
+
 def build_lexicon(catalog: Catalog) -> Lexicon:
     index: dict[str, list[Sense]] = {}
     fields: dict[str, list[Sense]] = {}
     texts: dict[str, list[Sense]] = {}
+    stems: set[str] = set()
     for ename, ent in catalog.entities.items():
         for spelling in (ename, *ent.synonyms):
             _add(index, spelling, Sense(Kind.ENTITY, ename))
         for fname, spec in ent.fields.items():
             if spec.sensitive:
                 continue
-            for spelling in _field_spellings(spec):
+            stems.update(normalize_text(s) for s in _stems(spec))
+            for spelling in _field_spellings(fname, spec):
                 sense = Sense(Kind.FIELD, ename, fname)
                 _add(index, spelling, sense)
                 _add(fields, spelling, sense)
@@ -113,6 +122,7 @@ def build_lexicon(catalog: Catalog) -> Lexicon:
         senses={k: tuple(v) for k, v in index.items()},
         field_spellings={k: tuple(v) for k, v in fields.items()},
         contains_spellings={k: tuple(v) for k, v in texts.items()},
+        verb_stems=frozenset(stems),
     )
 
 

@@ -59,7 +59,8 @@ def read_question(
     senses = dict(lex.senses)
     for spelling, linked in linked_senses(values or {}).items():
         senses[spelling] = tuple(dict.fromkeys((*senses.get(spelling, ()), *linked)))
-    kept = choose(candidates(
+    kept = choose(
+        candidates(
             text,
             display,
             catalog,
@@ -67,13 +68,14 @@ def read_question(
             lex.field_spellings,
             contains_senses=lex.contains_spellings,
             now=now,
-        ))
+        )
+    )
     pieces = [p for p in kept if p.kind is not Kind.FUNCTION]
     leftovers = residual(text, kept)
     qt = _query_type(pieces)
     main, named = choose_entity(qt, pieces, catalog, context_entities)
     all_pieces = sorted([*pieces, *leftovers], key=lambda p: p.start)
-    b = Builder(catalog, text, all_pieces, now, lang)
+    b = Builder(catalog, text, all_pieces, now, lang, stems=lex.verb_stems)
     if main is not None:
         return Walk(b, qt, main, named, display).run()
     for p in all_pieces:

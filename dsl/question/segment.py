@@ -50,9 +50,7 @@ _CLASSIFIERS = "个项条名家篇位件份"
 
 def _compile_words(words: list[str]) -> re.Pattern[str]:
     en = sorted((w for w in words if w.isascii()), key=len, reverse=True)
-    return re.compile(
-        r"(?<![a-z0-9'])(?:" + "|".join(re.escape(w) for w in en) + r")(?![a-z0-9'])"
-    )
+    return re.compile(r"(?<![a-z0-9'])(?:" + "|".join(re.escape(w) for w in en) + r")(?![a-z0-9'])")
 
 
 _FUNCTION_EN = _compile_words(W.FUNCTION_EN)
@@ -77,6 +75,7 @@ _LABEL_CUE = re.compile("|".join(W.LABEL_CUES))
 _PRONOUN = re.compile("|".join(W.PRONOUNS))
 _LIMIT = tuple(re.compile(p) for p in W.LIMIT)
 _COMPARISONS = tuple((re.compile(p), op, after) for p, op, after in W.COMPARISONS)
+_ORDER_BY = re.compile(W.ORDER_BY)
 _SUPERLATIVES = tuple((re.compile(p), d, t) for p, d, t in W.SUPERLATIVES)
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]")
 
@@ -93,6 +92,8 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
         for m in pat.finditer(text):
             # `after`: the number follows the words ("超过 20 万"); else it precedes.
             yield Piece(m.start(), m.end(), m.group(), Kind.COMPARISON, op=op, entity=str(after))
+    for m in _ORDER_BY.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.SORT, op=None, entity="by")
     for pat, direction, about_time in _SUPERLATIVES:
         for m in pat.finditer(text):
             kind = "time" if about_time else "amount"
@@ -113,6 +114,9 @@ def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterato
         pat = spelling_pattern(spelling) + r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")"
         for m in re.finditer(pat, text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant)
+        after = r"\bin (?:the |its |their )?" + spelling_pattern(spelling)
+        for m in re.finditer(after, text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant, op="before")
 
 
 def _catalog_pieces(

@@ -63,7 +63,9 @@ def choose_entity(
         )
     )
     default = catalog.default_entity(qt) if qt is not None else None
-    if default is not None and (not owners or default in owners):
+    # An explanation names its topic, not an entity: "单点登录怎么配置" asks the
+    # documents about SSO even where SSO is a value of tickets.
+    if default is not None and (not owners or default in owners or qt is QueryType.EXPLAIN):
         return default, False
     if len(owners) == 1:
         return owners[0], False

@@ -21,7 +21,7 @@ from qdsl.dsl.question.conditions import (
 )
 from qdsl.dsl.question.model import Condition, Kind, Piece, Reading, Sense
 from qdsl.dsl.question.target import entity_senses, sense_for
-from qdsl.dsl.question.words import STANDALONE_PRONOUNS
+from qdsl.dsl.question.words import ASCENDING, DESCENDING, STANDALONE_PRONOUNS
 from qdsl.dsl.textnorm import normalize_text
 
 _CLASSIFIERS = "个项条名家篇位件份"
@@ -29,10 +29,17 @@ _JOINS = frozenset({"和", "与", "到", "至", "-", "~", "and", "to"})
 _PLURAL_CUES = frozenset({"哪些", "有哪些", "列出", "list", "list all"})
 _PRONOUN_BEFORE_ENTITY = re.compile(r"(?:这个|该|此|那个|这|\bthis|\bthat|\bthese)\s*$")
 _QUOTES = " \"'“”「」"
+# A cue that may also introduce a value the catalog knows.
+_WEAK_CUES = frozenset({"about"})
 
 
 def _naming_piece(pieces: list[Piece], main: str) -> Piece | None:
-    """The piece that names the asked entity outright (else one naming only it)."""
+    """The piece that names the asked entity outright (else one naming only it):
+    in "不是告警的信号", 信号 names the signals, 告警 is a value."""
+    for p in pieces:
+        pure = all(s.kind is Kind.ENTITY for s in p.senses)
+        if p.kind is Kind.ENTITY and pure and main in entity_senses(p):
+            return p
     for p in pieces:
         if p.kind is Kind.ENTITY and main in entity_senses(p):
             return p
@@ -62,6 +69,7 @@ class Walk:
         self.residuals: list[str] = []
         self.text_terms: list[str] = []
         self.singular = True
+        self.top = False  # "top 3": a ranking that needs a field
         self.handlers: dict[Kind, Callable[[int, Piece], None]] = {
             Kind.CUE: self.on_cue,
             Kind.ENTITY: self.on_catalog,
@@ -133,7 +141,12 @@ class Walk:
         named = entity_senses(p)
         if named and any(q.kind is Kind.ID and q.entity in named for q in self.pieces):
             return  # "项目 64" in a question about tasks: the id carries it
+        if p.text in self.b.stems:
+            return  # another entity's date verb ("最早创建的任务"): the sort carries it
         if p.kind is Kind.ENTITY and named == [self.main]:
+            return
+        if self.qt is QueryType.EXPLAIN and not self.named:
+            self.residuals.append(self.display[p.start : p.end])  # part of the topic
             return
         others = sorted({f"{x.entity}.{x.field}" if x.field else str(x.entity) for x in p.senses})
         self.b.problem(p.text, "unplaced", tuple(others), "other_entity")
@@ -143,6 +156,8 @@ class Walk:
         nxt = self.next_piece(i)
         if ref and nxt is not None and nxt.kind is Kind.ID and nxt.entity == ref:
             return  # "assigned to project 64": the id carries it
+        if self.pieces[i].text in self.b.stems:
+            return  # a date field's verb ("提交的工单") names no condition by itself
         self.fields.append((i, s.field or ""))
 
     def on_negation(self, i: int, p: Piece) -> None:
@@ -188,7 +203,13 @@ class Walk:
             between(self.b, self.main, i, p, self.pieces[k])
             return
         nxt_text = self.b.text[p.end : p.end + 2].strip()[:1]
-        if nxt_text and nxt_text in _CLASSIFIERS and self.limit is None:
+        nxt = self.next_piece(i)
+        counted = (
+            nxt is not None
+            and not self.b.gap(p, nxt).strip()
+            and (nxt.kind is Kind.SORT or nxt is self.named_by)
+        )  # "the 3 most recent tickets", "the 2 tickets with ..."
+        if (counted or (nxt_text and nxt_text in _CLASSIFIERS)) and self.limit is None:
             self.limit = int(p.number or 0)
             return
         if [j for j in self.b.near(i, (Kind.FIELD,), span=1) if j not in self.b.used]:
@@ -213,24 +234,52 @@ class Walk:
         self.b.add(s.field, Operator.IS_NULL, p.kind is Kind.ABSENCE, p.text)
 
     def on_sort(self, i: int, p: Piece) -> None:
+        if p.entity == "by":
+            self.order_by(i)
+            return
         field = sort_field(self.b, self.main, i, p)
         if field is None:
             self.b.problem(p.text, "unplaced", tuple(self.ent.sorts), "sort")
             return
         self.sort.append((field, SortDirection(p.op or "desc")))
 
+    def order_by(self, i: int) -> None:
+        """ "by budget", "按预算排序": the next field orders the answer."""
+        nxt = self.next_piece(i)
+        s = sense_for(nxt, self.main, None) if nxt is not None else None
+        if nxt is None or s is None or s.kind is not Kind.FIELD or not s.field:
+            return  # "by phone": a plain preposition
+        self.b.used.add(i + 1)
+        if s.field not in self.ent.sorts:
+            self.b.problem(nxt.text, "unplaced", tuple(self.ent.sorts), "sort")
+            return
+        down = DESCENDING.search(self.b.text) and not ASCENDING.search(self.b.text)
+        self.sort.append((s.field, SortDirection.DESC if down else SortDirection.ASC))
+
     def on_limit(self, i: int, p: Piece) -> None:
         self.limit = int(p.number or 0)
+        self.top = self.top or p.text.startswith("top")
 
     def on_label_cue(self, i: int, p: Piece) -> None:
+        if p.op == "before":
+            self.text_before(i, p)
+            return
         nxt = self.next_piece(i)
-        texty = (Kind.RESIDUAL, Kind.FIELD, Kind.VALUE, Kind.LINKED, Kind.NUMBER)
+        texty = (Kind.RESIDUAL, Kind.FIELD, Kind.VALUE, Kind.LINKED, Kind.NUMBER, Kind.ID)
         if nxt is None or nxt.kind not in texty or self.b.gap(p, nxt).strip(_QUOTES):
+            return
+        if p.text in _WEAK_CUES and nxt.kind is not Kind.RESIDUAL:
             return  # "about Hong Kong equities": the value that follows carries it
-        if p.senses == () and nxt.kind is not Kind.RESIDUAL:
-            return  # a bare cue ("about", "叫") before a known word is no text condition
-        self.b.used.add(i + 1)
-        term = self.display[nxt.start : nxt.end]
+        # The text runs over the pieces that follow with nothing but spaces between
+        # ("called Verifier hardening", "名字里带 A股 的").
+        last = i + 1
+        while last + 1 < len(self.pieces):
+            q = self.pieces[last + 1]
+            if q.kind not in texty or self.b.gap(self.pieces[last], q).strip(_QUOTES):
+                break
+            last += 1
+        self.b.used.update(range(i + 1, last + 1))
+        term = self.display[nxt.start : self.pieces[last].end]
         own = [s.field for s in p.senses if s.entity == self.main and s.field]
         field = own[0] if own else self.ent.label
         spec = self.ent.filter_spec(field)
@@ -238,6 +287,20 @@ class Walk:
             self.b.add(field, Operator.CONTAINS, normalize_text(term), term, textual=True)
         else:
             self.b.problem(term, "not_allowed", (field,))
+
+    def text_before(self, i: int, p: Piece) -> None:
+        """ "research in the title": the words before name the field's text."""
+        prev = self.pieces[i - 1] if i > 0 else None
+        if prev is None or prev.kind is not Kind.RESIDUAL or self.b.gap(prev, p).strip(_QUOTES):
+            return
+        if self.residuals and self.residuals[-1] == self.display[prev.start : prev.end]:
+            self.residuals.pop()
+        term = self.display[prev.start : prev.end]
+        own = [s.field for s in p.senses if s.entity == self.main and s.field]
+        if own:
+            self.b.add(own[0], Operator.CONTAINS, normalize_text(term), term, textual=True)
+        else:
+            self.residuals.append(term)
 
     def on_residual(self, i: int, p: Piece) -> None:
         self.residuals.append(self.display[p.start : p.end])
@@ -270,9 +333,21 @@ class Walk:
             b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         b.values(self.main, self.values)
         self.place_references()
-        projection = [f for j, f in self.fields if j not in b.used]
+        stated = {c.field for c in b.conditions} | {f for f, _ in self.sort}
+        # "电话渠道", "the status pending": a field named beside its own value.
+        projection = [f for j, f in self.fields if j not in b.used and f not in stated]
         pointed = bool(self.ids) or self.pronoun
-        qt = adjust_query_type(b, self.qt, self.main, pointed=pointed, projection=projection)
+        qt = adjust_query_type(
+            b,
+            self.qt,
+            self.main,
+            pointed=pointed,
+            projection=projection,
+            ranked=bool(self.sort or self.limit),
+            one_id=len(set(self.ids)) == 1,
+        )
+        if self.top and not self.sort:
+            b.problem("top", "unplaced", tuple(self.ent.sorts), "sort")
         self.place_residuals(qt)
         if qt is QueryType.COMPARE and len(self.ids) < 2:
             b.problem(b.text, "unplaced", (), "compare")

@@ -152,6 +152,7 @@ CUES: tuple[tuple[QueryType, tuple[str, ...]], ...] = (
             r"\bhow (?:is|are)\b(?=.* built\b)",
             r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b",
             r"\bhow to\b",
+            r"\bhow (?:is|are)\b",
             r"如何",
             r"怎么(?!样了|回事)",
             r"怎样",
@@ -261,6 +262,13 @@ FUNCTION_ZH = [
     "那些",
     "其中",
     "还",
+    "里",
+    "谁",
+    "是谁",
+    "什么时候",
+    "何时",
+    "通过",
+    "经由",
     "到",
     "至",
     "之间",
@@ -297,6 +305,13 @@ FUNCTION_ZH = [
 ]
 
 FUNCTION_EN = [
+    "when",
+    "came",
+    "come",
+    "comes",
+    "coming",
+    "via",
+    "through",
     "the",
     "a",
     "an",
@@ -499,6 +514,10 @@ _LEAST = (
     r"最小|最低|最少|最便宜|最短|\bsmallest\b|\blowest\b|\bleast\b|\bfewest\b"
     r"|\bminimum\b|\bmin\b|\bcheapest\b"
 )
+# "by budget", "按预算": the field that follows orders the answer.
+ORDER_BY = r"\b(?:sorted |ordered |ranked )?by\b|按照?"
+DESCENDING = re.compile(r"从高到低|从大到小|从新到旧|降序|倒序|\bdesc(?:ending)?\b|\btop\b")
+ASCENDING = re.compile(r"从低到高|从小到大|从旧到新|升序|\basc(?:ending)?\b|\bbottom\b")
 SUPERLATIVES: tuple[tuple[str, str, bool], ...] = (
     (_LATEST, "desc", True),
     (r"最早|最老|最旧|\bearliest\b|\boldest\b|\bfirst\b", "asc", True),

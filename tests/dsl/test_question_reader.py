@@ -324,6 +324,34 @@ def test_sort_and_limit() -> None:
     assert r.sort == (("opened_at", SortDirection.DESC),) and r.limit == 3
 
 
+def test_rankings_read_as_sorted_lists() -> None:
+    r = read("List the top 3 projects by budget")
+    assert (r.query_type, r.sort, r.limit) == (QueryType.LIST, (("budget", SortDirection.DESC),), 3)
+    r = read("预算最高的 3 个项目")  # no cue word: a ranking is a list
+    assert (r.query_type, r.sort, r.limit) == (QueryType.LIST, (("budget", SortDirection.DESC),), 3)
+    r = read("What is the newest project?")
+    assert (r.query_type, r.limit) == (QueryType.LIST, 1)
+    r = read("List the 2 tickets with the largest refunds", TICKETS)
+    assert (r.sort, r.limit) == ((("refund_amount", SortDirection.DESC),), 2)
+    assert not read("List the top 3 projects").understood  # top by what?
+
+
+def test_label_text_after_and_before_the_field() -> None:
+    r = read("Is there a project called Verifier hardening?")
+    assert conds(r) == {("title", Operator.CONTAINS, "verifier hardening")}
+    r = read("名字里带 A股 的项目有哪些")  # the name, not the market theme
+    assert conds(r) == {("title", Operator.CONTAINS, "a股")}
+    r = read("Which projects have research in the title?")
+    assert conds(r) == {("title", Operator.CONTAINS, "research")}
+
+
+def test_a_field_beside_its_value_is_part_of_the_condition() -> None:
+    r = read("电话渠道的工单有多少个", TICKETS)
+    assert r.understood and conds(r) == {("channel", Operator.EQUALS, "phone")}
+    r = read("How many tickets have the status pending?", TICKETS)
+    assert r.understood and conds(r) == {("status", Operator.EQUALS, "pending")}
+
+
 def test_a_superlative_on_a_field_that_cannot_be_sorted_clarifies() -> None:
     r = read("Which agent has the largest team?", TICKETS)
     assert not r.understood
