@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -176,6 +176,14 @@ class _Run:
         )
         return res
 
+    def binding_context(self, pctx: PlanContext) -> PlanContext:
+        """The context the plan is bound in: the conversation's objects narrow only a
+        question that points at them (它, this project), not every question about
+        their entity type."""
+        if self.reading is None or self.reading.pronoun or not pctx.referenced_objects:
+            return pctx
+        return replace(pctx, referenced_objects=())
+
     def make_plan(self, pctx: PlanContext, feedback: str | None) -> Plan:
         with self.audit.timed("plan") as ev:
             try:
@@ -195,7 +203,7 @@ class _Run:
                     self.attempts.extend(draft.attempts)
                     ev.update(planner=draft.planner, attempts=len(draft.attempts))
                     raw = load_plan(draft.text)
-                normalized = normalize(raw, self.s.catalog, pctx)
+                normalized = normalize(raw, self.s.catalog, self.binding_context(pctx))
             except QdslError as exc:
                 ev.update(status="error", error_code=exc.code)
                 raise

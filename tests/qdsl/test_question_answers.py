@@ -93,6 +93,8 @@ def test_context_objects_narrow_only_questions_that_point_at_them(sqlite_engine:
     pointed = ask(sqlite_engine, "这个项目现在什么状态", context=ctx)
     assert pointed.status == "answered" and pointed.data["entity"]["id"] == "64"
     assert ask(sqlite_engine, "它现在什么状态").status == "clarify"  # nothing to point at
+    # a question about projects in general is not narrowed to the one in the context
+    assert ask(sqlite_engine, "现在有多少个项目", context=ctx).data == {"count": 14}
 
 
 def test_no_template_is_not_covered_through_ask(sqlite_engine: Engine) -> None:
