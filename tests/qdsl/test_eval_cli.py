@@ -48,22 +48,10 @@ def test_all_right_exits_zero_with_a_table(sqlite_url: str, tmp_path: Path) -> N
     lines = res.stdout.splitlines()
     assert lines[0] == "3 cases: 3 right (100.0%), 0 safe, 0 wrong"
     assert "c=0: +1.000, c=10: +1.000, c=N: +1.000" in lines[1]
-    assert lines[2].split() == ["verdict", "case", "tenant", "question", "status"] + [
-        "text",
-        "that",
-        "left",
-        "why",
-    ]
-    assert lines[3].split() == [
-        "right",
-        "total",
-        "t1",
-        "现在有多少个项目",
-        "answered",
-        "共有",
-        "14",
-        "个项目。",
-    ]
+    header = ["verdict", "case", "tenant", "question", "status", "text", "that", "left", "why"]
+    assert lines[2].split() == header
+    first = ["right", "total", "t1", "现在有多少个项目", "answered", "共有", "14", "个项目。"]
+    assert lines[3].split() == first
     assert lines[5].split()[:5] == ["right", "protocol", "t1", "确认", "gated"]
 
 
