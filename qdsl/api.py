@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import Engine
 
 from qdsl.audit import Audit, AuditSink
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
@@ -108,7 +109,7 @@ _DEFAULTS = AnswerOptions()
 
 def _begin(
     question: str, tenant_id: str, options: AnswerOptions, *, demo: bool
-) -> tuple[Settings, Flow, Plan | None, AnswerResult | None]:
+) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
     settings = options.settings(demo=demo)
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
@@ -189,7 +190,7 @@ def _demo_async_engine() -> AsyncEngine:
 
 def _step(
     flow: Flow, *, result: ExecutionResult | None = None, exc: QdslError | None = None
-) -> tuple[Plan | None, AnswerResult | None]:
+) -> tuple[BoundPlan | Plan | None, AnswerResult | None]:
     try:
         if exc is not None:
             return flow.throw(exc), None
