@@ -177,3 +177,29 @@ def test_cli_refresh_prints_the_report(ship_db: tuple[str, Engine], tmp_path: Pa
     assert json.loads(bad.stderr)["error"]["subtype"] == "no_update_column"
     assert CliRunner().invoke(cli, [*args, "--since", "soon"]).exit_code == 2
     assert CliRunner().invoke(cli, [*args, "--tenant", " "]).exit_code == 2
+
+
+def test_on_the_demo_refresh_agrees_with_the_seeded_index(tmp_path: Path) -> None:
+    """The demo seeds text_grams itself: a refresh must find nothing to change."""
+    from qdsl.dsl.catalog import demo_catalog
+    from qdsl.dsl.linking import LinkedValue
+    from qdsl.facts.db import ensure_demo, make_engine
+    from qdsl.facts.value_index import forget, value_source_for
+
+    url = f"sqlite+pysqlite:///{tmp_path / 'demo.sqlite3'}"
+    ensure_demo(url)
+    engine = make_engine(url)
+    try:
+        demo = demo_catalog()
+        assert {f.code for f in index_findings(engine, demo)} == {
+            "index_unrecorded",
+            "values_missing",
+        }
+        report = refresh_index(engine, demo)
+        assert all(e.grams_added == e.grams_removed == 0 for e in report.entities)
+        assert index_findings(engine, demo) == ()
+        forget(engine)
+        values = value_source_for(engine, demo).values_for("t1")
+        assert LinkedValue("task", "assignee", "Li Wei") in values["li wei"]
+    finally:
+        engine.dispose()
