@@ -137,7 +137,7 @@ def read_index(
     v = value_index.c
     values: dict[tuple[str, str], set[str]] = {}
     rows = conn.execute(sa.select(v.entity_type, v.field, v.value).where(v.tenant_id == tenant_id))
-    for entity_type, field, value in rows:
+    for entity_type, field, value in rows.all():
         values.setdefault((entity_type, field), set()).add(value)
     return states, values
 
@@ -192,16 +192,13 @@ def persist_field(
 def tenant_values(
     fields: tuple[LinkField, ...], found: Mapping[tuple[str, str], tuple[str, ...] | None]
 ) -> TenantValues:
-    """normalize_text(value) -> every (entity, field, stored value) holding it."""
+    """normalize_text(value) -> every (entity, field, stored value) holding it, in that order."""
     out: dict[str, list[LinkedValue]] = {}
-    for lf in fields:
-        for value in found.get((lf.entity, lf.field)) or ():
-            out.setdefault(normalize_text(value), []).append(
-                LinkedValue(lf.entity, lf.field, value)
-            )
-    return {
-        k: tuple(sorted(vs, key=lambda x: (x.entity, x.field, x.value))) for k, vs in out.items()
-    }
+    for lf in sorted(fields, key=lambda f: (f.entity, f.field)):
+        for value in sorted(found.get((lf.entity, lf.field)) or ()):
+            linked = LinkedValue(lf.entity, lf.field, value)
+            out.setdefault(normalize_text(value), []).append(linked)
+    return {k: tuple(vs) for k, vs in out.items()}
 
 
 @contextmanager
@@ -334,7 +331,7 @@ class DatabaseValues:
                 due.append(lf)
             else:
                 kept = stored.get((lf.entity, lf.field), set())
-                found[(lf.entity, lf.field)] = tuple(sorted(kept)) if state.status == "ok" else None
+                found[(lf.entity, lf.field)] = tuple(kept) if state.status == "ok" else None
         if due:
             built = self._scan(tenant_id, due)
             found.update(built)
