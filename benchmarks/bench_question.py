@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from qdsl.api import demo_engine, plan_and_answer
+from qdsl.api import AnswerOptions, demo_engine, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.question import read_question
 from qdsl.executor.run import execute
@@ -44,6 +44,9 @@ QUESTIONS = (
 )
 
 
+_OPTIONS = AnswerOptions(now=DEMO_NOW)
+
+
 def _median_us(fn: Callable[[], object], reps: int) -> float:
     times = []
     for _ in range(reps):
@@ -58,9 +61,9 @@ def measure(question: str, reps: int) -> tuple[float, float, float]:
     engine = demo_engine()
     read_us = _median_us(lambda: read_question(question, catalog, now=DEMO_NOW), reps)
     whole_us = _median_us(
-        lambda: plan_and_answer(question, "t1", engine=engine, now=DEMO_NOW), max(reps // 10, 3)
+        lambda: plan_and_answer(question, "t1", engine=engine, options=_OPTIONS), max(reps // 10, 3)
     )
-    res = plan_and_answer(question, "t1", engine=engine, now=DEMO_NOW)
+    res = plan_and_answer(question, "t1", engine=engine, options=_OPTIONS)
     check_us = 0.0
     if res.plan is not None and res.status == "answered":
         plan = res.plan
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_question", description=__doc__)
     parser.add_argument("--reps", type=int, default=100, help="timed passes per question")
     args = parser.parse_args(argv)
-    plan_and_answer(QUESTIONS[0], "t1", engine=demo_engine(), now=DEMO_NOW)  # warm caches
+    plan_and_answer(QUESTIONS[0], "t1", engine=demo_engine(), options=_OPTIONS)  # warm caches
     print(f"{len(QUESTIONS)} questions, {args.reps} passes; median µs per question")
     print(f"{'question':<40} {'read':>8} {'check':>8} {'pipeline':>10} {'share':>7}")
     reads, checks, wholes, rests = [], [], [], []

@@ -24,13 +24,14 @@ from datetime import datetime
 from typing import Any, Literal
 
 from qdsl.audit import Audit, plan_shape
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.load import load_plan
-from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import Evidence, ExecutionResult
 from qdsl.gate import GateLexicon, check_route, gate
@@ -96,7 +97,7 @@ class Settings:
     values: ValueSource | None = None
 
 
-Flow = Generator[Plan, ExecutionResult, AnswerResult]
+Flow = Generator[BoundPlan | Plan, ExecutionResult, AnswerResult]
 
 
 def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
@@ -184,7 +185,7 @@ class _Run:
             return pctx
         return replace(pctx, referenced_objects=())
 
-    def make_plan(self, pctx: PlanContext, feedback: str | None) -> Plan:
+    def make_plan(self, pctx: PlanContext, feedback: str | None) -> NormalizedPlan:
         with self.audit.timed("plan") as ev:
             try:
                 planner = self.s.planner
@@ -209,7 +210,7 @@ class _Run:
                 raise
             self.warnings = normalized.warnings
             ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
-            return normalized.plan
+            return normalized
 
     def verify_context(self) -> VerifyContext:
         reading = self.reading
@@ -367,16 +368,18 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
     feedback: str | None = None
     for replan in range(s.replans + 1):
         try:
-            plan = run.make_plan(pctx, feedback)
+            normalized = run.make_plan(pctx, feedback)
         except NotCoveredError as exc:
             return run.not_covered(None, exc)
+        plan = normalized.plan
         if plan.query_type is QueryType.UNKNOWN:
             return run.clarify(plan)
         verdict: Verdict | None = None
         result: ExecutionResult | None = None
         for attempt in range(s.same_plan_tries):
             try:
-                result = yield plan
+                # bound once, by the normalizer: the executor compiles it as it is
+                result = yield normalized.bound or plan
             except NotCoveredError as exc:
                 audit.event("execute", status="not_covered", error_code=exc.code)
                 return run.not_covered(plan, exc)

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from qdsl.api import AnswerOptions
 from qdsl.cli.inputs import decode_input, drop_bom, plan_input_options
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
@@ -124,9 +125,9 @@ def ask_cmd(
                 question,
                 tenant,
                 engine=engine,
-                route_mode=route_mode,
-                catalog=_catalog(),
-                now=_now(now_text, demo=url is None),
+                options=AnswerOptions(
+                    route_mode=route_mode, catalog=_catalog(), now=_now(now_text, demo=url is None)
+                ),
             )
         finally:
             if engine is not None:
@@ -241,9 +242,7 @@ def parse_answer(raw: str) -> Any:
 @click.option("--result", "result_json", required=True, help="Execution result JSON (or -).")
 @click.option("--answer", "answer_json", required=True, help="The answer JSON (or -).")
 @click.option("--question", default=None, help="The question, to check the plan answers it.")
-@click.option(
-    "--route-mode", type=click.Choice(ROUTE_MODES), default="internal", show_default=True
-)
+@click.option("--route-mode", type=click.Choice(ROUTE_MODES), default="internal", show_default=True)
 @click.option("--now", "now_text", default=None, help="Clock for fact freshness (ISO-8601).")
 @click.pass_context
 def verify_cmd(  # noqa: PLR0917 - click passes every option

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import ObjectRef
 from qdsl.dsl.linking import LinkedValue, TenantValues
@@ -32,7 +32,7 @@ class MemoryValues:
 
 
 def ask(engine: Engine, question: str, **kw: Any) -> Any:
-    return plan_and_answer(question, "t1", engine=engine, now=DEMO_NOW, **kw)
+    return plan_and_answer(question, "t1", engine=engine, options=AnswerOptions(now=DEMO_NOW, **kw))
 
 
 def ids(res: Any) -> list[str]:
@@ -115,7 +115,10 @@ def test_the_support_desk(
 ) -> None:
     def desk(question: str) -> Any:
         return plan_and_answer(
-            question, "acme", engine=tickets_engine, catalog=tickets_catalog, now=NOW
+            question,
+            "acme",
+            engine=tickets_engine,
+            options=AnswerOptions(catalog=tickets_catalog, now=NOW),
         )
 
     mine = _tickets(tickets_rows, "acme")

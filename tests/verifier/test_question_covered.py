@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import pytest
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.dsl.load import load_plan
@@ -218,9 +218,8 @@ def test_an_llm_plan_beside_the_question_never_leaves(
     sqlite_engine: Engine, question: str, plan_text: str
 ) -> None:
     script = Script(plan_text)
-    res = plan_and_answer(
-        question, "t1", engine=sqlite_engine, now=DEMO_NOW, planner=LLMPlanner(script)
-    )
+    options = AnswerOptions(now=DEMO_NOW, planner=LLMPlanner(script))
+    res = plan_and_answer(question, "t1", engine=sqlite_engine, options=options)
     assert res.status in ("clarify", "refused"), (res.status, res.text)
     assert res.data.get("items") is None and res.data.get("count") is None
     assert res.verdict is not None and res.verdict.failed
@@ -233,19 +232,13 @@ def test_an_llm_plan_beside_the_question_never_leaves(
 def test_an_llm_plan_that_carries_the_question_is_answered(
     sqlite_engine: Engine, question: str, good: str, bad: list[str]
 ) -> None:
-    res = plan_and_answer(
-        question, "t1", engine=sqlite_engine, now=DEMO_NOW, planner=LLMPlanner(Script(good))
-    )
+    options = AnswerOptions(now=DEMO_NOW, planner=LLMPlanner(Script(good)))
+    res = plan_and_answer(question, "t1", engine=sqlite_engine, options=options)
     assert res.status == "answered", (res.status, res.text, res.verdict)
 
 
 def test_an_llm_out_of_retries_clarifies_with_the_sentence(sqlite_engine: Engine) -> None:
-    res = plan_and_answer(
-        "有多少个欧洲项目",
-        "t1",
-        engine=sqlite_engine,
-        now=DEMO_NOW,
-        planner=LLMPlanner(Script("count project")),
-    )
+    options = AnswerOptions(now=DEMO_NOW, planner=LLMPlanner(Script("count project")))
+    res = plan_and_answer("有多少个欧洲项目", "t1", engine=sqlite_engine, options=options)
     assert res.status == "clarify"
     assert res.text.startswith("“欧洲”未被应用")
