@@ -34,7 +34,6 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,6 @@ from qdsl.envelope import atomic
 from qdsl.envelope.collect import IN_FLIGHT, INDEX, TMP_SUFFIX, collect
 from qdsl.envelope.private_dir import UnsafeDirectory, ensure_child, ensure_root
 from qdsl.envelope.records import (
-    MAX_HEADER_BYTES,
     REF_ID,
     Clock,
     RefRecord,
@@ -59,6 +57,7 @@ from qdsl.envelope.records import (
     ref_id_time_ms,
     system_clock,
 )
+from qdsl.envelope.scan import Scan, scan_store
 from qdsl.envelope.settings import DEFAULT_GRACE_MS
 
 # ids and records live in envelope.records; re-exported for callers
@@ -79,25 +78,6 @@ class GcReport:
 
 class StoreWriteError(Exception):
     """Persisting failed; the caller degrades (resultPersisted: false)."""
-
-
-@dataclass
-class Scan:
-    """What the store holds: the ref files found, known by index or header."""
-
-    records: list[RefRecord]  # oldest first
-    stale_lines: int = 0  # index lines without a file, duplicates, unparseable
-    unindexed: int = 0  # ref files without an index line
-    index_usable: bool = True
-    temps: list[Path] = field(default_factory=list)
-    junk: list[Path] = field(default_factory=list)  # not a ref, not a temp
-    unreadable: list[Path] = field(default_factory=list)  # ref name, no valid header
-    day_dirs: list[Path] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def index_stale(self) -> bool:
-        return bool(self.stale_lines or self.unindexed or not self.index_usable)
 
 
 class RefStore:
@@ -275,79 +255,8 @@ class RefStore:
         return [r for r in self.records() if r.expires_ms > now and r.readable_by(tenant)]
 
     def scan(self) -> Scan:
-        indexed, stale, usable = self._read_index()
-        scan = Scan(records=[], stale_lines=stale, index_usable=usable)
-        found: dict[str, RefRecord] = {}
-        for day_dir, entry in self._entries(scan):
-            name = entry.name
-            ref_id = name[:-5] if name.endswith(".json") else ""
-            rec = indexed.pop(ref_id, None) if ref_id else None
-            if (
-                rec is not None
-                and day_of(ref_id) == day_dir.name
-                and entry.is_file(follow_symlinks=False)
-            ):
-                found[ref_id] = rec  # the common case: a file its index line describes
-                continue
-            path = day_dir / name
-            if name.endswith(TMP_SUFFIX):
-                scan.temps.append(path)
-            elif (
-                not is_ref_id(ref_id)
-                or day_of(ref_id) != day_dir.name
-                or not entry.is_file(follow_symlinks=False)
-            ):
-                scan.junk.append(path)
-            elif (rec := _header_record(path)) is None or rec.ref_id != ref_id:
-                scan.unreadable.append(path)
-            else:
-                scan.unindexed += 1
-                found[ref_id] = rec
-        with contextlib.suppress(OSError):
-            scan.temps += [self.dir / e.name for e in os.scandir(self.dir) if _is_temp(e.name)]
-        scan.stale_lines += len(indexed)  # lines whose file is gone
-        scan.records = sorted(found.values(), key=lambda r: (r.created_ms, r.ref_id))
-        return scan
-
-    def _read_index(self) -> tuple[dict[str, RefRecord], int, bool]:
-        try:
-            raw = atomic.read_file(self.dir / INDEX)
-        except (FileNotFoundError, NotADirectoryError):
-            return {}, 0, True
-        except OSError:  # a symlink or unreadable: rebuilt from the ref files
-            return {}, 0, False
-        lines = [line for line in raw.splitlines() if line.strip()]
-        try:  # one parse for the whole index; line by line only when a line is bad
-            docs: list[Any] = json.loads(b"[" + b",".join(lines) + b"]")
-        except (ValueError, RecursionError):
-            docs = []
-            for line in lines:
-                with contextlib.suppress(ValueError, RecursionError):
-                    docs.append(json.loads(line))
-        found: dict[str, RefRecord] = {}
-        for doc in docs:
-            try:
-                rec = RefRecord.from_json(doc)
-            except (ValueError, KeyError, TypeError, OverflowError, AttributeError):
-                continue
-            if REF_ID.match(rec.ref_id):  # and it counts only with its file (scan)
-                found[rec.ref_id] = rec
-        return found, len(lines) - len(found), True
-
-    def _entries(self, scan: Scan) -> Iterator[tuple[Path, os.DirEntry[str]]]:
-        try:
-            tops = list(os.scandir(self.dir))
-        except OSError:
-            return
-        for top in tops:
-            if top.is_symlink():
-                scan.warnings.append(f"refs/{top.name} is a symbolic link; not followed")
-            elif top.is_dir(follow_symlinks=False):
-                day_dir = Path(top.path)
-                scan.day_dirs.append(day_dir)
-                with contextlib.suppress(OSError):
-                    for entry in os.scandir(day_dir):
-                        yield day_dir, entry
+        """What the store holds: its ref files, known by index line or header."""
+        return scan_store(self.dir)
 
     # -------------------------------------------------------------- collect
     def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport:
@@ -361,18 +270,6 @@ class RefStore:
             reason = str(exc) if isinstance(exc, UnsafeDirectory) else exc.strerror
             report.warnings.append(f"ref store cleanup skipped ({reason or type(exc).__name__})")
         return report
-
-
-def _is_temp(name: str) -> bool:
-    return name.endswith(TMP_SUFFIX)
-
-
-def _header_record(path: Path) -> RefRecord | None:
-    try:
-        head = atomic.read_file(path, limit=MAX_HEADER_BYTES)
-        return decode_header(head)[0]
-    except (OSError, ValueError):
-        return None
 
 
 def _unsafe(message: str) -> RefError:
