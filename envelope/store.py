@@ -313,11 +313,17 @@ def open_store(clock: Clock = system_clock) -> RefStore:
 
 
 def collect_at_start() -> None:
-    """The lazy GC run at the start of every command; never fails the command."""
+    """The start of every command: the state dir made (parents too) private,
+    then the lazy GC; never fails the command."""
     import sys
 
     try:
-        report = open_store().gc()
+        store = open_store()
+        # First, so that whatever the command keeps there (the demo database,
+        # keys) finds a private dir rather than making one with open parents.
+        with contextlib.suppress(UnsafeDirectory, OSError):
+            ensure_root(store.root, create=True)
+        report = store.gc()
     except Exception as exc:  # a broken store must not stop an unrelated command
         sys.stderr.write(f"qdsl: warning: ref store cleanup skipped ({type(exc).__name__})\n")
         return
