@@ -166,10 +166,18 @@ class RefStore:
         """The record and stored bytes of a ref readable by `tenant`."""
         ref_id = self._checked_id(ref_id)
         day_dir = self.dir / day_of(ref_id)
+
+        def screen(head: bytes) -> None:
+            # Another tenant's ref is refused on its header, before its bytes are read.
+            with contextlib.suppress(ValueError):
+                record, _start = decode_header(head)
+                if record.ref_id == ref_id and not record.readable_by(tenant):
+                    raise self._missing(ref_id)
+
         try:
             if not self._secure(create=False, day_dir=day_dir):
                 raise self._missing(ref_id)
-            data = atomic.read_file(day_dir / f"{ref_id}.json")
+            data = atomic.read_file(day_dir / f"{ref_id}.json", screen=screen)
         except UnsafeDirectory as exc:
             raise _unsafe(str(exc)) from None
         except (FileNotFoundError, NotADirectoryError):
