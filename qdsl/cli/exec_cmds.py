@@ -64,8 +64,9 @@ def run_plan(
     database, else the current time. Returns the result and the `now` used.
     """
     from qdsl.executor.run import execute
-    from qdsl.facts.db import default_database_url, ensure_demo, make_engine
-    from qdsl.facts.demo_data import DEMO_NOW
+    from qdsl.facts.db import default_database_url, existing_engine
+    from qdsl.facts.demo import DEMO_NOW
+    from qdsl.facts.demo.setup import ensure_demo
 
     url = db_url or default_database_url()
     is_demo = db_url is None
@@ -74,7 +75,7 @@ def run_plan(
     moment = now or parse_now(os.environ.get("QDSL_NOW"))
     if moment is None:
         moment = DEMO_NOW if is_demo else datetime.now(UTC)
-    engine = make_engine(url)
+    engine = existing_engine(url)
     try:
         return execute(plan, catalog, engine, tenant_id, timeout_ms=timeout_ms, now=moment), moment
     finally:

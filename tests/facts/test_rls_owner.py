@@ -15,9 +15,10 @@ from sqlalchemy import Engine, create_engine, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from qdsl.facts.db import READER_ROLE, ensure_demo, make_engine, tenant_transaction
-from qdsl.facts.demo_data import build_demo
-from qdsl.facts.tables import projects
+from qdsl.facts.db import READER_ROLE, make_engine, tenant_transaction
+from qdsl.facts.demo.data import build_demo
+from qdsl.facts.demo.setup import ensure_demo
+from qdsl.facts.demo.tables import projects
 
 pytestmark = pytest.mark.pg
 

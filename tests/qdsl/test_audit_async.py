@@ -11,7 +11,8 @@ from sqlalchemy import Engine
 
 from qdsl.api import aplan_and_answer, plan_and_answer
 from qdsl.audit import ALLOWED_KEYS, Audit, MemorySink, use_sink
-from qdsl.facts.db import DEMO_NOW, make_async_engine
+from qdsl.facts.db import make_async_engine
+from qdsl.facts.demo import DEMO_NOW
 
 QUESTIONS = [
     "帮我看看系统里面有没有 A 股项目",
