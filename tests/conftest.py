@@ -32,6 +32,9 @@ from sqlalchemy.engine import make_url
 from qdsl.facts.db import make_engine, normalize_url
 from qdsl.facts.demo.setup import ensure_demo
 
+# The second deployment (support tickets) and its databases.
+pytest_plugins = ["deployments.fixtures"]
+
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_FIXTURES = frozenset({"pg_url", "pg_engine", "pg_admin_url", "pg_database_factory"})
 
