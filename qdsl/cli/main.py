@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "verify": "qdsl.cli.answer_cmds:verify_cmd",
     "refs": "qdsl.cli.refs_cmds:refs_group",
     "chain": "qdsl.cli.chain_cmd:chain_cmd",
+    "audit": "qdsl.cli.audit_cmds:audit_group",
 }
 
 
