@@ -74,7 +74,8 @@ def main() -> int:
             o, d, s = statistics.median(off), statistics.median(on), statistics.median(stages)
             ratios.append(d / o)
             print(f"| {q} | {o:.2f} | {d:.2f} | {d / o:.3f} | {s:.2f} | {s / o:.3f} |")
-        print(f"\ndefault audit / audit off, median over questions: {statistics.median(ratios):.3f}")
+        overall = statistics.median(ratios)
+        print(f"\ndefault audit / audit off, median over questions: {overall:.3f}")
     return 0
 
 

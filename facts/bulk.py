@@ -59,7 +59,8 @@ def _tuples(
     return out
 
 
-def _bypasses_rls(conn: Connection) -> bool:
+def bypasses_rls(conn: Connection) -> bool:
+    """Whether the current PostgreSQL user is a superuser or has BYPASSRLS."""
     found = conn.execute(
         select(or_(pg_roles.c.rolsuper, pg_roles.c.rolbypassrls)).where(
             pg_roles.c.rolname == func.current_user()
@@ -78,7 +79,7 @@ def bulk_insert(
     """
     cols = [c for c in table.columns if not (c.primary_key and c.autoincrement is True)]
     is_pg = conn.dialect.name == "postgresql"
-    if len(cols) != len(table.columns) or (is_pg and not rls_free and not _bypasses_rls(conn)):
+    if len(cols) != len(table.columns) or (is_pg and not rls_free and not bypasses_rls(conn)):
         # Autoincrement ids (semantic_facts) keep the ordinary Core path, which
         # lets the database assign them in insertion order; so does COPY-less RLS.
         materialized = [dict(r) for r in rows]

@@ -46,7 +46,7 @@ from sqlalchemy import Connection, Engine
 from qdsl.dsl.catalog import Catalog, FieldType
 from qdsl.dsl.errors import ErrorType, UserError
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.facts.bulk import bulk_insert
+from qdsl.facts.bulk import bulk_insert, bypasses_rls
 from qdsl.facts.tables import UtcDateTime, semantic_facts
 
 __all__ = [
@@ -275,15 +275,28 @@ def _duplicates(conn: Connection, st: sa.Table) -> list[RowProblem]:
     ]
 
 
-def _set_tenant(conn: Connection, tenant: str) -> None:
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.set_config("app.tenant_id", tenant, True)))
+def _tenant_passes(conn: Connection, st: sa.Table) -> list[str | None]:
+    """The tenants to upsert one by one, or [None] for one pass over all of them.
+
+    Under PostgreSQL's forced row-level security a writer sees only the rows of
+    `app.tenant_id`, so each tenant gets its own pass with it set; SQLite and a
+    role that bypasses RLS need only one.
+    """
+    if conn.dialect.name != "postgresql" or bypasses_rls(conn):
+        return [None]
+    return sorted(conn.execute(sa.select(st.c.tenant_id).distinct()).scalars())
 
 
-def _upsert_tenant(conn: Connection, st: sa.Table, tenant: str, now: datetime) -> tuple[int, int]:
-    """(updated, inserted) for one tenant's staged rows."""
+def _upsert(
+    conn: Connection, st: sa.Table, tenant: str | None, now: datetime
+) -> tuple[int, int]:
+    """(updated, inserted) for the staged rows (of one tenant, or all)."""
     sf = semantic_facts
-    _set_tenant(conn, tenant)
+    stored: list[sa.ColumnElement[bool]] = []  # which semantic_facts rows this pass sees
+    staged: list[sa.ColumnElement[bool]] = []  # which staged rows it writes
+    if tenant is not None:
+        conn.execute(sa.select(sa.func.set_config("app.tenant_id", tenant, True)))
+        stored, staged = [sf.c.tenant_id == tenant], [st.c.tenant_id == tenant]
     observed = sa.func.coalesce(st.c.observed_at, sf.c.observed_at)
     differs = sa.or_(
         *(sf.c[c].is_distinct_from(st.c[c]) for c in _VALUE_COLUMNS),
@@ -291,7 +304,7 @@ def _upsert_tenant(conn: Connection, st: sa.Table, tenant: str, now: datetime) -
     )
     updated = conn.execute(
         sa.update(sf)
-        .where(sf.c.tenant_id == tenant, st.c.tenant_id == tenant, _natural_key(st), differs)
+        .where(*stored, *staged, _natural_key(st), differs)
         .values({**{c: st.c[c] for c in _VALUE_COLUMNS}, "observed_at": observed})
     ).rowcount
     columns = [c.name for c in semantic_facts.c if c.name != "id"]
@@ -301,14 +314,14 @@ def _upsert_tenant(conn: Connection, st: sa.Table, tenant: str, now: datetime) -
         else st.c[c]
         for c in columns
     ]
-    new = (st.c.tenant_id == tenant, ~sa.exists().where(sf.c.tenant_id == tenant, _natural_key(st)))
-    # Counted first: INSERT ... SELECT reports no rowcount through SQLAlchemy on psycopg.
-    inserted = conn.execute(sa.select(sa.func.count()).select_from(st).where(*new)).scalar_one()
-    if inserted:
-        conn.execute(
-            sa.insert(sf).from_select(columns, sa.select(*picked).where(*new).order_by(st.c.line))
-        )
-    return int(updated or 0), int(inserted)
+    new = sa.select(*picked).where(*staged, ~sa.exists().where(*stored, _natural_key(st)))
+    inserted = conn.execute(
+        sa.insert(sf)
+        .from_select(columns, new.order_by(st.c.line))
+        # psycopg reports INSERT ... SELECT's rowcount only when asked to keep it
+        .execution_options(preserve_rowcount=True)
+    ).rowcount
+    return int(updated or 0), int(inserted or 0)
 
 
 def _stage(
@@ -393,9 +406,13 @@ def load_facts(
         if bad:
             # Raising inside the transaction rolls the staging back too.
             raise _rejected(problems, bad, report.rows)
+        if conn.dialect.name == "postgresql":
+            # temporary tables are never auto-analyzed: without statistics the
+            # upsert's joins are planned as if the staging table were empty
+            conn.exec_driver_sql(f"ANALYZE {st.name}")
         tenants = sorted(conn.execute(sa.select(st.c.tenant_id).distinct()).scalars())
-        for tenant in tenants:
-            updated, inserted = _upsert_tenant(conn, st, tenant, moment)
+        for tenant in _tenant_passes(conn, st):
+            updated, inserted = _upsert(conn, st, tenant, moment)
             report.updated += updated
             report.inserted += inserted
         st.drop(conn)
