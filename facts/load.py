@@ -369,7 +369,14 @@ def _rejected(problems: list[RowProblem], bad: int, rows: int) -> FactsRejected:
         f"{bad} of {rows} row(s) are not valid facts (first: line {first.line}: "
         f"{first.reason}); nothing was loaded",
         hint="fix the rows named in details.problems and load the file again",
-        details={"problems": [p.to_dict() for p in problems], "bad_rows": bad, "rows": rows},
+        details={
+            "problems": [p.to_dict() for p in problems],
+            "bad_rows": bad,
+            "rows": rows,
+            # shown under the message to a person (QdslError.__str__)
+            "excerpt": "\n".join(f"  line {p.line}: {p.reason}" for p in problems[:10])
+            + (f"\n  … and {bad - 10} more" if bad > 10 else ""),
+        },
     )
 
 
