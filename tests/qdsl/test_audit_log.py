@@ -128,3 +128,14 @@ def test_audit_tail_shows_the_latest_events(sqlite_url: str) -> None:
     assert [e["tenant_id"] for e in json.loads(only.stdout)["data"]["events"]] == ["t2"]
     human = runner.invoke(cli, ["audit", "tail", "-n", "1"])
     assert "t1" in human.stdout and "answered" in human.stdout
+
+
+def test_run_failures_are_audited(sqlite_url: str) -> None:
+    plan = json.dumps({"query_type": "count", "entity_type": "project",
+                       "scope": {"tenant_id": "t2", "tenant_bound": True}})
+    res = CliRunner().invoke(cli, ["--json", "--db", sqlite_url, "run", "--tenant", "t1",
+                                   "--plan", plan])
+    assert res.exit_code == 6, res.output
+    (event,) = _events()
+    assert event["status"] == "error" and event["tenant_id"] == "t1"
+    assert event["error_code"] == json.loads(res.stderr)["error"]["code"]
