@@ -97,6 +97,7 @@ DEMO_ENTRY_POINTS = {
     "qdsl/cli/db_cmds.py",
     "qdsl/cli/exec_cmds.py",
     "qdsl/cli/answer_cmds.py",
+    "qdsl/cli/eval_cmd.py",
 }
 
 
