@@ -47,6 +47,33 @@ def _median_ms(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(samples) * 1000
 
 
+def _audit_alone_us(sink: object, repeat: int) -> float:
+    """One request's audit calls as the pipeline makes them, without the pipeline."""
+    import uuid
+
+    from qdsl.audit import Audit
+
+    def request() -> None:
+        audit = Audit(uuid.uuid4().hex, sink)  # type: ignore[arg-type]
+        audit.begin("t1", "有多少个进行中的项目")
+        audit.event("request", route_mode="internal", language="zh", question_chars=10)
+        audit.event("gate", status="passed", kind=None)
+        audit.event("plan", plan_hash="0123456789abcdef", query_type="count",
+                    entity_type="project", filter_fields=["status"], operators=["equals"],
+                    filter_count=1, planner="rule", attempts=1, warnings=0, elapsed_ms=1.0)
+        audit.event("execute", template="project.count", sql_fingerprints=["a1", "b2"],
+                    execution_id="e", row_count=1, evidence_count=0, count_present=True,
+                    baseline_present=True, retrieval="facts_first", used_fallback=False,
+                    elapsed_ms=1.0, attempt=1)
+        audit.event("verify", outcome="pass", failed=[], checks_run=["a", "b", "c"],
+                    elapsed_ms=0.5)
+        audit.event("result", status="answered", query_type="count",
+                    answer_contract="count_scalar", outcome="pass", failed=[],
+                    evidence_count=0, elapsed_ms=3.0)
+
+    return _median_ms(lambda: [request() for _ in range(20)], max(3, repeat // 20)) * 50
+
+
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
     repeat = 15 if quick else 60
@@ -76,6 +103,9 @@ def main() -> int:
             print(f"| {q} | {o:.2f} | {d:.2f} | {d / o:.3f} | {s:.2f} | {s / o:.3f} |")
         overall = statistics.median(ratios)
         print(f"\ndefault audit / audit off, median over questions: {overall:.3f}")
+        per_request = _audit_alone_us(default_sink(), repeat * 20)
+        print(f"the audit alone (6 stage events + one summary line to the file): "
+              f"{per_request:.1f} µs per request")
     return 0
 
 
