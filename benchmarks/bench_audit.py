@@ -79,7 +79,7 @@ def main() -> int:
     repeat = 15 if quick else 60
     with tempfile.TemporaryDirectory() as state:
         os.environ["QDSL_STATE_DIR"] = state
-        from qdsl.api import demo_engine, plan_and_answer
+        from qdsl.api import AnswerOptions, demo_engine, plan_and_answer
         from qdsl.audit import NullSink, default_sink
         from qdsl.facts.demo import DEMO_NOW
 
@@ -89,7 +89,8 @@ def main() -> int:
         ratios = []
         for q in QUESTIONS:
             def run(sink: object, q: str = q) -> object:
-                return plan_and_answer(q, "t1", engine=engine, now=DEMO_NOW, audit_sink=sink)  # type: ignore[arg-type]
+                options = AnswerOptions(now=DEMO_NOW, audit_sink=sink)  # type: ignore[arg-type]
+                return plan_and_answer(q, "t1", engine=engine, options=options)
 
             run(NullSink())  # warm caches
             # interleaved, so drift in machine load hits all three alike

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "chain": "qdsl.cli.chain_cmd:chain_cmd",
     "audit": "qdsl.cli.audit_cmds:audit_group",
     "eval": "qdsl.cli.eval_cmd:eval_cmd",
+    "index": "qdsl.cli.index_cmd:index_group",
 }
 
 

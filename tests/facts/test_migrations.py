@@ -10,7 +10,7 @@ import pytest
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
-from qdsl.facts.db import READER_ROLE, VERSION_TABLE, make_engine, upgrade
+from qdsl.facts.db import HEAD_REVISION, READER_ROLE, VERSION_TABLE, make_engine, upgrade
 from qdsl.facts.tables import TENANT_TABLES, metadata
 
 
@@ -48,19 +48,21 @@ def _assert_core_schema(engine: Engine) -> None:
     # The gram lookup index is the primary key's prefix.
     pk = insp.get_pk_constraint("text_grams")["constrained_columns"]
     assert pk[:3] == ["tenant_id", "entity_type", "gram"]
+    # qdsl's own indexes are keyed by the tenant first.
+    for name in ("value_index", "index_state"):
+        assert insp.get_pk_constraint(name)["constrained_columns"][0] == "tenant_id"
     _assert_schema_matches_metadata(engine)
 
 
 def test_sqlite_upgrade_creates_only_qdsl_tables_and_is_idempotent(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.sqlite3'}"
-    assert upgrade(url) == "0001"
-    assert upgrade(url) == "0001"
+    assert upgrade(url) == HEAD_REVISION
+    assert upgrade(url) == HEAD_REVISION
     engine = make_engine(url)
     try:
         _assert_core_schema(engine)
         assert set(inspect(engine).get_table_names()) == {
-            "semantic_facts",
-            "text_grams",
+            *(t.name for t in TENANT_TABLES),
             VERSION_TABLE,
         }
     finally:
@@ -85,7 +87,7 @@ def _assert_deployers_schema_untouched(engine: Engine) -> None:
         ]
         assert conn.execute(text("SELECT id, login FROM users")).all() == [(1, "ada")]
         assert conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all() == [
-            ("0001",)
+            (HEAD_REVISION,)
         ]
     assert {"projects", "tasks", "docs"}.isdisjoint(insp.get_table_names())
 
@@ -100,8 +102,8 @@ def test_upgrade_lives_beside_a_deployers_own_history(
     engine = make_engine(url)
     try:
         _deployers_schema(engine)
-        assert upgrade(url) == "0001"
-        assert upgrade(url) == "0001"
+        assert upgrade(url) == HEAD_REVISION
+        assert upgrade(url) == HEAD_REVISION
         _assert_deployers_schema_untouched(engine)
         _assert_core_schema(engine)
     finally:
@@ -126,7 +128,7 @@ def test_sqlite_downgrade_then_upgrade_again(tmp_path: Path) -> None:
         assert set(inspect(engine).get_table_names()) == {VERSION_TABLE}
     finally:
         engine.dispose()
-    assert upgrade(url) == "0001"
+    assert upgrade(url) == HEAD_REVISION
 
 
 @pytest.fixture
@@ -142,8 +144,8 @@ def test_postgresql_upgrade_creates_everything_and_is_idempotent(
     try:
         # Twice, on a cluster where qdsl_reader already exists (the session's
         # demo database created it): role creation must tolerate that.
-        assert upgrade(url) == "0001"
-        assert upgrade(url) == "0001"
+        assert upgrade(url) == HEAD_REVISION
+        assert upgrade(url) == HEAD_REVISION
         _assert_core_schema(engine)
         with engine.connect() as conn:
             rls = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from qdsl.api import aplan_and_answer, plan_and_answer
+from qdsl.api import AnswerOptions, aplan_and_answer, plan_and_answer
 from qdsl.audit import ALLOWED_KEYS, Audit, MemorySink, audit_path, read_tail, use_sink
 from qdsl.facts.db import make_async_engine
 from qdsl.facts.demo import DEMO_NOW
@@ -26,7 +26,9 @@ QUESTIONS = [
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_every_stage_is_audited_without_values(sqlite_engine: Engine, question: str) -> None:
     sink = MemorySink()
-    res = plan_and_answer(question, "t1", engine=sqlite_engine, now=DEMO_NOW, audit_sink=sink)
+    res = plan_and_answer(
+        question, "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW, audit_sink=sink)
+    )
     assert res.status == "answered"
     stages = [e["stage"] for e in sink.events]
     assert stages == ["request", "gate", "plan", "execute", "verify", "result"]
@@ -79,19 +81,25 @@ def test_one_summary_per_request_in_the_state_dir_and_the_env_target(
     tmp_path: Path,
 ) -> None:
     monkeypatch.delenv("QDSL_AUDIT_LOG", raising=False)
-    first = plan_and_answer("现在有多少个项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    first = plan_and_answer(
+        "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""  # on by default, but into the state dir
     (event,) = read_tail(audit_path(), 10)
     assert event["trace_id"] == first.trace_id and event["stage"] == "result"
     log = tmp_path / "audit.jsonl"
     monkeypatch.setenv("QDSL_AUDIT_LOG", str(log))
-    res = plan_and_answer("现在有多少个项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    res = plan_and_answer(
+        "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
     assert [x["trace_id"] for x in lines] == [res.trace_id]
     assert [e["trace_id"] for e in read_tail(audit_path(), 10)] == [first.trace_id, res.trace_id]
     monkeypatch.setenv("QDSL_AUDIT_LOG", "stderr")
-    plan_and_answer("现在有多少个项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    plan_and_answer(
+        "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 1
 
@@ -107,12 +115,14 @@ def test_one_summary_per_request_in_the_state_dir_and_the_env_target(
 def test_async_twin_gives_the_same_answer(
     engine: Engine, db_url: str, question: str, contract: str
 ) -> None:
-    sync = plan_and_answer(question, "t1", engine=engine, now=DEMO_NOW)
+    sync = plan_and_answer(question, "t1", engine=engine, options=AnswerOptions(now=DEMO_NOW))
 
     async def go() -> object:
         aengine = make_async_engine(db_url)
         try:
-            return await aplan_and_answer(question, "t1", engine=aengine, now=DEMO_NOW)
+            return await aplan_and_answer(
+                question, "t1", engine=aengine, options=AnswerOptions(now=DEMO_NOW)
+            )
         finally:
             await aengine.dispose()
 

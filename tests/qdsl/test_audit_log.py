@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from planner_doubles import CountingAdversary
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.audit import RotatingFileSink, audit_path, read_tail
 from qdsl.cli.main import cli
 from qdsl.dsl.errors import PolicyError
@@ -23,6 +23,7 @@ from qdsl.dsl.normalize import PlanContext
 from qdsl.facts.demo import DEMO_NOW
 from qdsl.facts.engines import make_engine
 
+NOW = AnswerOptions(now=DEMO_NOW)
 SUMMARY = {"timestamp", "trace_id", "tenant_id", "question_hash", "plan_hash", "template",
            "sql_fingerprints", "outcome", "failed", "status", "elapsed_ms"}
 
@@ -32,7 +33,7 @@ def _events() -> list[dict[str, object]]:
 
 
 def test_an_answered_question_leaves_one_summary(sqlite_engine: Engine) -> None:
-    res = plan_and_answer("有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    res = plan_and_answer("有没有 A 股项目", "t1", engine=sqlite_engine, options=NOW)
     (event,) = _events()
     assert set(event) >= SUMMARY
     assert event["trace_id"] == res.trace_id and event["tenant_id"] == "t1"
@@ -47,7 +48,7 @@ def test_question_text_only_when_asked_for(
     sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("QDSL_AUDIT_TEXT", "1")
-    plan_and_answer("有多少个港股项目", "t2", engine=sqlite_engine, now=DEMO_NOW)
+    plan_and_answer("有多少个港股项目", "t2", engine=sqlite_engine, options=NOW)
     (event,) = _events()
     assert event["question"] == "有多少个港股项目"
 
@@ -55,7 +56,10 @@ def test_question_text_only_when_asked_for(
 def test_a_refused_answer_records_its_drift(sqlite_engine: Engine) -> None:
     adversary = CountingAdversary(keep_filters=True)
     res = plan_and_answer(
-        "有没有 A 股项目", "t1", engine=sqlite_engine, planner=adversary, now=DEMO_NOW
+        "有没有 A 股项目",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(planner=adversary, now=DEMO_NOW),
     )
     assert res.status == "refused"
     (event,) = _events()
@@ -65,10 +69,15 @@ def test_a_refused_answer_records_its_drift(sqlite_engine: Engine) -> None:
 
 def test_policy_errors_leave_one_summary(sqlite_engine: Engine) -> None:
     with pytest.raises(PolicyError):
-        plan_and_answer("有没有 A 股项目", "t1", engine=sqlite_engine, route_mode="web")
+        plan_and_answer(
+            "有没有 A 股项目", "t1", engine=sqlite_engine, options=AnswerOptions(route_mode="web")
+        )
     with pytest.raises(PolicyError):
         plan_and_answer(
-            "有没有 A 股项目", "t1", engine=sqlite_engine, context=PlanContext(tenant_id="t2")
+            "有没有 A 股项目",
+            "t1",
+            engine=sqlite_engine,
+            options=AnswerOptions(context=PlanContext(tenant_id="t2")),
         )
     codes = [(e["status"], e["error_code"], e["tenant_id"]) for e in _events()]
     assert codes == [
@@ -82,7 +91,7 @@ def test_a_database_error_leaves_one_summary(tmp_path: Path) -> None:
     try:
         res = None
         with pytest.raises(Exception):  # noqa: B017 - the error type is tested elsewhere
-            res = plan_and_answer("有多少个项目", "t1", engine=engine, now=DEMO_NOW)
+            res = plan_and_answer("有多少个项目", "t1", engine=engine, options=NOW)
     finally:
         engine.dispose()
     assert res is None
