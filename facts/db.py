@@ -106,13 +106,30 @@ def upgrade_engine(engine: Engine) -> None:
 _PG_SETUP_LOCK = 0x71D5_1A7E
 
 
+def _has_flock() -> bool:
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# flock serializes SQLite set-up on POSIX; without it (Windows) SQLite's own lock does.
+FLOCK = _has_flock()
+# How long a set-up waits for another process's (seconds); a demo seed takes a few.
+SETUP_LOCK_WAIT_S = 600.0
+
+
 @contextmanager
 def setup_lock(engine: Engine) -> Iterator[None]:
     """Serialize migration and seeding across processes (parallel first calls).
 
-    SQLite: an exclusive flock on `<database file>.lock`; PostgreSQL: a
-    session advisory lock (scoped to the database) on its own connection.
-    Without it, two first-time `qdsl` calls race on CREATE TABLE.
+    SQLite: an exclusive flock on `<database file>.lock`, or where there is no
+    fcntl an exclusive transaction on that file as a SQLite database (SQLite
+    locks it with the platform's own calls, LockFileEx on Windows); either is
+    released when its holder closes or dies. PostgreSQL: a session advisory
+    lock (scoped to the database) on its own connection. Without it, two
+    first-time `qdsl` calls race on CREATE TABLE.
     """
     if engine.dialect.name == "postgresql":
         with engine.connect() as lock_conn:
@@ -128,11 +145,12 @@ def setup_lock(engine: Engine) -> Iterator[None]:
     if engine.dialect.name != "sqlite" or not database or database == ":memory:":
         yield
         return
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no cross-process lock, IntegrityError still caught
-        yield
+    if not FLOCK:
+        with _sqlite_lock(f"{database}.lock"):
+            yield
         return
+    import fcntl
+
     try:
         handle = open(f"{database}.lock", "a+b")  # noqa: SIM115 - held across the yield
     except OSError:
@@ -145,6 +163,35 @@ def setup_lock(engine: Engine) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def _sqlite_lock(path: str) -> Iterator[None]:
+    """An exclusive transaction on the SQLite database `path`, held across the yield."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(path, timeout=SETUP_LOCK_WAIT_S, isolation_level=None)
+    except sqlite3.Error:
+        # No writable directory: SQLite itself will report that precisely.
+        yield
+        return
+    try:
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise DatabaseError(
+                    "setup_lock_timeout",
+                    f"another process held the set-up lock for over {SETUP_LOCK_WAIT_S:.0f} s",
+                    hint="wait for the other qdsl set-up to finish, then retry",
+                    retryable=True,
+                ) from None
+            yield  # cannot lock (read-only directory): SQLite reports the real fault
+            return
+        yield
+    finally:
+        conn.close()  # ends the transaction, and with it the lock
 
 
 def upgrade(url: str) -> str:
