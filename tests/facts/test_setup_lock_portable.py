@@ -16,8 +16,9 @@ import pytest
 from sqlalchemy import create_engine
 
 from qdsl.facts import db
-from qdsl.facts.db import ensure_demo, setup_lock
-from qdsl.facts.demo_data import DEMO_TENANTS, build_demo
+from qdsl.facts.db import setup_lock
+from qdsl.facts.demo.data import DEMO_TENANTS, build_demo
+from qdsl.facts.demo.setup import ensure_demo
 
 FLOCK = db.FLOCK
 
