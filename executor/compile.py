@@ -22,6 +22,7 @@ from sqlalchemy.sql import ClauseElement
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.bind import (
     BoundFilter,
     bind_filters,
@@ -150,15 +151,17 @@ def prepare(
     plan: Plan,
     catalog: Catalog,
     dialect: str,
-    tenant_id: str | None,
+    tenant_id: str,
     *,
     now: datetime | None = None,
     cache: StatementCache = STATEMENTS,
 ) -> Prepared:
+    """The plan bound for `tenant_id`, the caller's: a missing, blank or malformed
+    tenant is a usage error and the plan's own scope never stands in for it."""
     if dialect not in DIALECTS:
         dialect_for(dialect)
-    if tenant_id is not None:
-        check_tenant(plan, tenant_id)
+    tenant_id = valid_tenant(tenant_id)
+    check_tenant(plan, tenant_id)
     template = template_for(catalog, plan.entity_type, plan.query_type)
     et = entity_table(catalog, template.entity_type)
     spec = et.spec
@@ -198,7 +201,7 @@ def prepare(
     limit = min(plan.limit or spec.default_limit, spec.max_limit)
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     params: dict[str, Any] = {
-        "tenant_id": tenant_id if tenant_id is not None else plan.scope.tenant_id,
+        "tenant_id": tenant_id,
         "entity_type": template.entity_type,
         "limit": limit + 1,
         "facts_cap": FACTS_CAP,
@@ -291,6 +294,7 @@ def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str
 
 
 _KEEP: list[ClauseElement] = []
+UNBOUND_TENANT = "<tenant>"  # shown by `qdsl compile` without --tenant
 _SQL_TEXT_MAX = 4096
 _RUNTIME = {"ids"}
 
@@ -311,8 +315,12 @@ def compile_plan(
     tenant_id: str | None = None,
     now: datetime | None = None,
 ) -> CompiledPlan:
-    """Every statement the plan's template may run, as SQL text with its bound parameters."""
-    prep = prepare(plan, catalog, dialect, tenant_id, now=now)
+    """Every statement the plan's template may run, as SQL text with its bound parameters.
+
+    Nothing runs here, so without a tenant the `:tenant_id` parameter shows a
+    placeholder (or the tenant the plan's scope was normalized for)."""
+    shown = tenant_id if tenant_id is not None else plan.scope.tenant_id or UNBOUND_TENANT
+    prep = prepare(plan, catalog, dialect, shown, now=now)
     base = dict(prep.params)
     if prep.fallback_runs:
         base.update(prep.fallback_runs[0].params)

@@ -12,6 +12,7 @@ connection is set `query_only` and a progress handler enforces the timeout.
 from __future__ import annotations
 
 import os
+import re
 import time
 import uuid
 import weakref
@@ -25,8 +26,10 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine
 
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import DatabaseError
+from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import check_plan_limits
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.result import ExecutionResult
@@ -38,15 +41,46 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 DEFAULT_TIMEOUT_MS = 5000
+# A timeout bounds every statement: 0 (PostgreSQL's "no timeout") and anything
+# past an hour are refused rather than passed on.
+MIN_TIMEOUT_MS = 1
+MAX_TIMEOUT_MS = 3_600_000
 _QUERY_CANCELED = "57014"  # PostgreSQL: statement_timeout or cancel request
+# The executor's own transaction level, whatever the caller's engine says
+# (AUTOCOMMIT would end role, tenant, read-only and timeout after one statement).
+# REPEATABLE READ: every statement of a plan reads the same snapshot.
+_PG_ISOLATION = "REPEATABLE READ"
+_SQLITE_ISOLATION = "SERIALIZABLE"
+
+
+def _bad_timeout(where: str, raw: object, example: str) -> UsageError:
+    return UsageError(
+        "bad_timeout",
+        f"{where} must be a whole number of milliseconds from {MIN_TIMEOUT_MS} to "
+        f"{MAX_TIMEOUT_MS}, got {raw!r}",
+        hint=f"for example {example}",
+        retryable=False,
+        details={"min": MIN_TIMEOUT_MS, "max": MAX_TIMEOUT_MS},
+    )
 
 
 def timeout_from_env(timeout_ms: int | None = None) -> int:
-    """The explicit value, else QDSL_STATEMENT_TIMEOUT_MS, else 5000 ms."""
+    """The explicit value, else QDSL_STATEMENT_TIMEOUT_MS, else 5000 ms; bounded."""
     if timeout_ms is not None:
+        if isinstance(timeout_ms, bool) or not MIN_TIMEOUT_MS <= timeout_ms <= MAX_TIMEOUT_MS:
+            raise _bad_timeout(
+                "the statement timeout (--timeout-ms)", timeout_ms, "--timeout-ms 5000"
+            )
         return timeout_ms
     raw = os.environ.get("QDSL_STATEMENT_TIMEOUT_MS", "")
-    return int(raw) if raw.strip().isdigit() else DEFAULT_TIMEOUT_MS
+    if not raw.strip():
+        return DEFAULT_TIMEOUT_MS
+    text = raw.strip()
+    if not re.fullmatch(r"[0-9]{1,10}", text) or not (
+        MIN_TIMEOUT_MS <= int(text) <= MAX_TIMEOUT_MS
+    ):
+        raise _bad_timeout("QDSL_STATEMENT_TIMEOUT_MS", raw, "QDSL_STATEMENT_TIMEOUT_MS=5000")
+    return int(text)
 
 
 def _rows(result: sa.CursorResult[Any]) -> list[Row]:
@@ -126,8 +160,10 @@ def _start(
     plan: Plan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
 ) -> Flow:
     """The I/O-free preparation both twins share (`prepare` refuses a plan scoped to
-    another tenant than the caller's)."""
-    prep = prepare(plan, catalog, dialect, tenant_id, now=now)
+    another tenant than the caller's, and a missing, blank or malformed tenant)."""
+    tenant = valid_tenant(tenant_id)
+    check_plan_limits(plan)
+    prep = prepare(plan, catalog, dialect, tenant, now=now)
     return run_flow(prep, uuid.uuid4().hex)
 
 
@@ -172,6 +208,31 @@ def read_only(conn: Connection) -> Connection:
     return conn.execution_options(postgresql_readonly=True)
 
 
+def own_transaction(conn: Connection) -> Connection:
+    """The executor's transaction settings on `conn`, overriding the caller's engine.
+
+    An explicit isolation level turns a connection's autocommit off for as long as
+    the executor holds it (SQLAlchemy restores the engine's level when the
+    connection returns to the pool), so `conn.begin()` opens a real transaction on
+    every engine a caller can pass; on PostgreSQL it is also READ ONLY.
+    """
+    if conn.dialect.name == "postgresql":
+        return conn.execution_options(isolation_level=_PG_ISOLATION, postgresql_readonly=True)
+    return conn.execution_options(isolation_level=_SQLITE_ISOLATION)
+
+
+def _autocommit_left(dialect: Any, dbapi_connection: Any) -> InternalError | None:
+    # Fail closed: should a driver ignore the isolation level, the settings below
+    # would last one statement, so nothing runs.
+    if dialect.detect_autocommit_setting(dbapi_connection):
+        return InternalError(
+            "autocommit_connection",
+            "the executor's connection is still in autocommit mode",
+            hint="report this: the executor sets its own isolation level",
+        )
+    return None
+
+
 def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
     """Role, tenant and timeout for this transaction, in one round trip."""
     engine = conn.engine
@@ -197,8 +258,7 @@ def execute(
     state = {"interrupted": False}
     try:
         with engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                read_only(conn)
+            own_transaction(conn)
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
         raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
@@ -210,6 +270,9 @@ def _run_sync(
 ) -> ExecutionResult:
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
+            error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
+            if error is not None:
+                raise error
             _pg_setup(conn, tenant_id, timeout)
             result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
         else:
@@ -268,7 +331,11 @@ async def aexecute(
     try:
         async with engine.connect() as conn:
             if conn.dialect.name == "postgresql":
-                await conn.execution_options(postgresql_readonly=True)
+                await conn.execution_options(
+                    isolation_level=_PG_ISOLATION, postgresql_readonly=True
+                )
+            else:
+                await conn.execution_options(isolation_level=_SQLITE_ISOLATION)
             result = await _arun(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
         raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
@@ -280,6 +347,10 @@ async def _arun(
 ) -> ExecutionResult:
     async with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
+            raw = await conn.get_raw_connection()
+            error = _autocommit_left(conn.dialect, raw.dbapi_connection)
+            if error is not None:
+                raise error
             await _apg_setup(conn, tenant_id, timeout)
             result = await _adrive(conn, flow, None, timeout, state)
         else:

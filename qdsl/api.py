@@ -19,6 +19,7 @@ from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
 from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
@@ -111,6 +112,7 @@ def plan_and_answer(
     """Answer `question` for `tenant_id`, or say why not (status), never unverified."""
     from qdsl.executor.run import execute
 
+    tenant_id = valid_tenant(tenant_id)
     settings = _settings(
         catalog=catalog,
         planner=planner,
@@ -155,6 +157,7 @@ async def aplan_and_answer(
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
+    tenant_id = valid_tenant(tenant_id)
     settings = _settings(
         catalog=catalog,
         planner=planner,

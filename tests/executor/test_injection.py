@@ -7,7 +7,9 @@ import pytest
 from exec_support import CATALOG, NOW
 from sqlalchemy import Engine, func, select
 
+from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
+from qdsl.dsl.limits import limits
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute
 from qdsl.facts.tables import projects, semantic_facts
@@ -23,8 +25,11 @@ HOSTILE = [
     "ＡＣＴＩＶＥ",  # full-width
     "%_\\",
     "港股' UNION SELECT * FROM configs --",
-    "x" * 100_000,
+    "x" * limits().value_chars,  # the longest value a plan may carry
 ]
+# No test may depend on a statement finishing within the default timeout on a
+# loaded machine (issue 13, finding 9): these set their own, generous one.
+GENEROUS_TIMEOUT_MS = 600_000
 
 # Every way a value can reach a statement: column text, label, id, enum, fact, fallback.
 SHAPES = [
@@ -72,7 +77,14 @@ def test_hostile_values_come_back_as_data(engine: Engine) -> None:
     before = _counts(engine)
     for value in HOSTILE:
         for entity, field, op in SHAPES:
-            result = execute(_plan(entity, field, op, value), CATALOG, engine, "t1", now=NOW)
+            result = execute(
+                _plan(entity, field, op, value),
+                CATALOG,
+                engine,
+                "t1",
+                now=NOW,
+                timeout_ms=GENEROUS_TIMEOUT_MS,
+            )
             # Nothing in the demo data matches these values, and nothing leaked in.
             assert all(r.tenant_id == "t1" for r in result.rows)
             if entity == "project" and field == "title":
@@ -84,6 +96,20 @@ def test_like_wildcards_are_literal(engine: Engine) -> None:
     # `%` would match every title if it were a wildcard.
     for value in ("%", "_", "\\"):
         result = execute(
-            _plan("project", "title", Operator.CONTAINS, value), CATALOG, engine, "t1", now=NOW
+            _plan("project", "title", Operator.CONTAINS, value),
+            CATALOG,
+            engine,
+            "t1",
+            now=NOW,
+            timeout_ms=GENEROUS_TIMEOUT_MS,
         )
         assert result.rows == ()
+
+
+def test_a_value_over_the_limit_is_refused_before_any_statement(engine: Engine) -> None:
+    # Issue 13, finding 4: a 10 MB value ran for minutes; now it names its limit.
+    too_long = "x" * (limits().value_chars + 1)
+    with pytest.raises(PlanError) as info:
+        execute(_plan("project", "title", Operator.CONTAINS, too_long), CATALOG, engine, "t1")
+    assert info.value.subtype == "value_chars_exceeded"
+    assert "QDSL_MAX_VALUE_CHARS" in (info.value.hint or "")
