@@ -22,16 +22,21 @@ a plan over its bounds is a validation error (exit 3).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from qdsl.dsl.errors import PlanError, UsageError
-from qdsl.dsl.ir import Plan
+
+if TYPE_CHECKING:
+    # annotations only: the CLI checks its input bounds before pydantic loads
+    from qdsl.dsl.ir import Plan
 
 KIB = 1024
 
@@ -190,9 +195,88 @@ def check_plan_limits(plan: Plan, limit: Limits | None = None) -> None:
         if len(values) > lim.list_items:
             raise lim.plan_over("list_items", f"the value list of filter {i}", len(values), "items")
         for v in values:
-            if isinstance(v, str) and len(v) > lim.value_chars:
-                raise lim.plan_over("value_chars", f"a value of filter {i}", len(v), "characters")
+            if isinstance(v, str):
+                _check_text(v, f"a value of filter {i}", lim)
+            elif _out_of_range(v):
+                raise PlanError(
+                    "value_out_of_range",
+                    f"a value of filter {i} is out of range ({v!r:.40})",
+                    hint="use a finite number within 64-bit integer range",
+                    retryable=False,
+                    details={"filter": i},
+                )
     texts = [plan.scope.project_id, plan.scope.thread_anchor, *(r.id for r in refs)]
     for text in texts:
-        if text is not None and len(text) > lim.value_chars:
-            raise lim.plan_over("value_chars", "a scope value", len(text), "characters")
+        if text is not None:
+            _check_text(text, "a scope value", lim)
+
+
+_INT64 = 2**63 - 1
+
+
+def _out_of_range(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not -_INT64 <= value <= _INT64
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _check_text(text: str, what: str, lim: Limits) -> None:
+    if len(text) > lim.value_chars:
+        raise lim.plan_over("value_chars", what, len(text), "characters")
+    if has_surrogate(text):
+        raise PlanError(
+            "bad_text",
+            f"{what} holds a lone surrogate (an escape such as \\ud800 that is no character)",
+            hint="send text as UTF-8; escape a character outside the BMP as a surrogate pair",
+            retryable=False,
+        )
+
+
+def read_bounded(stream: BinaryIO, name: str, what: str, limit: Limits | None = None) -> bytes:
+    """At most the limit's bytes from `stream`: one more is read to tell "over"."""
+    lim = limit or limits()
+    bound = getattr(lim, name)
+    data = stream.read(bound + 1)
+    if len(data) > bound:
+        raise lim.too_large(name, what, len(data), "bytes")
+    return data
+
+
+def read_file_bounded(path: str | os.PathLike[str], name: str, what: str) -> bytes:
+    """The bytes of file `path`, bounded like `read_bounded` (OSError passes on)."""
+    with open(path, "rb") as stream:
+        return read_bounded(stream, name, what)
+
+
+def has_surrogate(text: str) -> bool:
+    """A lone surrogate (from a `\\ud800` escape or undecodable argv bytes) cannot be
+    encoded, stored or printed: every text channel refuses it."""
+    return _SURROGATE.search(text) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# The clock is bounded so that freshness windows (up to a century) and dates
+# stay representable: year 1 minus a freshness window overflowed.
+MIN_NOW = datetime(1900, 1, 1, tzinfo=UTC)
+MAX_NOW = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def check_now(now: datetime) -> datetime:
+    """`now` itself (aware, any zone) if it lies within 1900..9000, else a usage error."""
+    aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    try:
+        inside = MIN_NOW <= aware <= MAX_NOW
+    except OverflowError:  # a zone offset pushing year 1 or 9999 over the edge
+        inside = False
+    if not inside:
+        raise UsageError(
+            "bad_now",
+            f"the clock ({now.isoformat()}) is outside {MIN_NOW.year}..{MAX_NOW.year}",
+            hint="give --now / QDSL_NOW as a real date, e.g. 2026-11-01T00:00:00Z",
+            retryable=False,
+        )
+    return now

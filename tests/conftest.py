@@ -16,20 +16,51 @@ Fixtures
   (dropped at session end), for migration tests.
 
 Tests that use any pg fixture are marked `pg` automatically.
+
+Hypothesis profiles: `ci` (the default, what `make test` runs) and `deep`
+(`make test-deep`, or QDSL_HYPOTHESIS_PROFILE=deep): ten times the examples.
+A property without its own max_examples takes the profile's; the reliability
+suites draw a batch of plans per example, so their counts scale with it, and
+record their executions in `suite_counts` (printed after the run).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from qdsl.facts.db import ensure_demo, make_engine, normalize_url
+
+_QUIET = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+settings.register_profile("ci", max_examples=100, deadline=None, suppress_health_check=_QUIET)
+settings.register_profile("deep", max_examples=1000, deadline=None, suppress_health_check=_QUIET)
+settings.load_profile(os.environ.get("QDSL_HYPOTHESIS_PROFILE", "ci"))
+
+# suite name -> executions this session (the reliability suites' counts)
+SUITE_COUNTS: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="session")
+def suite_counts() -> Counter[str]:
+    return SUITE_COUNTS
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if SUITE_COUNTS:
+        profile = settings.get_current_profile_name()
+        terminalreporter.write_sep("-", f"reliability suites (hypothesis profile {profile})")
+        for name, count in sorted(SUITE_COUNTS.items()):
+            terminalreporter.write_line(f"{name}: {count} executions")
+
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_FIXTURES = frozenset({"pg_url", "pg_engine", "pg_admin_url", "pg_database_factory"})

@@ -8,15 +8,13 @@ its data but exits 5; a question no template covers exits 4.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
 import click
 
-from qdsl.cli.inputs import decode_input, drop_bom, plan_input_options
+from qdsl.cli.inputs import drop_bom, load_json_text, plan_input_options, read_stdin
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
 from qdsl.dsl.catalog import Catalog
@@ -156,15 +154,8 @@ def verified_run(
 
 
 def _json_arg(raw: str, what: str) -> Any:
-    text = decode_input(sys.stdin.buffer.read(), "stdin") if raw == "-" else drop_bom(raw)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"bad_{what}_json",
-            f"--{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-            hint=f"pass the {what} as one JSON object, or - to read it from stdin",
-        ) from None
+    text = read_stdin() if raw == "-" else drop_bom(raw)
+    return load_json_text(text, f"--{what}", f"bad_{what}_json")
 
 
 def _is_envelope(value: Any) -> bool:

@@ -19,6 +19,7 @@ from qdsl.cli.state import current_state
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import check_now
 from qdsl.executor.result import ExecutionResult
 
 
@@ -33,7 +34,7 @@ def parse_now(raw: str | None) -> datetime | None:
             "--now / QDSL_NOW is not an ISO-8601 timestamp",
             hint="write e.g. 2026-11-01T00:00:00Z",
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return check_now(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def load_normalized(
