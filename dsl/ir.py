@@ -13,39 +13,28 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The query taxonomy lives with its records; these names are part of the IR.
+from qdsl.dsl.kinds import AnswerContract, QueryType, VerifierCheck
 
-class QueryType(StrEnum):
-    EXISTENCE = "existence"
-    COUNT = "count"
-    LIST = "list"
-    STATUS = "status"
-    EXPLAIN = "explain"
-    DIAGNOSE = "diagnose"
-    COMPARE = "compare"
-    UNKNOWN = "unknown"
-
-
-class AnswerContract(StrEnum):
-    YES_NO_WITH_EVIDENCE = "yes_no_with_evidence"
-    COUNT_SCALAR = "count_scalar"
-    ENTITY_LIST = "entity_list"
-    ENTITY_SNAPSHOT = "entity_snapshot"
-    EXPLANATION_WITH_CITATIONS = "explanation_with_citations"
-    DIAGNOSIS_WITH_EVIDENCE = "diagnosis_with_evidence"
-    COMPARISON_WITH_BASIS = "comparison_with_basis"
-    CLARIFY_OR_FAIL = "clarify_or_fail"
-
-
-CONTRACT_FOR: dict[QueryType, AnswerContract] = {
-    QueryType.EXISTENCE: AnswerContract.YES_NO_WITH_EVIDENCE,
-    QueryType.COUNT: AnswerContract.COUNT_SCALAR,
-    QueryType.LIST: AnswerContract.ENTITY_LIST,
-    QueryType.STATUS: AnswerContract.ENTITY_SNAPSHOT,
-    QueryType.EXPLAIN: AnswerContract.EXPLANATION_WITH_CITATIONS,
-    QueryType.DIAGNOSE: AnswerContract.DIAGNOSIS_WITH_EVIDENCE,
-    QueryType.COMPARE: AnswerContract.COMPARISON_WITH_BASIS,
-    QueryType.UNKNOWN: AnswerContract.CLARIFY_OR_FAIL,
-}
+__all__ = [
+    "LIST_OPERATORS",
+    "AnswerContract",
+    "EmptyPolicy",
+    "Filter",
+    "ObjectRef",
+    "Operator",
+    "Plan",
+    "QueryType",
+    "RetrievalPolicy",
+    "Scalar",
+    "Scope",
+    "Sort",
+    "SortDirection",
+    "Span",
+    "Value",
+    "ValueSource",
+    "VerifierCheck",
+]
 
 
 class Operator(StrEnum):
@@ -76,17 +65,6 @@ class ValueSource(StrEnum):
 class SortDirection(StrEnum):
     ASC = "asc"
     DESC = "desc"
-
-
-class VerifierCheck(StrEnum):
-    CONTRACT_MATCHES_QUERY_TYPE = "contract_matches_query_type"
-    EVIDENCE_BACKED = "evidence_backed"
-    NO_TOTAL_COUNT_SUBSTITUTION = "no_total_count_substitution"
-    COVERS_CONDITIONS = "covers_conditions"
-    FRESH_EVIDENCE = "fresh_evidence"
-    WITHIN_LIMIT = "within_limit"
-    TENANT_CONSISTENT = "tenant_consistent"
-    ROUTE_CONTRACT_INTERNAL = "route_contract_internal"
 
 
 class EmptyPolicy(StrEnum):

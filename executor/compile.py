@@ -167,13 +167,13 @@ def prepare(
     spec = et.spec
     bound = bind_filters(plan, spec)
     refs = subject_ids(plan, spec)
-    if template.kind.min_subjects:
+    if template.shape.min_subjects:
         named = dict.fromkeys((*refs, *id_filter_values(bound, spec)))
-        if len(named) < template.kind.min_subjects:
+        if len(named) < template.shape.min_subjects:
             raise PlanError(
                 "too_few_subjects",
                 f"{template.query_type.value} over {spec.name} needs "
-                f"{template.kind.min_subjects} or more subjects, the plan names {len(named)}",
+                f"{template.shape.min_subjects} or more subjects, the plan names {len(named)}",
                 hint=f"name them, e.g. `about {spec.name} 64, {spec.name} 65`",
             )
     policy = plan.retrieval_policy

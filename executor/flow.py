@@ -254,7 +254,7 @@ def _result_rows(
             evidence.setdefault(ev.id, ev)
             evidence_ids.append(ev.id)
         facts: dict[str, str] = {}
-        if prep.template.kind.entity_facts:
+        if prep.template.shape.entity_facts:
             for f in every.get(eid, ()):
                 ev = _fact_evidence(f, execution_id)
                 evidence.setdefault(ev.id, ev)

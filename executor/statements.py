@@ -78,9 +78,9 @@ class StatementSet:
 def selected_columns(plan: Plan, et: EntityTable, template: Template) -> tuple[Selected, ...]:
     spec = et.spec
     names: list[str] = list(plan.projection or spec.default_projection)
-    if template.kind.snapshot:
+    if template.shape.snapshot:
         names += [n for n, f in spec.fields.items() if f.column and not f.sensitive]
-    if template.kind.passages:
+    if template.shape.passages:
         names += list(spec.text_search)
     out: dict[str, Selected] = {}
     for name in names:
@@ -265,7 +265,7 @@ def build_statements(
         where.append(et.id.in_(b.ids("subject_ids")))
     guard = bool(bound)  # the baseline guard is read when the plan filters
     main = (
-        b.entity_select(selected, baseline=False, total=template.kind.counts)
+        b.entity_select(selected, baseline=False, total=template.shape.counts)
         .where(*where)
         .order_by(*b.order_by())
         .limit(b.limit())
@@ -302,12 +302,12 @@ def build_statements(
         fact_fields=projected_fact_fields(plan, et),
         main=joined if joined is not None else main,
         main_facts=joined is not None,
-        counts=template.kind.counts,
+        counts=template.shape.counts,
         baseline=baseline,
         entity_facts=entity_facts,
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
-        uses_entity_facts=template.kind.entity_facts or bool(projected_fact_fields(plan, et)),
+        uses_entity_facts=template.shape.entity_facts or bool(projected_fact_fields(plan, et)),
     )
 
 

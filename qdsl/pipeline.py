@@ -27,6 +27,7 @@ from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
+from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.executor.result import Evidence, ExecutionResult
@@ -90,7 +91,6 @@ class Settings:
 
 
 Flow = Generator[Plan, ExecutionResult, AnswerResult]
-_EMPTY_IS_INSUFFICIENT = frozenset({QueryType.EXPLAIN, QueryType.DIAGNOSE})
 
 
 def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
@@ -234,11 +234,12 @@ class _Run:
 
     def on_empty(self, plan: Plan, result: ExecutionResult) -> AnswerResult | None:
         """An empty result's own outcome (clarify, insufficient_evidence), else None."""
-        if plan.query_type is QueryType.COUNT or result.rows:
+        policy = kind_of(plan.query_type).on_empty
+        if policy is EmptyResult.ANSWER or result.rows:
             return None
         if plan.clarify_on_empty:
             return self.without_answer("clarify", plan, clarification(self.lang))
-        if plan.query_type in _EMPTY_IS_INSUFFICIENT:
+        if policy is EmptyResult.INSUFFICIENT:
             return self.insufficient(plan, execution_id=result.execution_id)
         return None
 

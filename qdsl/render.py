@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.ir import CONTRACT_FOR, AnswerContract, Plan, QueryType
+from qdsl.dsl.ir import AnswerContract, Plan, QueryType
+from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
 from qdsl.verifier import Answer, Language
@@ -265,25 +266,29 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     return text, {"subjects": subjects, "differences": differences}, cites
 
 
-_RENDERERS: dict[QueryType, Callable[[_Ctx], tuple[str, dict[str, Any], list[str]]]] = {
-    QueryType.EXISTENCE: _existence,
-    QueryType.COUNT: _count,
-    QueryType.LIST: _list,
-    QueryType.STATUS: _snapshot,
-    QueryType.EXPLAIN: _explain,
-    QueryType.DIAGNOSE: _diagnose,
-    QueryType.COMPARE: _compare,
-}
+Renderer = Callable[[_Ctx], tuple[str, dict[str, Any], list[str]]]
+
+# One renderer per executable query type (`dsl.kinds`); tests/dsl/test_kinds.py
+# proves every kind that can execute has one.
+RENDERERS: KindTable[Renderer] = KindTable("renderer", needs=lambda k: k.executable)
+RENDERERS.add(QueryType.EXISTENCE, _existence)
+RENDERERS.add(QueryType.COUNT, _count)
+RENDERERS.add(QueryType.LIST, _list)
+RENDERERS.add(QueryType.STATUS, _snapshot)
+RENDERERS.add(QueryType.EXPLAIN, _explain)
+RENDERERS.add(QueryType.DIAGNOSE, _diagnose)
+RENDERERS.add(QueryType.COMPARE, _compare)
 
 
 def render(plan: Plan, result: ExecutionResult, *, language: Language, catalog: Catalog) -> Answer:
     """The answer to `plan` from `result`, per the plan's contract."""
-    if plan.query_type is QueryType.UNKNOWN:
+    kind = kind_of(plan.query_type)
+    if not kind.executable:
         return clarification(language)
     ctx = _Ctx(plan, result, language, catalog)
-    text, data, cites = _RENDERERS[plan.query_type](ctx)
+    text, data, cites = RENDERERS[plan.query_type](ctx)
     return Answer(
-        contract=CONTRACT_FOR[plan.query_type],
+        contract=kind.contract,
         text=text,
         data=data,
         cited_evidence=tuple(cites),

@@ -61,6 +61,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for name, count in sorted(SUITE_COUNTS.items()):
             terminalreporter.write_line(f"{name}: {count} executions")
 
+# The second deployment (support tickets) and its databases.
+pytest_plugins = ["deployments.fixtures"]
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_FIXTURES = frozenset({"pg_url", "pg_engine", "pg_admin_url", "pg_database_factory"})

@@ -1,20 +1,19 @@
 """The answer verifier: nothing leaves unless it answers the question asked.
 
-`verify(plan, result, answer, context=...)` runs `DEFAULT_CHECKS` (or the
-caller's tuple) and returns a `Verdict` naming every failed check. It judges
-any answer, the renderer's or one written elsewhere, against this execution.
+`verify(plan, result, answer, context=...)` runs the plan's checks plus the
+mandatory ones (and any the caller adds) and returns a `Verdict` naming every
+failed check. It judges any answer, the renderer's or one written elsewhere,
+against this execution.
 """
 
 from __future__ import annotations
 
-from qdsl.verifier.checks import DEFAULT_CHECKS, Check, Subject
-from qdsl.verifier.contracts import DATA_KEYS
+from qdsl.verifier.checks import CHECKS, Check, Subject
 from qdsl.verifier.model import Answer, Issue, Language, Outcome, Verdict, VerifyContext
-from qdsl.verifier.verify import verify
+from qdsl.verifier.verify import checks_for, verify
 
 __all__ = [
-    "DATA_KEYS",
-    "DEFAULT_CHECKS",
+    "CHECKS",
     "Answer",
     "Check",
     "Issue",
@@ -23,5 +22,6 @@ __all__ = [
     "Subject",
     "Verdict",
     "VerifyContext",
+    "checks_for",
     "verify",
 ]

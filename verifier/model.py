@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qdsl.dsl.catalog import Catalog, demo_catalog
+from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import AnswerContract, QueryType
 
 Language = Literal["zh", "en"]
@@ -85,14 +85,18 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VerifyContext:
-    """Who asks and how: the verifier never takes these from the plan or the answer."""
+    """Who asks and how: the verifier never takes these from the plan or the answer.
+
+    The catalog is the deployment's own; there is no default, so a check never
+    judges one deployment's answer by another's names.
+    """
 
     tenant_id: str
+    catalog: Catalog
     route_mode: str = "internal"
     now: datetime = field(default_factory=_utcnow)
-    catalog: Catalog = field(default_factory=demo_catalog)
     # The query type the question's own wording asks for (from the rule planner's
     # cues), independent of whichever planner wrote the plan. None: not known.
     expected_query_type: QueryType | None = None

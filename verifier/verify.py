@@ -1,17 +1,35 @@
-"""verify(): run every check over one answer and aggregate a verdict."""
+"""verify(): run the plan's checks over one answer and aggregate a verdict.
+
+What runs is the plan's `verifier_checks` (its query type's defaults when it
+names none) plus the checks no plan can remove (`dsl.kinds.MANDATORY_CHECKS`,
+the query type's own, fresh_evidence under require_fresh_fact), then the
+caller's extra checks. A plan normalized by `dsl.normalize` already lists all
+of them; a plan built by hand gets the same.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.kinds import kind_of
 from qdsl.executor.result import ExecutionResult
-from qdsl.verifier.checks import DEFAULT_CHECKS, Check, Subject
+from qdsl.verifier.checks import CHECKS, Check, Subject
 from qdsl.verifier.model import OUTCOME_RANK, Answer, Issue, Outcome, Verdict, VerifyContext
 
 
 def check_name(check: Check) -> str:
     return getattr(check, "__name__", type(check).__name__)
+
+
+def checks_for(plan: Plan, extra: Sequence[Check] = ()) -> tuple[Check, ...]:
+    """The checks `verify` runs for `plan`, in order, each once (by name)."""
+    kind = kind_of(plan.query_type)
+    names = kind.checks_for(plan.verifier_checks, fresh=plan.retrieval_policy.require_fresh_fact)
+    chosen = {check_name(CHECKS[n]): CHECKS[n] for n in names}
+    for check in extra:
+        chosen.setdefault(check_name(check), check)
+    return tuple(chosen.values())
 
 
 def _run_one(check: Check, subject: Subject) -> list[Issue]:
@@ -36,8 +54,10 @@ def verify(
     answer: Answer,
     *,
     context: VerifyContext,
-    checks: Sequence[Check] = DEFAULT_CHECKS,
+    checks: Sequence[Check] = (),
 ) -> Verdict:
+    """Judge `answer`; `checks` are the caller's, added to the plan's and the mandatory ones."""
+    checks = checks_for(plan, checks)
     subject = Subject(plan=plan, result=result, answer=answer, context=context)
     issues: list[Issue] = []
     passed: list[str] = []

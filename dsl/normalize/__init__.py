@@ -7,13 +7,11 @@ may pass its own tuple (`rules=DEFAULT_RULES + (my_rule,)`).
 
 from __future__ import annotations
 
-from qdsl.dsl.normalize.contract import DEFAULT_CHECKS
 from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
 from qdsl.dsl.normalize.limits import DEFAULT_FRESHNESS_DAYS
 from qdsl.dsl.normalize.pipeline import DEFAULT_RULES, normalize
 
 __all__ = [
-    "DEFAULT_CHECKS",
     "DEFAULT_FRESHNESS_DAYS",
     "DEFAULT_RULES",
     "Env",

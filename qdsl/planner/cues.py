@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from qdsl.dsl.ir import QueryType
+from qdsl.dsl.kinds import KindTable
 from qdsl.dsl.textnorm import normalize_text
 
 _Q = QueryType
@@ -131,6 +132,12 @@ CUES: tuple[tuple[QueryType, tuple[str, ...]], ...] = (
         ),
     ),
 )
+
+# The cues registered per query type (`dsl.kinds`): every executable kind has
+# wording that asks for it (tests/dsl/test_kinds.py); CUES keeps their order.
+CUES_BY_KIND: KindTable[tuple[str, ...]] = KindTable("planner cues", needs=lambda k: k.executable)
+for _qt, _patterns in CUES:
+    CUES_BY_KIND.add(_qt, _patterns)
 
 _COMPILED = tuple((qt, tuple(re.compile(p) for p in pats)) for qt, pats in CUES)
 

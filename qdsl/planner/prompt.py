@@ -11,7 +11,7 @@ import json
 from typing import Literal
 
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.ir import CONTRACT_FOR
+from qdsl.dsl.kinds import KINDS
 from qdsl.dsl.normalize import PlanContext
 
 PlanForm = Literal["text", "json"]
@@ -89,7 +89,7 @@ def build_prompt(
     context: PlanContext | None = None,
     feedback: str | None = None,
 ) -> str:
-    contracts = ", ".join(f"{q.value} -> {c.value}" for q, c in CONTRACT_FOR.items())
+    contracts = ", ".join(f"{q.value} -> {k.contract.value}" for q, k in KINDS.items())
     sections = [
         _RULES,
         f"Answer contracts: {contracts}",

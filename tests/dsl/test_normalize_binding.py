@@ -18,7 +18,8 @@ from qdsl.dsl.ir import (
     Span,
     VerifierCheck,
 )
-from qdsl.dsl.normalize import DEFAULT_CHECKS, DEFAULT_RULES, Env, normalize
+from qdsl.dsl.kinds import KINDS, MANDATORY_CHECKS
+from qdsl.dsl.normalize import DEFAULT_RULES, Env, normalize
 
 CAT = demo_catalog()
 SPAN = Span(line=3, column=7, end_line=3, end_column=20, start_pos=30, end_pos=43)
@@ -87,7 +88,7 @@ def test_query_type_the_entity_does_not_answer_is_not_covered() -> None:
 def test_unknown_query_type_passes_to_clarify() -> None:
     out = normalize(plan(query_type=QueryType.UNKNOWN), CAT).plan
     assert out.answer_contract is AnswerContract.CLARIFY_OR_FAIL
-    assert out.verifier_checks == (VerifierCheck.CONTRACT_MATCHES_QUERY_TYPE,)
+    assert out.verifier_checks == MANDATORY_CHECKS
 
 
 @pytest.mark.parametrize("qt", [QueryType.EXISTENCE, QueryType.COUNT, QueryType.LIST])
@@ -101,25 +102,43 @@ def test_contract_and_checks_default_per_query_type(qt: QueryType) -> None:
             QueryType.LIST: AnswerContract.ENTITY_LIST,
         }[qt]
     )
-    assert out.verifier_checks == DEFAULT_CHECKS[qt]
+    assert out.verifier_checks == (
+        *MANDATORY_CHECKS,
+        *KINDS[qt].mandatory_checks,
+        *KINDS[qt].default_checks,
+    )
 
 
 def test_existence_checks_are_the_documented_ones() -> None:
     out = normalize(plan(query_type=QueryType.EXISTENCE), CAT).plan
     assert [c.value for c in out.verifier_checks] == [
+        "route_contract_internal",
+        "tenant_consistent",
         "contract_matches_query_type",
         "evidence_backed",
+        "consistent_with_result",
         "no_total_count_substitution",
         "covers_conditions",
-        "tenant_consistent",
         "within_limit",
     ]
 
 
-def test_every_query_type_has_default_checks_starting_with_the_contract() -> None:
+def test_every_query_type_runs_the_mandatory_checks_and_fresh_evidence_only_when_asked() -> None:
     for qt in QueryType:
-        assert DEFAULT_CHECKS[qt][0] is VerifierCheck.CONTRACT_MATCHES_QUERY_TYPE
-        assert VerifierCheck.FRESH_EVIDENCE not in DEFAULT_CHECKS[qt]
+        checks = KINDS[qt].checks_for(())
+        assert checks[: len(MANDATORY_CHECKS)] == MANDATORY_CHECKS
+        assert VerifierCheck.FRESH_EVIDENCE not in checks
+        assert VerifierCheck.FRESH_EVIDENCE in KINDS[qt].checks_for((), fresh=True)
+
+
+def test_a_plan_cannot_remove_a_mandatory_check() -> None:
+    p = plan(query_type=QueryType.COUNT, verifier_checks=(VerifierCheck.WITHIN_LIMIT,))
+    out = normalize(p, CAT).plan
+    assert out.verifier_checks == (
+        *MANDATORY_CHECKS,
+        VerifierCheck.NO_TOTAL_COUNT_SUBSTITUTION,
+        VerifierCheck.WITHIN_LIMIT,
+    )
 
 
 def test_named_checks_are_kept_deduplicated_and_fresh_evidence_added() -> None:
@@ -128,7 +147,7 @@ def test_named_checks_are_kept_deduplicated_and_fresh_evidence_added() -> None:
         retrieval_policy=RetrievalPolicy(require_fresh_fact=True),
     )
     out = normalize(p, CAT).plan
-    assert out.verifier_checks == (VerifierCheck.EVIDENCE_BACKED, VerifierCheck.FRESH_EVIDENCE)
+    assert out.verifier_checks == (*MANDATORY_CHECKS, VerifierCheck.FRESH_EVIDENCE)
 
 
 def test_contract_mismatch_is_refused() -> None:

@@ -48,9 +48,14 @@ verify contract_matches_query_type, evidence_backed, no_total_count_substitution
 on_empty answer_not_found
 """
 
+# The seed names three checks; the normalized plan lists every check that
+# runs: the mandatory ones first, then the named ones not already among them.
 SEED_CHECKS = (
+    VerifierCheck.ROUTE_CONTRACT_INTERNAL,
+    VerifierCheck.TENANT_CONSISTENT,
     VerifierCheck.CONTRACT_MATCHES_QUERY_TYPE,
     VerifierCheck.EVIDENCE_BACKED,
+    VerifierCheck.CONSISTENT_WITH_RESULT,
     VerifierCheck.NO_TOTAL_COUNT_SUBSTITUTION,
 )
 

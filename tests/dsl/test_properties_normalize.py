@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, FieldType, demo_catalog
 from qdsl.dsl.errors import QdslError, UserError
 from qdsl.dsl.ir import (
-    CONTRACT_FOR,
     AnswerContract,
     Filter,
     ObjectRef,
@@ -31,6 +30,7 @@ from qdsl.dsl.ir import (
     ValueSource,
     VerifierCheck,
 )
+from qdsl.dsl.kinds import KINDS
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
 from qdsl.dsl.normalize.names import field_spec, filterable
 
@@ -174,7 +174,7 @@ def plans(draw: st.DrawFn) -> Plan:
         query_type=qt,
         entity_type=written_entity,
         answer_contract=draw(
-            mostly(st.sampled_from([None, CONTRACT_FOR[qt]]), st.sampled_from(AnswerContract))
+            mostly(st.sampled_from([None, KINDS[qt].contract]), st.sampled_from(AnswerContract))
         ),
         filters=tuple(draw(st.lists(filters(ent_key), max_size=3))),
         scope=Scope(
@@ -236,7 +236,7 @@ def attempt(p: Plan, ctx: PlanContext | None) -> NormalizedPlan | None:
 
 def assert_invariants(plan: Plan, ctx: PlanContext | None) -> None:
     ent = CAT.entities[plan.entity_type]
-    assert plan.answer_contract is CONTRACT_FOR[plan.query_type]
+    assert plan.answer_contract is KINDS[plan.query_type].contract
     assert plan.verifier_checks
     names: list[Any] = [
         *plan.projection,

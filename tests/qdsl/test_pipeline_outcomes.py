@@ -15,7 +15,7 @@ from qdsl.dsl.errors import PolicyError
 from qdsl.dsl.normalize import PlanContext
 from qdsl.facts.db import DEMO_NOW
 from qdsl.planner import PlanDraft
-from qdsl.verifier import DEFAULT_CHECKS, Issue, Outcome, Subject
+from qdsl.verifier import Issue, Outcome, Subject
 
 
 @dataclass
@@ -82,7 +82,7 @@ def test_same_plan_retry_is_bounded_and_can_recover(sqlite_engine: Engine) -> No
         "t1",
         engine=sqlite_engine,
         now=DEMO_NOW,
-        checks=(*DEFAULT_CHECKS, flaky),
+        checks=(flaky,),
         audit_sink=sink,
     )
     assert res.status == "answered"
@@ -99,7 +99,7 @@ def test_same_plan_retry_is_bounded_and_can_recover(sqlite_engine: Engine) -> No
         "t1",
         engine=sqlite_engine,
         now=DEMO_NOW,
-        checks=(*DEFAULT_CHECKS, always),
+        checks=(always,),
     )
     assert res.status == "refused" and len(calls) == 2
     assert res.data == {} and res.evidence == ()
@@ -111,7 +111,7 @@ def test_explicit_insufficient_evidence(sqlite_engine: Engine) -> None:
         return [Issue(check="thin", message="x", outcome=Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE)]
 
     res = plan_and_answer(
-        "有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW, checks=(*DEFAULT_CHECKS, thin)
+        "有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW, checks=(thin,)
     )
     assert res.status == "insufficient_evidence"
     assert res.data == {} and res.verdict is not None and res.verdict.failed == ("thin",)
@@ -125,7 +125,7 @@ def test_non_retryable_failure_is_refused_at_once(sqlite_engine: Engine) -> None
         return [Issue(check="leak", message="x", retryable=False)]
 
     res = plan_and_answer(
-        "有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW, checks=(*DEFAULT_CHECKS, leak)
+        "有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW, checks=(leak,)
     )
     assert res.status == "refused" and calls == [1]
 

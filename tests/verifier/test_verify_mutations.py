@@ -20,9 +20,9 @@ from verifier_cases import (
     with_,
 )
 
-from qdsl.dsl.ir import AnswerContract, Filter, Operator, QueryType
+from qdsl.dsl.ir import AnswerContract, Filter, Operator, QueryType, VerifierCheck
 from qdsl.executor.result import ExecutionResult
-from qdsl.verifier import DEFAULT_CHECKS, Answer, Issue, Outcome, Subject, verify
+from qdsl.verifier import Answer, Issue, Outcome, Subject, verify
 
 EXISTS = plan(QueryType.EXISTENCE, A_SHARE)
 
@@ -37,7 +37,17 @@ def test_correct_existence_answer_passes_every_check(language: str) -> None:
     verdict = verify(EXISTS, existence_result(), answer, context=context())
     assert verdict.outcome is Outcome.PASS, verdict.issues
     assert verdict.failed == ()
-    assert verdict.checks_run == tuple(c.__name__ for c in DEFAULT_CHECKS)
+    # the mandatory checks first, then existence's own and its defaults
+    assert verdict.checks_run == (
+        "route_contract_internal",
+        "tenant_consistent",
+        "contract_matches_query_type",
+        "evidence_backed",
+        "consistent_with_result",
+        "no_total_count_substitution",
+        "covers_conditions",
+        "within_limit",
+    )
     assert set(verdict.passed) == set(verdict.checks_run)
     assert answer.data["exists"] is True
     assert {m["id"] for m in answer.data["matches"]} == {"60", "61", "62"}
@@ -162,10 +172,15 @@ def test_stale_fact_under_require_fresh_fact_is_caught() -> None:
 def test_stale_fact_without_freshness_requirement_is_only_a_warning() -> None:
     stale = fact(3, "62", valid_until=datetime(2026, 6, 30, tzinfo=UTC))
     result = existence_result(evidence=(fact(1, "60"), fact(2, "61"), stale))
-    verdict = verify(EXISTS, result, rendered(EXISTS, result), context=context())
+    # fresh_evidence runs when the plan names it (or requires fresh facts) ...
+    named = EXISTS.model_copy(update={"verifier_checks": (VerifierCheck.FRESH_EVIDENCE,)})
+    verdict = verify(named, result, rendered(named, result), context=context())
     assert verdict.ok
     assert [i.check for i in verdict.issues] == ["fresh_evidence"]
     assert verdict.issues[0].level == "warning"
+    # ... and not otherwise: a plan's checks are what runs, plus the mandatory ones
+    verdict = verify(EXISTS, result, rendered(EXISTS, result), context=context())
+    assert verdict.ok and "fresh_evidence" not in verdict.checks_run
 
 
 def test_other_tenants_fact_is_caught() -> None:
@@ -258,7 +273,7 @@ def test_a_crashing_check_becomes_an_issue() -> None:
 
     answer = rendered(EXISTS, existence_result())
     verdict = verify(
-        EXISTS, existence_result(), answer, context=context(), checks=(*DEFAULT_CHECKS, explodes)
+        EXISTS, existence_result(), answer, context=context(), checks=(explodes,)
     )
     assert verdict.failed == ("explodes",)
     assert "RuntimeError: boom" in verdict.issues[0].message
@@ -273,7 +288,7 @@ def test_callers_extend_the_checks() -> None:
 
     answer = rendered(EXISTS, existence_result())
     loud = with_(answer, text=answer.text + "!")
-    checks = (*DEFAULT_CHECKS, no_exclamation)
+    checks = (no_exclamation,)
     assert verify(EXISTS, existence_result(), answer, context=context(), checks=checks).ok
     verdict = verify(EXISTS, existence_result(), loud, context=context(), checks=checks)
     assert verdict.failed == ("no_exclamation",)

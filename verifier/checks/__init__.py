@@ -1,12 +1,16 @@
 """The verifier's checks: small named functions, each returning issues.
 
-`DEFAULT_CHECKS` runs on every answer; a caller extends it with
-`(*DEFAULT_CHECKS, my_check)` or replaces it. A check's name is its function's
-`__name__`.
+`CHECKS` maps every name a plan can write (`dsl.kinds.VerifierCheck`) to its
+function; a check's name is its function's `__name__`. The verifier runs the
+plan's checks plus the mandatory ones (`dsl.kinds.MANDATORY_CHECKS` and the
+query type's own), then any a caller adds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from qdsl.dsl.kinds import VerifierCheck
 from qdsl.verifier.checks.base import Check, Subject, error, warning
 from qdsl.verifier.checks.conditions import covers_conditions
 from qdsl.verifier.checks.consistency import consistent_with_result
@@ -17,20 +21,23 @@ from qdsl.verifier.checks.freshness import fresh_evidence
 from qdsl.verifier.checks.limits import within_limit
 from qdsl.verifier.checks.tenancy import route_contract_internal, tenant_consistent
 
-DEFAULT_CHECKS: tuple[Check, ...] = (
-    route_contract_internal,
-    tenant_consistent,
-    contract_matches_query_type,
-    evidence_backed,
-    no_total_count_substitution,
-    consistent_with_result,
-    covers_conditions,
-    fresh_evidence,
-    within_limit,
-)
+CHECKS: Mapping[VerifierCheck, Check] = {
+    VerifierCheck(check.__name__): check
+    for check in (
+        route_contract_internal,
+        tenant_consistent,
+        contract_matches_query_type,
+        evidence_backed,
+        no_total_count_substitution,
+        consistent_with_result,
+        covers_conditions,
+        fresh_evidence,
+        within_limit,
+    )
+}
 
 __all__ = [
-    "DEFAULT_CHECKS",
+    "CHECKS",
     "Check",
     "Subject",
     "consistent_with_result",

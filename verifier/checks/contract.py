@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from qdsl.dsl.ir import CONTRACT_FOR
+from qdsl.dsl.kinds import kind_for_contract, kind_of
 from qdsl.verifier.checks.base import Subject, error
-from qdsl.verifier.contracts import DATA_KEYS
 from qdsl.verifier.model import Issue, Outcome
 
 NAME = "contract_matches_query_type"
@@ -14,7 +13,7 @@ NAME = "contract_matches_query_type"
 
 def contract_matches_query_type(s: Subject) -> Iterator[Issue]:
     plan, answer = s.plan, s.answer
-    expected = CONTRACT_FOR[plan.query_type]
+    expected = kind_of(plan.query_type).contract
     asked = s.context.expected_query_type
     if asked is not None and asked is not plan.query_type:
         # The plan answers another question than the one asked (a count plan for
@@ -44,7 +43,7 @@ def contract_matches_query_type(s: Subject) -> Iterator[Issue]:
             f"{plan.query_type.value} (expected {expected.value})",
         )
     keys = set(answer.data)
-    want = DATA_KEYS[answer.contract]
+    want = kind_for_contract(answer.contract).data_keys
     if keys != want:
         missing = sorted(want - keys)
         extra = sorted(keys - want)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from qdsl.dsl.kinds import kind_for_contract
 from qdsl.verifier.checks.base import Subject, error
-from qdsl.verifier.contracts import MUST_CITE
 from qdsl.verifier.model import Issue
 
 NAME = "evidence_backed"
@@ -54,5 +54,5 @@ def evidence_backed(s: Subject) -> Iterator[Issue]:
     row_evidence = {eid for row in result.rows for eid in row.evidence_ids}
     for eid in sorted(row_evidence - set(known)):
         yield error(NAME, f"row evidence {eid} is missing from the result's evidence")
-    if s.answer.contract in MUST_CITE and _claims_something(s) and not cited:
+    if kind_for_contract(s.answer.contract).must_cite and _claims_something(s) and not cited:
         yield error(NAME, f"a {s.answer.contract.value} answer must cite evidence, none cited")

@@ -1,0 +1,182 @@
+"""A second deployment for tests: a support desk (tickets), not the demo.
+
+The deployment is what a deployer writes (tests/deployments/tickets/):
+`catalog.toml`, the desk's own tables as portable DDL (`schema.sql`), its rows
+(`data.sql`), PostgreSQL grants and row-level security (`grants.postgresql.sql`)
+and one fact field as `semantic_facts` rows (`facts.jsonl`). A database is built
+the way a deployer sets one up: the desk's DDL and data, `qdsl.facts.db.upgrade`
+for qdsl's own tables, the facts, and the text index over the catalog's
+`text_search` columns.
+
+Fixtures (registered from tests/conftest.py):
+* `tickets_catalog`: the loaded catalog.
+* `tickets_sqlite_url` / `tickets_pg_url`: session-scoped built databases.
+* `tickets_dialect` ("sqlite" | "postgresql") and the matching `tickets_url` /
+  `tickets_engine`: a test using them runs once per dialect.
+* `tickets_rows`: the desk's rows as plain dicts read back from SQLite with
+  hand-written SQL, for oracles that recompute answers in Python.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine
+
+from qdsl.dsl.catalog import Catalog, load_catalog
+from qdsl.facts.bulk import bulk_insert
+from qdsl.facts.db import make_engine, upgrade
+from qdsl.facts.tables import semantic_facts, text_grams
+from qdsl.facts.textindex import gram_rows
+
+TICKETS_DIR = Path(__file__).parent / "tickets"
+TICKETS_CATALOG = TICKETS_DIR / "catalog.toml"
+TICKETS_TENANTS: tuple[str, ...] = ("acme", "globex")
+
+
+def sql_statements(path: Path) -> list[str]:
+    """The statements of a SQL file, split where a statement is complete."""
+    out: list[str] = []
+    buf = ""
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if not buf and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip().rstrip(";"))
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"{path.name}: incomplete statement at the end: {buf[:80]!r}")
+    return out
+
+
+def _run_file(conn: Connection, path: Path) -> None:
+    for stmt in sql_statements(path):
+        conn.exec_driver_sql(stmt)
+
+
+def _facts(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        for key in ("observed_at", "valid_until"):
+            if row.get(key) is not None:
+                row[key] = datetime.fromisoformat(row[key])
+        rows.append(row)
+    return rows
+
+
+def _index_rows(conn: Connection, catalog: Catalog) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for name, spec in catalog.entities.items():
+        if not spec.text_search:
+            continue
+        cols = [spec.tenant, spec.id, *spec.text_search]
+        table = sa.table(spec.table, *(sa.column(c) for c in cols))
+        for row in conn.execute(sa.select(*table.c)).mappings():
+            texts = [row[c] for c in spec.text_search]
+            out.extend(gram_rows(row[spec.tenant], name, row[spec.id], texts))
+    return out
+
+
+def build_tickets_database(url: str) -> None:
+    """Create the desk's tables and rows, migrate qdsl's own, load facts, index text."""
+    catalog = load_catalog(TICKETS_CATALOG)
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                # data.sql spells UTC instants without an offset.
+                conn.exec_driver_sql("SET LOCAL TIME ZONE 'UTC'")
+            _run_file(conn, TICKETS_DIR / "schema.sql")
+            _run_file(conn, TICKETS_DIR / "data.sql")
+        upgrade(url)
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                _run_file(conn, TICKETS_DIR / "grants.postgresql.sql")
+            bulk_insert(conn, semantic_facts, _facts(TICKETS_DIR / "facts.jsonl"))
+            bulk_insert(conn, text_grams, _index_rows(conn, catalog))
+    finally:
+        engine.dispose()
+
+
+_READ_ALL = {
+    "agents": "SELECT * FROM agents",
+    "tickets": "SELECT * FROM tickets",
+    "kb_articles": "SELECT * FROM kb_articles",
+    "semantic_facts": "SELECT * FROM semantic_facts",
+}
+
+
+def read_rows(sqlite_path: str) -> dict[str, list[dict[str, Any]]]:
+    """Every row of the desk's tables and facts, read with plain sqlite3 (no qdsl)."""
+    con = sqlite3.connect(sqlite_path)
+    con.row_factory = sqlite3.Row
+    try:
+        return {table: [dict(r) for r in con.execute(sql)] for table, sql in _READ_ALL.items()}
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="session")
+def tickets_catalog() -> Catalog:
+    return load_catalog(TICKETS_CATALOG)
+
+
+@pytest.fixture(scope="session")
+def tickets_sqlite_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("tickets-sqlite") / "tickets.sqlite3"
+    build_tickets_database(f"sqlite+pysqlite:///{path}")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tickets_sqlite_url(tickets_sqlite_path: str) -> str:
+    return f"sqlite+pysqlite:///{tickets_sqlite_path}"
+
+
+@pytest.fixture(scope="session")
+def tickets_pg_url(pg_database_factory: Callable[[], str]) -> str:
+    url = pg_database_factory()
+    build_tickets_database(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def tickets_rows(tickets_sqlite_path: str) -> dict[str, list[dict[str, Any]]]:
+    return read_rows(tickets_sqlite_path)
+
+
+@pytest.fixture(scope="session")
+def _tickets_engines() -> Iterator[dict[str, Engine]]:
+    engines: dict[str, Engine] = {}
+    yield engines
+    for engine in engines.values():
+        engine.dispose()
+
+
+@pytest.fixture(params=[pytest.param("sqlite"), pytest.param("postgresql", marks=pytest.mark.pg)])
+def tickets_dialect(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def tickets_url(tickets_dialect: str, request: pytest.FixtureRequest) -> str:
+    name = "tickets_sqlite_url" if tickets_dialect == "sqlite" else "tickets_pg_url"
+    return str(request.getfixturevalue(name))
+
+
+@pytest.fixture
+def tickets_engine(tickets_url: str, _tickets_engines: dict[str, Engine]) -> Engine:
+    if tickets_url not in _tickets_engines:
+        _tickets_engines[tickets_url] = make_engine(tickets_url)
+    return _tickets_engines[tickets_url]
