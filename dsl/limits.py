@@ -197,18 +197,26 @@ def check_plan_limits(plan: Plan, limit: Limits | None = None) -> None:
         for v in values:
             if isinstance(v, str):
                 _check_text(v, f"a value of filter {i}", lim)
-            elif _out_of_range(v):
-                raise PlanError(
-                    "value_out_of_range",
-                    f"a value of filter {i} is out of range ({v!r:.40})",
-                    hint="use a finite number within 64-bit integer range",
-                    retryable=False,
-                    details={"filter": i},
-                )
     texts = [plan.scope.project_id, plan.scope.thread_anchor, *(r.id for r in refs)]
     for text in texts:
         if text is not None:
             _check_text(text, "a scope value", lim)
+
+
+def check_bindable(plan: Plan) -> None:
+    """Refuse numbers no database column holds (beyond 64-bit integers, NaN,
+    infinities): the plan language writes them, the executor cannot bind them."""
+    for i, f in enumerate(plan.filters):
+        values = f.value if isinstance(f.value, tuple) else (f.value,)
+        for v in values:
+            if _out_of_range(v):
+                raise PlanError(
+                    "value_out_of_range",
+                    f"a value of filter {i} is out of range ({v!r:.40})",
+                    hint="use a finite number within the 64-bit integer range",
+                    retryable=False,
+                    details={"filter": i},
+                )
 
 
 _INT64 = 2**63 - 1

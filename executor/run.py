@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection, Engine
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import check_now, check_plan_limits
+from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
@@ -163,6 +163,7 @@ def _start(
     another tenant than the caller's, and a missing, blank or malformed tenant)."""
     tenant = valid_tenant(tenant_id)
     check_plan_limits(plan)
+    check_bindable(plan)
     if now is not None:
         check_now(now)
     prep = prepare(plan, catalog, dialect, tenant, now=now)

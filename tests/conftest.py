@@ -73,6 +73,9 @@ def _isolated_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     state = tmp_path / "qdsl-state"
     monkeypatch.setenv("QDSL_STATE_DIR", str(state))
     monkeypatch.delenv("QDSL_DATABASE_URL", raising=False)
+    # No test may depend on a statement finishing within the production default
+    # (5 s) on a loaded machine; a test of timeouts sets its own.
+    monkeypatch.setenv("QDSL_STATEMENT_TIMEOUT_MS", "600000")
     return state
 
 

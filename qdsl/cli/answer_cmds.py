@@ -173,12 +173,16 @@ def _unwrap(value: Any, key: str) -> Any:
     return value
 
 
-def parse_result(raw: str) -> ExecutionResult:
+def parse_result(raw: str, tenant_id: str) -> ExecutionResult:
+    """The result `qdsl run` printed for `tenant_id`, its MAC checked first."""
     from pydantic import ValidationError
 
+    from qdsl.result_mac import check_result
+
     value = _unwrap(_json_arg(raw, "result"), "result")
+    check_result(tenant_id, value)
     try:
-        return ExecutionResult.model_validate(value)
+        return ExecutionResult.model_validate({k: v for k, v in value.items() if k != "mac"})
     except ValidationError as exc:
         raise UsageError(
             "bad_result",
@@ -219,7 +223,13 @@ def parse_answer(raw: str) -> Any:
 @click.command("verify")
 @plan_input_options
 @click.option("--tenant", required=True, help="The caller's tenant.")
-@click.option("--result", "result_json", required=True, help="Execution result JSON (or -).")
+@click.option(
+    "--result",
+    "result_json",
+    default=None,
+    help="The result `qdsl run` printed (JSON or -; its MAC is checked). "
+    "Without it the plan is executed again.",
+)
 @click.option("--answer", "answer_json", required=True, help="The answer JSON (or -).")
 @click.option("--question", default=None, help="The question, to check the plan answers it.")
 @click.option("--route-mode", default="internal", show_default=True)
@@ -229,7 +239,7 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
     ctx: click.Context,
     /,
     tenant: str,
-    result_json: str,
+    result_json: str | None,
     answer_json: str,
     question: str | None,
     route_mode: str,
@@ -247,12 +257,18 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
             raise UsageError("two_stdin", "only one of --result / --answer can read stdin")
         catalog = _catalog()
         plan, warnings = load_normalized(inputs, tenant, catalog)
-        result = parse_result(result_json)
+        now = _now(now_text, demo=current_state().db_url is None)
+        if result_json is None:
+            from qdsl.cli.exec_cmds import run_plan
+
+            result, now = run_plan(plan, catalog, tenant, db_url=current_state().db_url, now=now)
+        else:
+            result = parse_result(result_json, tenant)
         answer = parse_answer(answer_json)
         context = VerifyContext(
             tenant_id=tenant,
             route_mode=route_mode,
-            now=_now(now_text, demo=current_state().db_url is None),
+            now=now,
             catalog=catalog,
             expected_query_type=intended_query_type(question, catalog) if question else None,
         )

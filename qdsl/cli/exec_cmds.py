@@ -172,9 +172,14 @@ def run_cmd(
         answer, exit_code = verified_run(
             plan, result, tenant_id=tenant, catalog=catalog, now=moment
         )
+        from qdsl.result_mac import sign_result
+
+        printed = result.model_dump(mode="json")
+        # signed for `qdsl verify --result`, which trusts nothing else
+        printed["mac"] = sign_result(tenant, printed)
         data = {
             **answer,
-            "result": result.model_dump(mode="json"),
+            "result": printed,
             "plan": plan.to_json_dict(),
             "now": moment.isoformat(),
         }
