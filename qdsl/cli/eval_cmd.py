@@ -1,0 +1,118 @@
+"""`qdsl eval CASES`: run a file of questions with expected answers (qdsl.evaluate).
+
+Prints one line per case (right / safe / wrong, the status and the text that
+left) under a summary with the TrustSQL reliability scores; with `--json` the
+report is the envelope's data. Exits 5 when any case is wrong.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+import click
+
+from qdsl.cli.runner import Outcome, run_operation
+from qdsl.cli.state import current_state
+
+if TYPE_CHECKING:
+    from qdsl.evaluate import CaseResult, Report
+
+EXIT_WRONG = 5
+Show = Literal["all", "not-right", "wrong"]
+_TEXT_WIDTH = 100
+_SHOWN: dict[str, tuple[str, ...]] = {
+    "all": ("right", "safe", "wrong"),
+    "not-right": ("safe", "wrong"),
+    "wrong": ("wrong",),
+}
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _row(r: CaseResult) -> str:
+    head = f"{r.verdict:<5}  {r.case.id}  [{r.case.tenant}] {r.case.question}"
+    lines = [head, f"       -> {r.status}: {_one_line(r.text, _TEXT_WIDTH)}"]
+    lines.extend(f"       ! {reason}" for reason in r.reasons)
+    return "\n".join(lines)
+
+
+def summary(report: Report) -> str:
+    n = len(report.results)
+    right, safe, wrong = (report.tally(v) for v in ("right", "safe", "wrong"))
+    rate = f"{100 * right / n:.1f}%" if n else "-"
+    scores = ", ".join(
+        f"c={name}: {report.reliability(c):+.3f}" for name, c in report.penalties().items()
+    )
+    return (
+        f"{n} cases: {right} right ({rate}), {safe} safe, {wrong} wrong\n"
+        f"reliability (TrustSQL, +1 right / 0 abstained / -c wrong, per case): {scores}"
+    )
+
+
+def table(report: Report, show: Show) -> str:
+    rows = [_row(r) for r in report.results if r.verdict in _SHOWN[show]]
+    # The summary leads: a long table is cut from the end when it goes to the ref store.
+    return "\n".join([summary(report), "", *rows, "", summary(report)]).rstrip()
+
+
+def _default_now(raw: str | None, *, demo: bool) -> datetime:
+    """--now, then QDSL_NOW, then the demo's fixed clock (demo database) or the wall clock."""
+    import os
+
+    from qdsl.cli.exec_cmds import parse_now
+
+    moment = parse_now(raw) or parse_now(os.environ.get("QDSL_NOW"))
+    if moment is not None:
+        return moment
+    if demo:
+        from qdsl.facts.db import DEMO_NOW
+
+        return DEMO_NOW
+    return datetime.now(UTC)
+
+
+@click.command("eval")
+@click.argument("cases_path", metavar="CASES", type=click.Path(dir_okay=False))
+@click.option("--now", "now_text", default=None, help="Clock for cases without `now` (ISO-8601).")
+@click.option(
+    "--show",
+    type=click.Choice(["all", "not-right", "wrong"]),
+    default="all",
+    show_default=True,
+    help="Which cases the table lists (the summary counts all).",
+)
+@click.pass_context
+def eval_cmd(ctx: click.Context, /, cases_path: str, now_text: str | None, show: Show) -> None:
+    """Ask every question of CASES (TOML or JSONL) and judge the answers."""
+
+    def body() -> Outcome:
+        from qdsl.dsl.catalog import resolve_catalog
+        from qdsl.evaluate import load_cases, plan_and_answer_asker, run_cases
+
+        cases = load_cases(cases_path)
+        state = current_state()
+        url = state.db_url
+        catalog = resolve_catalog(state.catalog_path)
+        default_now = _default_now(now_text, demo=url is None)
+        engine = None
+        if url is not None:
+            from qdsl.facts.db import make_engine
+
+            engine = make_engine(url)
+        try:
+            ask = plan_and_answer_asker(engine=engine, catalog=catalog, default_now=default_now)
+            report = run_cases(cases, ask)
+        finally:
+            if engine is not None:
+                engine.dispose()
+        return Outcome(
+            data=report.to_dict(),
+            human=table(report, show),
+            exit_code=EXIT_WRONG if report.tally("wrong") else 0,
+        )
+
+    ctx.exit(run_operation("eval", body))

@@ -1,0 +1,110 @@
+"""`qdsl eval CASES` through the CLI: table, envelope, exit codes, on two deployments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+from deployments.fixtures import TICKETS_CATALOG
+
+from qdsl.cli.main import cli
+
+DEMO_CASES = """
+[defaults]
+tenant = "t1"
+
+[[case]]
+id = "total"
+question = "现在有多少个项目"
+expect = { contract = "count_scalar", count = 14 }
+
+[[case]]
+id = "vague"
+question = "嗯"
+expect = { status = "clarify" }
+
+[[case]]
+id = "protocol"
+question = "确认"
+expect = { status = "gated" }
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "cases.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _eval(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_all_right_exits_zero_with_a_table(sqlite_url: str, tmp_path: Path) -> None:
+    res = _eval("--db", sqlite_url, "eval", str(_write(tmp_path, DEMO_CASES)))
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == "3 cases: 3 right (100.0%), 0 safe, 0 wrong"
+    assert "c=0: +1.000, c=10: +1.000, c=N: +1.000" in lines[1]
+    assert any(line.startswith("right  total  [t1] 现在有多少个项目") for line in lines)
+    assert "-> answered: 共有 14 个项目。" in res.stdout
+
+
+def test_a_wrong_case_exits_five_and_the_envelope_says_why(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    cases = DEMO_CASES.replace("count = 14", "count = 999")
+    res = _eval("--json", "--db", sqlite_url, "eval", str(_write(tmp_path, cases)))
+    assert res.exit_code == 5
+    envelope = json.loads(res.stdout)
+    assert envelope["ok"] is True and envelope["operation"] == "eval"
+    data = envelope["data"]
+    assert (data["cases"], data["right"], data["safe"], data["wrong"]) == (3, 2, 0, 1)
+    assert data["reliability"] == {"c=0": 0.6667, "c=10": -2.6667, "c=N": -0.3333}
+    wrong = [r for r in data["results"] if r["verdict"] == "wrong"]
+    assert [(r["id"], r["reasons"]) for r in wrong] == [("total", ["count 14, expected 999"])]
+
+
+def test_show_wrong_lists_only_the_wrong_cases(sqlite_url: str, tmp_path: Path) -> None:
+    cases = DEMO_CASES.replace("count = 14", "count = 999")
+    res = _eval("--db", sqlite_url, "eval", "--show", "wrong", str(_write(tmp_path, cases)))
+    assert res.exit_code == 5
+    assert "wrong  total" in res.stdout and "right  vague" not in res.stdout
+
+
+def test_a_bad_case_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[[case]]\nquestion = "q"\n')
+    res = _eval("--json", "eval", str(path))
+    assert res.exit_code == 2
+    error = json.loads(res.stderr)["error"]
+    assert error["code"] == "usage/invalid_cases"
+    assert any("tenant" in p for p in error["details"]["problems"])
+
+
+def test_cases_run_against_another_deployment(
+    tickets_sqlite_url: str, tickets_rows: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    lines = [
+        {"id": "acme", "question": "How many tickets are there?", "tenant": "acme"},
+        {"id": "globex", "question": "有多少个工单", "tenant": "globex"},
+    ]
+    path = _write(tmp_path, "\n".join(json.dumps(x) for x in lines), "cases.jsonl")
+    res = _eval(
+        "--json",
+        "--db",
+        tickets_sqlite_url,
+        "--catalog",
+        str(TICKETS_CATALOG),
+        "eval",
+        "--now",
+        "2026-06-15T12:00:00Z",
+        str(path),
+    )
+    assert res.exit_code == 0, res.output
+    results = json.loads(res.stdout)["data"]["results"]
+    acme, globex = (
+        sum(t["tenant_id"] == case["tenant"] for t in tickets_rows["tickets"]) for case in lines
+    )
+    assert [r["text"] for r in results] == [f"There are {acme} tickets.", f"共有 {globex} 个工单。"]
