@@ -295,6 +295,12 @@ def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str
 
 _KEEP: list[ClauseElement] = []
 UNBOUND_TENANT = "<tenant>"  # shown by `qdsl compile` without --tenant
+
+
+def display_tenant(plan: Plan, tenant_id: str | None) -> str:
+    """The tenant a statement is shown with (never run): the caller's, else the one
+    the plan's scope was normalized for, else a placeholder."""
+    return tenant_id if tenant_id is not None else plan.scope.tenant_id or UNBOUND_TENANT
 _SQL_TEXT_MAX = 4096
 _RUNTIME = {"ids"}
 
@@ -319,8 +325,7 @@ def compile_plan(
 
     Nothing runs here, so without a tenant the `:tenant_id` parameter shows a
     placeholder (or the tenant the plan's scope was normalized for)."""
-    shown = tenant_id if tenant_id is not None else plan.scope.tenant_id or UNBOUND_TENANT
-    prep = prepare(plan, catalog, dialect, shown, now=now)
+    prep = prepare(plan, catalog, dialect, display_tenant(plan, tenant_id), now=now)
     base = dict(prep.params)
     if prep.fallback_runs:
         base.update(prep.fallback_runs[0].params)
