@@ -6,7 +6,10 @@ SELECT-only role `qdsl_reader` (so row-level security applies even when the
 application connects as an owner), carries the tenant in `app.tenant_id` for
 the RLS policies and a `statement_timeout`; the tenant predicate is in every
 statement as well, so isolation never rests on one mechanism. On SQLite the
-connection is set `query_only` and a progress handler enforces the timeout.
+connection is set `query_only`, a progress handler enforces the timeout inside
+each statement (sync and asyncio alike), and lower() is replaced by the
+deterministic `sql_lower`, PostgreSQL's lower() on a UTF-8 database
+(`executor.sqlite_functions`), so text compares the same on both.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.result import ExecutionResult
+from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
 from qdsl.facts.db import READER_ROLE
 
 if TYPE_CHECKING:
@@ -185,6 +189,7 @@ def _sqlite_guard(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> 
         return 0
 
     conn.exec_driver_sql("PRAGMA query_only = ON")
+    register_sqlite(raw)
     if hasattr(raw, "set_progress_handler"):
         raw.set_progress_handler(check, 1000)
     try:
@@ -307,7 +312,7 @@ async def _adrive(
     request = next(flow)
     while True:
         if deadline is not None and time.monotonic() > deadline:
-            # aiosqlite offers no progress handler; the deadline is checked between statements.
+            # between statements too: a statement may end just past the deadline
             state["interrupted"] = True
             raise _timeout(timeout_ms)
         rows = _rows(await conn.execute(request[1], request[2]))
@@ -357,11 +362,24 @@ async def _arun(
             await _apg_setup(conn, tenant_id, timeout)
             result = await _adrive(conn, flow, None, timeout, state)
         else:
+            aio: Any = (await conn.get_raw_connection()).driver_connection
+            deadline = time.monotonic() + timeout / 1000
+
+            def check() -> int:
+                # runs on aiosqlite's worker thread, inside the statement: a
+                # non-zero return interrupts it, as on the sync path
+                if time.monotonic() > deadline:
+                    state["interrupted"] = True
+                    return 1
+                return 0
+
             await conn.exec_driver_sql("PRAGMA query_only = ON")
+            await aregister_sqlite(aio)
+            await aio.set_progress_handler(check, 1000)
             try:
-                deadline = time.monotonic() + timeout / 1000
                 result = await _adrive(conn, flow, deadline, timeout, state)
             finally:
+                await aio.set_progress_handler(None, 0)
                 await conn.exec_driver_sql("PRAGMA query_only = OFF")
         await tx.rollback()
     return result
