@@ -12,7 +12,7 @@ from typing import Any
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import Plan
-from qdsl.executor.compile import dialect_for, display_tenant, prepare
+from qdsl.executor.compile import dialect_for, prepare
 
 # Bound at run time from an earlier statement's rows; shown empty.
 _RUNTIME = frozenset({"ids"})
@@ -27,7 +27,7 @@ def literal_statements(
     now: datetime | None = None,
 ) -> list[tuple[str, str]]:
     """(role, SQL with literal values) of every statement the plan's template may run."""
-    prep = prepare(plan, catalog, dialect, display_tenant(plan, tenant_id), now=now)
+    prep = prepare(plan, catalog, dialect, tenant_id, now=now)
     values: dict[str, Any] = dict(prep.params)
     if prep.fallback_runs:
         values.update(prep.fallback_runs[0].params)

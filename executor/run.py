@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine
 
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
@@ -161,13 +162,16 @@ def _reader_missing() -> DatabaseError:
 
 
 def _start(
-    plan: Plan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
+    plan: Plan | BoundPlan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
 ) -> Flow:
-    """The I/O-free preparation both twins share (`prepare` refuses a plan scoped to
-    another tenant than the caller's, and a missing, blank or malformed tenant)."""
+    """The I/O-free preparation both twins share: the caller's tenant checked
+    (missing, blank or malformed is a usage error), the plan's bounds, then
+    `prepare`, which binds that tenant and refuses a plan bound or scoped for
+    another."""
     tenant = valid_tenant(tenant_id)
-    check_plan_limits(plan)
-    check_bindable(plan)
+    raw = plan.plan if isinstance(plan, BoundPlan) else plan
+    check_plan_limits(raw)
+    check_bindable(raw)
     if now is not None:
         check_now(now)
     prep = prepare(plan, catalog, dialect, tenant, now=now)
@@ -252,7 +256,7 @@ def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
 
 
 def execute(
-    plan: Plan,
+    plan: Plan | BoundPlan,
     catalog: Catalog,
     engine: Engine,
     tenant_id: str,
@@ -260,7 +264,8 @@ def execute(
     timeout_ms: int | None = None,
     now: datetime | None = None,
 ) -> ExecutionResult:
-    """Run a (normalized) plan for `tenant_id`; the tenant is bound here, never from the plan."""
+    """Run a plan for `tenant_id` (bound by `normalize`, or raw and bound through it);
+    the tenant is the caller's, never the plan's."""
     timeout = timeout_from_env(timeout_ms)
     flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
@@ -324,7 +329,7 @@ async def _adrive(
 
 
 async def aexecute(
-    plan: Plan,
+    plan: Plan | BoundPlan,
     catalog: Catalog,
     engine: AsyncEngine,
     tenant_id: str,

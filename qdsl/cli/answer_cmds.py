@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from qdsl.api import AnswerOptions
 from qdsl.cli.inputs import drop_bom, load_json_text, plan_input_options, read_stdin
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
@@ -122,9 +123,9 @@ def ask_cmd(
                 question,
                 tenant,
                 engine=engine,
-                route_mode=route_mode,
-                catalog=_catalog(),
-                now=_now(now_text, demo=url is None),
+                options=AnswerOptions(
+                    route_mode=route_mode, catalog=_catalog(), now=_now(now_text, demo=url is None)
+                ),
             )
         finally:
             if engine is not None:

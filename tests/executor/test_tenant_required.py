@@ -78,10 +78,15 @@ def test_printable_unicode_tenants_are_accepted() -> None:
 def test_executor_refuses_a_bad_tenant_and_never_takes_the_plans(
     tenant: Any, sqlite_engine: Engine
 ) -> None:
-    with pytest.raises(UsageError):
-        prepare(PLAN_OF_T2, CATALOG, "sqlite", tenant)
+    if tenant is not None:  # prepare takes None where nothing runs (`qdsl compile`)
+        with pytest.raises(UsageError):
+            prepare(PLAN_OF_T2, CATALOG, "sqlite", tenant)
     with pytest.raises(UsageError):
         execute(PLAN_OF_T2, CATALOG, sqlite_engine, tenant, now=NOW)
+
+
+def test_prepare_without_a_tenant_never_binds_the_plans() -> None:
+    assert prepare(PLAN_OF_T2, CATALOG, "sqlite", None).params["tenant_id"] is None
 
 
 def test_a_plan_scoped_to_t2_without_a_caller_tenant_reads_nothing(sqlite_url: str) -> None:
@@ -137,8 +142,10 @@ def test_cli_refuses_a_blank_or_malformed_tenant_everywhere(tenant: str, sqlite_
         assert envelope["error"]["subtype"] in ("missing_tenant", "bad_tenant"), envelope
 
 
-def test_compile_without_a_tenant_shows_a_placeholder_not_the_plans_tenant() -> None:
-    result = CliRunner().invoke(cli, ["--json", "compile", "--plan", "count project"])
+def test_compile_without_a_tenant_leaves_it_unbound_not_the_plans() -> None:
+    scoped = {"query_type": "count", "entity_type": "project", "scope": {"tenant_id": "t2"}}
+    plan = json.dumps(scoped)
+    result = CliRunner().invoke(cli, ["--json", "compile", "--plan", plan])
     assert result.exit_code == 0, result.stderr
     params = json.loads(result.stdout)["data"]["statements"][0]["params"]
-    assert params["tenant_id"] == "<tenant>"
+    assert params["tenant_id"] is None
