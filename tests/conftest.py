@@ -38,7 +38,8 @@ from hypothesis import HealthCheck, settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from qdsl.facts.db import ensure_demo, make_engine, normalize_url
+from qdsl.facts.db import make_engine, normalize_url
+from qdsl.facts.demo.setup import ensure_demo
 
 _QUIET = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 settings.register_profile("ci", max_examples=100, deadline=None, suppress_health_check=_QUIET)

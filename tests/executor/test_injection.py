@@ -18,7 +18,8 @@ from qdsl.dsl.limits import has_surrogate, limits
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute
-from qdsl.facts.tables import projects, semantic_facts
+from qdsl.facts.demo.tables import projects
+from qdsl.facts.tables import semantic_facts
 
 HOSTILE = [
     "'; DROP TABLE projects; --",
