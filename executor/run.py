@@ -357,8 +357,12 @@ async def aexecute(
                 await conn.execution_options(isolation_level=_SQLITE_ISOLATION)
             result = await _arun(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
+        # errors name the database by its sync URL (aiosqlite's names the same file)
+        url = engine.url
+        if url.get_backend_name() == "sqlite":
+            url = url.set(drivername="sqlite+pysqlite")
         raise db_error(
-            exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=engine.url
+            exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=url
         ) from None
     return result
 
