@@ -290,6 +290,23 @@ def _duplicates(conn: Connection, st: sa.Table) -> list[RowProblem]:
     ]
 
 
+def _analyze(conn: Connection, st: sa.Table) -> None:
+    """Statistics, so the upsert's lookups use the (tenant, entity) index.
+
+    PostgreSQL never auto-analyzes a temporary table: without statistics the
+    joins are planned as if the staging table were empty. SQLite has no
+    statistics until ANALYZE and then prefers the value lookup index, which
+    holds hundreds of rows per common value; a sampled ANALYZE (cheap on any
+    size) lets it pick the entity index.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"ANALYZE {st.name}")
+        return
+    conn.exec_driver_sql("PRAGMA analysis_limit = 1000")
+    conn.exec_driver_sql(f"ANALYZE {semantic_facts.name}")
+    conn.exec_driver_sql(f"ANALYZE {st.name}")
+
+
 def _tenant_passes(conn: Connection, st: sa.Table) -> list[str | None]:
     """The tenants to upsert one by one, or [None] for one pass over all of them.
 
@@ -441,10 +458,9 @@ def load_facts(
         if bad:
             # Raising inside the transaction rolls the staging back too.
             raise _rejected(problems, bad, report.rows)
-        if conn.dialect.name == "postgresql":
-            # temporary tables are never auto-analyzed: without statistics the
-            # upsert's joins are planned as if the staging table were empty
-            conn.exec_driver_sql(f"ANALYZE {st.name}")
+        # the upsert looks staged rows up by natural key from every stored fact
+        sa.Index(f"ix_{st.name}_key", *(st.c[k] for k in NATURAL_KEY[:4])).create(conn)
+        _analyze(conn, st)
         tenants = sorted(conn.execute(sa.select(st.c.tenant_id).distinct()).scalars())
         for tenant in _tenant_passes(conn, st):
             removed, updated, inserted = _upsert(conn, st, tenant, moment)
