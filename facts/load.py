@@ -262,7 +262,7 @@ def _staging_table() -> sa.Table:
     return sa.Table("qdsl_facts_staging", sa.MetaData(), *cols, prefixes=["TEMPORARY"])
 
 
-def _natural_key(st: sa.Table | sa.Alias, *, value: bool = False) -> sa.ColumnElement[bool]:
+def _natural_key(st: sa.FromClause, *, value: bool = False) -> sa.ColumnElement[bool]:
     """A stored fact has the staged row's natural key (and, with `value`, its value)."""
     sf = semantic_facts
     same = [sf.c[k] == st.c[k] for k in NATURAL_KEY if k != "source_ref"]
