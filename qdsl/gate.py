@@ -148,6 +148,11 @@ def gate(message: str, lexicon: GateLexicon | None = None) -> GateDecision:
     return GateDecision(gated=False)
 
 
+# The router's decisions qdsl knows; only "internal" is planned, the others are
+# refused as policy. Anything else is a caller's mistake (a usage error at the CLI).
+ROUTE_MODES = ("internal", "external", "web", "hybrid")
+
+
 def check_route(route_mode: str) -> None:
     """Only internal questions are planned; anything else is refused before planning."""
     if route_mode != "internal":

@@ -23,6 +23,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.executor.result import ExecutionResult
+from qdsl.gate import ROUTE_MODES
 
 EXIT_NOT_COVERED = 4
 EXIT_VERIFICATION = 5
@@ -58,7 +59,10 @@ def _human(data: dict[str, Any]) -> str:
     if data.get("gate_kind"):
         head += f" {data['gate_kind']}"
     text = data.get("text") or ""
-    return f"{head}\n{text}".rstrip()
+    from qdsl.cli.answer_tables import answer_blocks
+    from qdsl.cli.tables import render
+
+    return render([f"{head}\n{text}".rstrip(), *answer_blocks(data.get("answer"))])
 
 
 def _next_ops(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -92,7 +96,13 @@ def _outcome(data: dict[str, Any], warnings: list[str] | None = None) -> Outcome
 @click.command("ask")
 @click.argument("question")
 @click.option("--tenant", required=True, help="The caller's tenant.")
-@click.option("--route-mode", default="internal", show_default=True, help="The router's decision.")
+@click.option(
+    "--route-mode",
+    type=click.Choice(ROUTE_MODES),
+    default="internal",
+    show_default=True,
+    help="The router's decision; only internal questions are answered.",
+)
 @click.option("--now", "now_text", default=None, help="Clock for fact freshness (ISO-8601).")
 @click.pass_context
 def ask_cmd(
@@ -231,7 +241,9 @@ def parse_answer(raw: str) -> Any:
 @click.option("--result", "result_json", required=True, help="Execution result JSON (or -).")
 @click.option("--answer", "answer_json", required=True, help="The answer JSON (or -).")
 @click.option("--question", default=None, help="The question, to check the plan answers it.")
-@click.option("--route-mode", default="internal", show_default=True)
+@click.option(
+    "--route-mode", type=click.Choice(ROUTE_MODES), default="internal", show_default=True
+)
 @click.option("--now", "now_text", default=None, help="Clock for fact freshness (ISO-8601).")
 @click.pass_context
 def verify_cmd(  # noqa: PLR0917 - click passes every option

@@ -56,7 +56,7 @@ def _command(op: str) -> click.Command:
         if not isinstance(cmd, click.Group) or part not in cmd.commands:
             raise _unknown_op(op)
         cmd = cmd.commands[part]
-    if isinstance(cmd, click.Group):
+    if isinstance(cmd, click.Group) and not cmd.invoke_without_command:
         raise _unknown_op(op)
     assert isinstance(cmd, click.Command)
     return cmd
@@ -234,7 +234,31 @@ def run_chain(steps: list[dict[str, Any]]) -> Outcome:
 @click.option("--steps", "steps_json", required=True, metavar="JSON|-", help="Steps (- = stdin).")
 @click.pass_context
 def chain_cmd(ctx: click.Context, steps_json: str) -> None:
-    """Run several operations in one process; print only the last result."""
+    """Run several operations in one process; print only the last result.
+
+    --steps is a JSON list (or - to read it from stdin) of steps:
+
+    \b
+      [{"op": "ask", "input": {"question": "...", "tenant": "t1"}},
+       {"op": "compile", "input": {"plan": "$.steps[0].data.plan"}}]
+
+    \b
+    op     a command as typed on the command line: parse, fmt, compile,
+           run, ask, verify, catalog, schema, refs get, ... ("refs.get" works)
+    input  the command's options and arguments by name, as in its --help
+           (dashes or underscores: tenant, plan, input_json, dialect, expr);
+           an object or list given to a text option is passed as JSON
+
+    A string value that starts with "$." is a reference: the rest is a
+    JMESPath expression over {"steps": [<envelope of step 0>, ...]}, e.g.
+    "$.steps[0].data.answer.items[0].id", replaced by the value it selects
+    (any JSON type; selecting nothing is an error). Write "$$." for a
+    literal string that starts with "$.".
+
+    A failing step stops the chain with its error (details name the step);
+    a step that exits non-zero (a failed verdict) ends the chain with its
+    result. At most 50 steps.
+    """
 
     def body() -> Outcome:
         text = steps_json

@@ -120,3 +120,12 @@ def init_cmd(ctx: click.Context) -> None:
         )
 
     ctx.exit(run_operation("demo init", body))
+
+
+def _register_secure() -> None:
+    from qdsl.cli.secure_cmd import secure_cmd
+
+    db_group.add_command(secure_cmd)
+
+
+_register_secure()

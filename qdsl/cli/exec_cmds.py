@@ -106,8 +106,16 @@ def _compile_human(data: dict[str, Any]) -> str:
     help="SQL dialect to render.",
 )
 @click.option("--tenant", help="Tenant shown as the :tenant_id parameter.")
+@click.option(
+    "--literal",
+    is_flag=True,
+    help="Also print each statement with its values inlined, to paste into psql or "
+    "sqlite3 (display only: qdsl always binds values as parameters).",
+)
 @click.pass_context
-def compile_cmd(ctx: click.Context, /, dialect: str, tenant: str | None, **inputs: Any) -> None:
+def compile_cmd(
+    ctx: click.Context, /, dialect: str, tenant: str | None, literal: bool, **inputs: Any
+) -> None:
     """Compile a plan to SQL and bound parameters, without a database."""
 
     def body() -> Outcome:
@@ -117,7 +125,17 @@ def compile_cmd(ctx: click.Context, /, dialect: str, tenant: str | None, **input
         plan, warnings = load_normalized(inputs, tenant, catalog)
         compiled = compile_plan(plan, catalog, dialect, tenant_id=tenant)
         data = compiled.to_dict()
-        return Outcome(data=data, warnings=warnings, human=_compile_human(data))
+        if not literal:
+            return Outcome(data=data, warnings=warnings, human=_compile_human(data))
+        from qdsl.executor.literal import literal_statements
+
+        inlined = literal_statements(plan, catalog, dialect, tenant_id=tenant)
+        for statement, (_role, text) in zip(data["statements"], inlined, strict=True):
+            statement["literal_sql"] = text
+        if tenant is None:
+            warnings.append("no --tenant: the tenant is NULL in the literal SQL")
+        human = "\n\n".join(f"-- {role}\n{text.rstrip()};" for role, text in inlined)
+        return Outcome(data=data, warnings=warnings, human=human)
 
     ctx.exit(run_operation("compile", body))
 

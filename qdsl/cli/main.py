@@ -12,13 +12,13 @@ from typing import Any
 
 import click
 
-from qdsl.cli.state import CliState
+from qdsl.cli.state import CliState, with_global_options
 
 COMMANDS: dict[str, str] = {
     "parse": "qdsl.cli.plan_cmds:parse_cmd",
     "fmt": "qdsl.cli.plan_cmds:fmt_cmd",
     "schema": "qdsl.cli.plan_cmds:schema_cmd",
-    "catalog": "qdsl.cli.plan_cmds:catalog_cmd",
+    "catalog": "qdsl.cli.catalog_cmds:catalog_cmd",
     "compile": "qdsl.cli.exec_cmds:compile_cmd",
     "run": "qdsl.cli.exec_cmds:run_cmd",
     "db": "qdsl.cli.db_cmds:db_group",
@@ -42,7 +42,7 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         cmd = getattr(importlib.import_module(module_name), attr)
         assert isinstance(cmd, click.Command)
-        return cmd
+        return with_global_options(cmd)
 
 
 def _print_version(ctx: click.Context) -> None:

@@ -1,4 +1,7 @@
-"""`qdsl parse`, `qdsl fmt`, `qdsl schema`, `qdsl catalog`: the plan language, no database."""
+"""`qdsl parse`, `qdsl fmt`, `qdsl schema`: the plan language, no database.
+
+`qdsl catalog` and its subcommands live in qdsl.cli.catalog_cmds.
+"""
 
 from __future__ import annotations
 
@@ -86,19 +89,3 @@ def schema_cmd(ctx: click.Context) -> None:
         return Outcome(data=plan_json_schema())
 
     ctx.exit(run_operation("schema", body))
-
-
-@click.command("catalog")
-@click.option("--entity", help="Show one entity only.")
-@click.pass_context
-def catalog_cmd(ctx: click.Context, entity: str | None) -> None:
-    """The whitelist: entities, fields, operators and templates."""
-
-    def body() -> Outcome:
-        from qdsl.catalog_view import describe_catalog
-        from qdsl.dsl.catalog import resolve_catalog
-
-        catalog = resolve_catalog(current_state().catalog_path)
-        return Outcome(data=describe_catalog(catalog, entity))
-
-    ctx.exit(run_operation("catalog", body))

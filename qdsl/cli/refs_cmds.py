@@ -69,10 +69,12 @@ def list_cmd(ctx: click.Context) -> None:
                 refs_get_op(newest, "keys(data)", "the top-level keys of the newest ref"),
                 next_op("refs show", ["qdsl", "--json", "refs", "show", newest]),
             ]
-        human = "\n".join(
-            f"{r['refId']}  {r['operation']:<10} {r['bytes']:>10} B  expires {r['expiresAt']}"
-            for r in rows
-        )
+        from qdsl.cli.tables import Table, render
+
+        table = Table(("refId", "operation", "bytes", "expires"))
+        for r in rows:
+            table.add(r["refId"], r["operation"], r["bytes"], r["expiresAt"])
+        human = render([table]) if rows else ""
         return Outcome(
             data={"refs": rows, "count": len(rows), "bytes": sum(r.bytes for r in refs)},
             next_ops=next_ops,

@@ -1,8 +1,15 @@
-"""Options shared by every subcommand, set on the root group."""
+"""Options shared by every subcommand, set on the root group.
+
+`--json`, `--db` and `--catalog` are accepted before or after the subcommand
+(`qdsl --json ask ...` and `qdsl ask --json ...`): `with_global_options`
+attaches them to every command a group hands out, and an occurrence on a
+subcommand overrides the root's value for that command's context.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import click
 
@@ -18,3 +25,50 @@ def current_state() -> CliState:
     ctx = click.get_current_context(silent=True)
     obj = ctx.find_object(CliState) if ctx is not None else None
     return obj if obj is not None else CliState()
+
+
+def _override(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is None or value is False or param.name is None:
+        return
+    found = ctx.find_object(CliState) or CliState()
+    # The subcommand's own context takes the new state; current_state() finds
+    # it first because it looks from the innermost context outwards.
+    ctx.obj = replace(found, **{param.name: value})
+
+
+def _global_params() -> list[click.Option]:
+    return [
+        click.Option(
+            ["--json", "json_mode"],
+            is_flag=True,
+            expose_value=False,
+            callback=_override,
+            help="Print one JSON envelope (SPEC 8); also accepted before the subcommand.",
+        ),
+        click.Option(
+            ["--db", "db_url"],
+            expose_value=False,
+            callback=_override,
+            metavar="URL",
+            help="SQLAlchemy database URL (overrides QDSL_DATABASE_URL).",
+        ),
+        click.Option(
+            ["--catalog", "catalog_path"],
+            expose_value=False,
+            callback=_override,
+            metavar="PATH",
+            help="Catalog TOML file (overrides QDSL_CATALOG).",
+        ),
+    ]
+
+
+def with_global_options(cmd: click.Command) -> click.Command:
+    """Give `cmd` (and a group's subcommands) the global options; idempotent."""
+    taken = {opt for p in cmd.params for opt in getattr(p, "opts", ())}
+    for param in _global_params():
+        if not taken & set(param.opts):
+            cmd.params.append(param)
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            with_global_options(sub)
+    return cmd

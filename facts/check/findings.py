@@ -1,0 +1,96 @@
+"""What a catalog check rule returns: findings with a level and the fix.
+
+A rule is a function of a `CheckContext` that returns findings and never
+raises on purpose; `run_rules` turns a crash inside one rule into a finding of
+its own, so one broken rule never hides what the others found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from typing import Any
+
+from sqlalchemy import Engine, inspect
+from sqlalchemy.engine.interfaces import ReflectedColumn
+
+from qdsl.dsl.catalog import Catalog
+
+
+class Level(StrEnum):
+    ERROR = "error"  # answers are wrong or unsafe until fixed; `catalog check` exits 3
+    WARNING = "warning"  # answers may be incomplete
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    level: Level
+    message: str
+    fix: str
+    entity: str | None = None
+    table: str | None = None
+    column: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["level"] = self.level.value
+        return out
+
+
+@dataclass
+class CheckContext:
+    """The engine, the catalog and the schema read once for every rule."""
+
+    engine: Engine
+    catalog: Catalog
+    reader_role: str
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @cached_property
+    def table_names(self) -> frozenset[str]:
+        return frozenset(inspect(self.engine).get_table_names())
+
+    @cached_property
+    def _columns(self) -> dict[str, dict[str, ReflectedColumn]]:
+        found: dict[str, dict[str, ReflectedColumn]] = {}
+        inspector = inspect(self.engine)
+        for table in sorted(self.catalog_tables()):
+            if table in self.table_names:
+                found[table] = {c["name"]: c for c in inspector.get_columns(table)}
+        return found
+
+    def columns(self, table: str) -> dict[str, ReflectedColumn] | None:
+        """The table's columns by name, or None when the table does not exist."""
+        return self._columns.get(table)
+
+    def catalog_tables(self) -> set[str]:
+        return {e.table for e in self.catalog.entities.values()} | {self.catalog.facts.table}
+
+
+Rule = Callable[[CheckContext], list[Finding]]
+
+
+def run_rules(context: CheckContext, rules: tuple[Rule, ...]) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            findings.extend(rule(context))
+        except Exception as exc:  # a crashing rule is a finding, never the end of the check
+            findings.append(
+                Finding(
+                    rule=rule.__name__,
+                    level=Level.ERROR,
+                    message=f"the rule could not run: {type(exc).__name__}: {str(exc)[:300]}",
+                    fix="fix the cause named here (often a missing table or privilege) "
+                    "and run `qdsl catalog check` again",
+                )
+            )
+    return findings

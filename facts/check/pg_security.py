@@ -1,0 +1,95 @@
+"""On PostgreSQL: forced row-level security keyed on the tenant, and a reader that
+can read the catalog's columns, not its sensitive ones, and cannot bypass RLS.
+
+Every finding's fix is `qdsl db secure`, which grants and enforces exactly this
+(qdsl.facts.secure builds its statements from the same `pg_state` snapshot).
+"""
+
+from __future__ import annotations
+
+from qdsl.facts.check.findings import CheckContext, Finding, Level
+from qdsl.facts.check.pg_state import RoleState, TableState, read_all
+
+_FIX = "run `qdsl db secure` (or `qdsl db secure --print` for the SQL to hand to a DBA)"
+
+
+def _role_findings(role: RoleState) -> list[Finding]:
+    if not role.exists:
+        return [
+            Finding(
+                "pg_security",
+                Level.ERROR,
+                f"the reader role {role.name!r} does not exist; the executor refuses to run",
+                fix=f"run `qdsl db upgrade`, then {_FIX}",
+            )
+        ]
+    out = []
+    if role.superuser or role.bypass_rls:
+        what = "a superuser" if role.superuser else "BYPASSRLS"
+        out.append(
+            Finding(
+                "pg_security",
+                Level.ERROR,
+                f"the reader role {role.name!r} is {what}: row-level security does not apply",
+                fix=_FIX,
+            )
+        )
+    if not role.usable_by_current_user:
+        out.append(
+            Finding(
+                "pg_security",
+                Level.ERROR,
+                f"the connecting user cannot SET ROLE {role.name!r}",
+                fix=_FIX,
+            )
+        )
+    return out
+
+
+def _table_findings(t: TableState, reader: str) -> list[Finding]:
+    def finding(message: str, column: str | None = None) -> Finding:
+        return Finding("pg_security", Level.ERROR, message, _FIX, table=t.table, column=column)
+
+    if not t.exists:
+        return []  # columns_exist / fact_rows name the missing table
+    out = []
+    if not t.rls_enabled:
+        out.append(finding(f"{t.table}: row-level security is not enabled"))
+    if not t.rls_forced:
+        out.append(finding(f"{t.table}: row-level security is not forced (the owner bypasses it)"))
+    if not t.tenant_policy:
+        out.append(
+            finding(f"{t.table}: no policy limits rows to the session's tenant ({t.tenant})")
+        )
+    if t.reader_is_owner:
+        out.append(finding(f"{t.table} is owned by the reader role {reader!r}"))
+    elif t.reader_in_owner_role:
+        out.append(finding(f"the reader role {reader!r} is a member of {t.table}'s owner"))
+    if not t.schema_usage:
+        out.append(finding(f"{reader!r} has no USAGE on schema {t.schema!r}"))
+    missing = [c for c in t.allowed if c not in t.selectable]
+    if missing:
+        out.append(
+            finding(f"{reader!r} cannot select {t.table} ({', '.join(missing)})", column=missing[0])
+        )
+    for column in t.sensitive:
+        if column in t.selectable:
+            out.append(
+                finding(
+                    f"{reader!r} can read {t.table}.{column}, which the catalog marks sensitive",
+                    column=column,
+                )
+            )
+    return out
+
+
+def pg_security(ctx: CheckContext) -> list[Finding]:
+    if ctx.dialect != "postgresql":
+        return []
+    with ctx.engine.connect() as conn:
+        role, tables = read_all(conn, ctx.catalog, ctx.reader_role)
+    out = _role_findings(role)
+    if role.exists:
+        for t in tables:
+            out.extend(_table_findings(t, role.name))
+    return out

@@ -1,0 +1,166 @@
+"""How PostgreSQL protects the catalog's tables today, read from the system catalogs.
+
+Both the check (`pg_security`) and `qdsl db secure` read this one snapshot, so
+what the check asks for is exactly what `db secure` grants and enforces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from qdsl.dsl.catalog import Catalog
+
+# The session setting the executor binds the tenant to (facts.db.tenant_transaction).
+TENANT_SETTING = "app.tenant_id"
+
+
+@dataclass(frozen=True)
+class RoleState:
+    name: str
+    exists: bool
+    superuser: bool = False
+    bypass_rls: bool = False
+    # the connecting user may SET ROLE to it
+    usable_by_current_user: bool = False
+
+
+@dataclass(frozen=True)
+class TableState:
+    table: str
+    schema: str
+    tenant: str
+    exists: bool
+    owner: str = ""
+    reader_is_owner: bool = False
+    reader_in_owner_role: bool = False
+    rls_enabled: bool = False
+    rls_forced: bool = False
+    tenant_policy: bool = False
+    tenant_is_text: bool = True
+    schema_usage: bool = False
+    table_select: bool = False
+    columns: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    # columns the reader can select (through a table or a column grant)
+    selectable: frozenset[str] = frozenset()
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if c not in self.sensitive)
+
+
+def protected_tables(catalog: Catalog) -> dict[str, tuple[str, frozenset[str]]]:
+    """Table -> (tenant column, sensitive columns) for every table the catalog reads."""
+    found: dict[str, tuple[str, set[str]]] = {}
+    for e in catalog.entities.values():
+        sensitive = {f.column for f in e.fields.values() if f.sensitive and f.column}
+        _tenant, cols = found.setdefault(e.table, (e.tenant, set()))
+        cols.update(sensitive)
+    found.setdefault(catalog.facts.table, ("tenant_id", set()))
+    return {t: (tenant, frozenset(cols)) for t, (tenant, cols) in found.items()}
+
+
+_TABLE = sa.text(
+    """
+    SELECT c.oid, pg_get_userbyid(c.relowner) AS owner,
+           c.relrowsecurity, c.relforcerowsecurity, current_schema() AS schema
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relname = :table AND n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+    """
+)
+_POLICIES = sa.text(
+    """
+    SELECT qual, with_check, roles::text[] AS roles, cmd FROM pg_policies
+    WHERE schemaname = current_schema() AND tablename = :table
+    """
+)
+_COLUMNS = sa.text(
+    """
+    SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS type,
+           CASE WHEN :reader_exists THEN has_column_privilege(:reader, c.oid, a.attname, 'SELECT')
+                ELSE false END AS can_select
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+    WHERE a.attrelid = :oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
+    """
+)
+_PRIVS = sa.text(
+    """
+    SELECT has_table_privilege(:reader, CAST(:oid AS oid), 'SELECT'),
+           has_schema_privilege(:reader, current_schema(), 'USAGE'),
+           pg_has_role(:reader, :owner, 'MEMBER')
+    """
+)
+
+
+def read_role(conn: Connection, reader: str) -> RoleState:
+    row = conn.execute(
+        sa.text(
+            "SELECT rolsuper, rolbypassrls, pg_has_role(current_user, oid, 'MEMBER') "
+            "FROM pg_roles WHERE rolname = :r"
+        ),
+        {"r": reader},
+    ).first()
+    if row is None:
+        return RoleState(reader, exists=False)
+    return RoleState(reader, True, bool(row[0]), bool(row[1]), bool(row[2]))
+
+
+def _is_tenant_policy(
+    qual: str | None, roles: list[str], cmd: str, tenant: str, reader: str
+) -> bool:
+    text = qual or ""
+    applies = "public" in roles or reader in roles
+    return applies and cmd in ("ALL", "SELECT") and tenant in text and TENANT_SETTING in text
+
+
+def read_table(
+    conn: Connection, table: str, tenant: str, sensitive: frozenset[str], role: RoleState
+) -> TableState:
+    row = conn.execute(_TABLE, {"table": table}).first()
+    if row is None:
+        schema = str(conn.execute(sa.text("SELECT current_schema()")).scalar_one())
+        return TableState(table, schema, tenant, exists=False)
+    oid, owner, enabled, forced, schema = row
+    policies = conn.execute(_POLICIES, {"table": table}).all()
+    tenant_policy = any(
+        _is_tenant_policy(p.qual, list(p.roles), p.cmd, tenant, role.name) for p in policies
+    )
+    cols = conn.execute(
+        _COLUMNS, {"oid": oid, "reader": role.name, "reader_exists": role.exists}
+    ).all()
+    table_select = usage = in_owner = False
+    if role.exists:
+        table_select, usage, in_owner = conn.execute(
+            _PRIVS, {"reader": role.name, "oid": oid, "owner": owner}
+        ).one()
+    types = {str(c.attname): str(c.type) for c in cols}
+    return TableState(
+        table=table,
+        schema=str(schema),
+        tenant=tenant,
+        exists=True,
+        owner=str(owner),
+        reader_is_owner=owner == role.name,
+        reader_in_owner_role=bool(in_owner) and owner != role.name,
+        rls_enabled=bool(enabled),
+        rls_forced=bool(forced),
+        tenant_policy=tenant_policy,
+        tenant_is_text=types.get(tenant, "text").startswith(("text", "character")),
+        schema_usage=bool(usage),
+        table_select=bool(table_select),
+        columns=tuple(types),
+        sensitive=tuple(c for c in types if c in sensitive),
+        selectable=frozenset(str(c.attname) for c in cols if c.can_select),
+    )
+
+
+def read_all(conn: Connection, catalog: Catalog, reader: str) -> tuple[RoleState, list[TableState]]:
+    role = read_role(conn, reader)
+    tables = [
+        read_table(conn, table, tenant, sensitive, role)
+        for table, (tenant, sensitive) in sorted(protected_tables(catalog).items())
+    ]
+    return role, tables

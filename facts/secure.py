@@ -1,0 +1,230 @@
+"""`qdsl db secure`: the grants and forced row-level security `catalog check` wants.
+
+`plan_security` reads the current state (facts.check.pg_state) and returns
+only the statements still needed, so applying them twice changes nothing and
+an empty plan means the catalog's tables are already secure. Identifiers come
+from the catalog and the system catalogs and are composed with psycopg.sql,
+never pasted into strings. Sensitive columns (from the catalog) are left out of
+the reader's column privileges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from psycopg import sql
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import DatabaseError, UsageError
+from qdsl.facts.check.pg_state import TENANT_SETTING, RoleState, TableState, read_all
+
+POLICY_NAME = "tenant_isolation"
+
+
+@dataclass(frozen=True)
+class SecurityStatement:
+    why: str
+    statement: sql.Composed
+
+
+def _role_statements(role: RoleState) -> list[SecurityStatement]:
+    reader = sql.Identifier(role.name)
+    out = []
+    if not role.exists:
+        out.append(
+            SecurityStatement(
+                "the reader role is missing", sql.SQL("CREATE ROLE {} NOLOGIN").format(reader)
+            )
+        )
+    if role.superuser:
+        out.append(
+            SecurityStatement(
+                "readers are not superusers", sql.SQL("ALTER ROLE {} NOSUPERUSER").format(reader)
+            )
+        )
+    if role.bypass_rls:
+        out.append(
+            SecurityStatement(
+                "readers obey RLS", sql.SQL("ALTER ROLE {} NOBYPASSRLS").format(reader)
+            )
+        )
+    if not role.usable_by_current_user:
+        out.append(
+            SecurityStatement(
+                "the executor switches to the reader role",
+                sql.SQL("GRANT {} TO CURRENT_USER").format(reader),
+            )
+        )
+    return out
+
+
+def _policy(t: TableState) -> sql.Composed:
+    tenant: sql.Composable = sql.Identifier(t.tenant)
+    if not t.tenant_is_text:
+        tenant = sql.SQL("CAST({} AS text)").format(tenant)
+    expr = sql.SQL("{} = NULLIF(current_setting({}, true), '')").format(
+        tenant, sql.Literal(TENANT_SETTING)
+    )
+    return sql.SQL("CREATE POLICY {} ON {} USING ({}) WITH CHECK ({})").format(
+        sql.Identifier(POLICY_NAME), _name(t), expr, expr
+    )
+
+
+def _name(t: TableState) -> sql.Identifier:
+    return sql.Identifier(t.schema, t.table)
+
+
+def _columns(names: Sequence[str]) -> sql.Composed:
+    return sql.SQL(", ").join(sql.Identifier(c) for c in names)
+
+
+def _grant_statements(t: TableState, reader: sql.Identifier) -> list[SecurityStatement]:
+    table = _name(t)
+    out = []
+    if not t.schema_usage:
+        out.append(
+            SecurityStatement(
+                "the reader resolves names in the schema",
+                sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(t.schema), reader),
+            )
+        )
+    exposed = [c for c in t.sensitive if c in t.selectable]
+    if exposed and t.table_select:
+        # A table grant covers every column; column grants replace it below.
+        out.append(
+            SecurityStatement(
+                "sensitive columns stay unreadable",
+                sql.SQL("REVOKE SELECT ON {} FROM {}").format(table, reader),
+            )
+        )
+    if exposed:
+        out.append(
+            SecurityStatement(
+                "sensitive columns stay unreadable",
+                sql.SQL("REVOKE SELECT ({}) ON {} FROM {}").format(
+                    _columns(exposed), table, reader
+                ),
+            )
+        )
+    revoked = bool(exposed and t.table_select)
+    missing = list(t.allowed) if revoked else [c for c in t.allowed if c not in t.selectable]
+    if missing and not t.sensitive:
+        out.append(
+            SecurityStatement(
+                "the reader selects the table",
+                sql.SQL("GRANT SELECT ON {} TO {}").format(table, reader),
+            )
+        )
+    elif missing:
+        out.append(
+            SecurityStatement(
+                "the reader selects every column but the sensitive ones",
+                sql.SQL("GRANT SELECT ({}) ON {} TO {}").format(_columns(missing), table, reader),
+            )
+        )
+    return out
+
+
+def _table_statements(t: TableState, role: RoleState) -> list[SecurityStatement]:
+    if not t.exists:
+        return []
+    reader = sql.Identifier(role.name)
+    table = _name(t)
+    out = []
+    if t.reader_is_owner:
+        out.append(
+            SecurityStatement(
+                "the reader must not own what it reads",
+                sql.SQL("ALTER TABLE {} OWNER TO CURRENT_USER").format(table),
+            )
+        )
+    elif t.reader_in_owner_role:
+        out.append(
+            SecurityStatement(
+                "the reader must not act as the owner",
+                sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(t.owner), reader),
+            )
+        )
+    out.extend(_grant_statements(t, reader))
+    if not t.rls_enabled:
+        out.append(
+            SecurityStatement(
+                "rows are filtered by tenant",
+                sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(table),
+            )
+        )
+    if not t.rls_forced:
+        out.append(
+            SecurityStatement(
+                "the owner obeys RLS too",
+                sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(table),
+            )
+        )
+    if not t.tenant_policy:
+        out.append(SecurityStatement("only the session's tenant's rows", _policy(t)))
+    return out
+
+
+def _require_postgresql(engine: Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        raise UsageError(
+            "not_postgresql",
+            f"`db secure` applies to PostgreSQL; this database is {engine.dialect.name}",
+            hint="SQLite has no roles or row-level security: qdsl's tenant predicate is its guard",
+        )
+
+
+def plan_security(conn: Connection, catalog: Catalog, reader: str) -> list[SecurityStatement]:
+    role, tables = read_all(conn, catalog, reader)
+    out = _role_statements(role)
+    # A role created by this plan has no privileges yet: plan its grants as if absent.
+    role = role if role.exists else RoleState(reader, exists=True, usable_by_current_user=True)
+    for t in tables:
+        out.extend(_table_statements(t, role))
+    # GRANT USAGE ON SCHEMA once per schema.
+    seen: set[str] = set()
+    unique = []
+    for s in out:
+        key = repr(s.statement)
+        if key not in seen:
+            seen.add(key)
+            unique.append(s)
+    return unique
+
+
+def secure(engine: Engine, catalog: Catalog, *, reader: str, apply: bool) -> list[tuple[str, str]]:
+    """(reason, SQL) of every statement needed; executed in one transaction when `apply`."""
+    _require_postgresql(engine)
+    try:
+        with engine.begin() as conn:
+            planned = plan_security(conn, catalog, reader)
+            driver = conn.connection.driver_connection
+            shown = [(s.why, s.statement.as_string(driver)) for s in planned]
+            if apply:
+                with driver.cursor() as cur:  # type: ignore[union-attr]
+                    for s in planned:
+                        cur.execute(s.statement)
+    except SQLAlchemyError as exc:
+        raise _secure_error(exc) from None
+    except Exception as exc:
+        import psycopg
+
+        if isinstance(exc, psycopg.Error):
+            raise _secure_error(exc) from None
+        raise
+    return shown
+
+
+def _secure_error(exc: Exception) -> DatabaseError:
+    detail = str(getattr(exc, "orig", None) or exc)
+    return DatabaseError(
+        "secure_failed",
+        f"applying the security statements failed: {detail.splitlines()[0][:300]}",
+        hint="run as the tables' owner (or a superuser), or hand `qdsl db secure --print` "
+        "to your DBA",
+        retryable=False,
+        details={"error": detail[:500]},
+    )

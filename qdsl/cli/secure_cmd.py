@@ -1,0 +1,73 @@
+"""`qdsl db secure`: grants and forced row-level security for the catalog's tables.
+
+PostgreSQL only. Without `--print` the statements still needed are applied in
+one transaction; with `--print` they are only shown (SQL a DBA can run). Run
+it again and nothing is left to do.
+"""
+
+from __future__ import annotations
+
+import click
+
+from qdsl.cli.runner import Outcome, run_operation
+from qdsl.cli.state import current_state
+
+
+@click.command("secure")
+@click.option(
+    "--print",
+    "print_only",
+    is_flag=True,
+    help="Show the SQL that would be applied; change nothing.",
+)
+@click.option(
+    "--reader-role",
+    default=None,
+    metavar="ROLE",
+    help="PostgreSQL role the executor reads as (default: qdsl_reader).",
+)
+@click.pass_context
+def secure_cmd(ctx: click.Context, print_only: bool, reader_role: str | None) -> None:
+    """Grant the reader role SELECT on the catalog's tables (sensitive columns
+    excluded) and force row-level security keyed on each tenant column.
+
+    Idempotent: only statements still needed are shown or applied.
+    """
+
+    def body() -> Outcome:
+        from qdsl.dsl.catalog import resolve_catalog
+        from qdsl.facts.db import READER_ROLE, default_database_url, display_url, make_engine
+        from qdsl.facts.secure import secure
+
+        url = current_state().db_url or default_database_url()
+        catalog = resolve_catalog(current_state().catalog_path)
+        engine = make_engine(url)
+        try:
+            planned = secure(
+                engine, catalog, reader=reader_role or READER_ROLE, apply=not print_only
+            )
+        finally:
+            engine.dispose()
+        statements = [{"why": why, "sql": text} for why, text in planned]
+        if print_only:
+            human = "\n".join(f"-- {s['why']}\n{s['sql']};" for s in statements)
+            human = human or "-- nothing to do: the catalog's tables are already secure"
+        else:
+            human = (
+                f"applied {len(statements)} statement(s) on {display_url(url)}"
+                if statements
+                else f"nothing to do: {display_url(url)} is already secure"
+            )
+        return Outcome(
+            data={
+                "database": display_url(url),
+                "applied": not print_only,
+                "statements": statements,
+            },
+            human=human,
+            next_ops=[
+                {"operation": "catalog check", "argv": ["qdsl", "--json", "catalog", "check"]}
+            ],
+        )
+
+    ctx.exit(run_operation("db secure", body))
