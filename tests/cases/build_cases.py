@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE.parent))
 
-from cases import demo_oracle, tickets_oracle  # noqa: E402
+from cases import demo_oracle, demo_rows, tickets_oracle, tickets_rows  # noqa: E402
 from deployments.fixtures import TICKETS_CATALOG, build_tickets_database  # noqa: E402
 
 from qdsl.facts.db import ensure_demo  # noqa: E402
@@ -27,11 +27,11 @@ TICKETS_FILE = HERE / "tickets.toml"
 
 
 def demo_text(demo_sqlite: str) -> str:
-    return demo_oracle.build(demo_oracle.load(demo_sqlite)).toml(demo_oracle.HEADER)
+    return demo_oracle.build(demo_rows.load(demo_sqlite)).toml(demo_oracle.HEADER)
 
 
 def tickets_text(tickets_sqlite: str) -> str:
-    data = tickets_oracle.load(tickets_sqlite, TICKETS_CATALOG)
+    data = tickets_rows.load(tickets_sqlite, TICKETS_CATALOG)
     return tickets_oracle.build(data).toml(tickets_oracle.HEADER)
 
 

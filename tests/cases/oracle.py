@@ -84,7 +84,14 @@ class CaseFile:
     defaults: dict[str, str]
     cases: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, question: str, tenant: str | None = None, **expect: Any) -> None:
+    def add(
+        self, question: str, tenant: str | None = None, *, or_clarify: bool = False, **expect: Any
+    ) -> None:
+        """One case; `or_clarify` when the catalog has no word or operator for what is asked
+        (a field without synonyms, a negation the field does not allow, a name the tenant's
+        data lacks): then a clarification is as right as the answer."""
+        if or_clarify:
+            expect = {"status": ["answered", "clarify"], **expect}
         case: dict[str, Any] = {
             "id": f"{self.prefix}-{len(self.cases) + 1:03d}",
             "question": question,

@@ -153,11 +153,6 @@ def _assert_unknown_words_are_unknown(
                     ), (word, r)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
-def tickets_dialect(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.mark.parametrize("deployment", ["demo", "tickets"])
 def test_generated_questions_apply_every_condition(
     deployment: str,
@@ -165,6 +160,7 @@ def test_generated_questions_apply_every_condition(
     request: pytest.FixtureRequest,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # tickets_dialect (tests/deployments/fixtures.py) runs the test once per dialect
     dialect = tickets_dialect
     dep = _deployment(deployment, request)
     engine = _engine(deployment, dialect, request)
