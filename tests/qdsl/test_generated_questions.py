@@ -204,3 +204,43 @@ def test_generated_questions_apply_every_condition(
         print(f"\n{summary}")
     assert tally.generated >= PER_DEPLOYMENT[dialect] * 0.9, summary
     assert not tally.failures, summary + "\n" + "\n".join(tally.failures[:40])
+
+
+def _fake(status: str, contract: str | None, data: dict[str, Any], text: str = "") -> AnswerResult:
+    from qdsl.dsl.ir import AnswerContract
+
+    return AnswerResult(
+        status=status,  # type: ignore[arg-type]
+        trace_id="t",
+        language="en",
+        answer_contract=AnswerContract(contract) if contract else None,
+        text=text,
+        data=data,
+    )
+
+
+def test_the_judge_catches_a_dropped_or_inverted_condition() -> None:
+    from cases.question_gen import Cond
+
+    urgent = Cond("that are urgent", "priority", lambda r: r["priority"] == "urgent", "value")
+    q = Question(
+        "How many tickets that are urgent are there?", "en", "count", "ticket", (urgent,), ()
+    )
+    rows = [{"id": str(i), "priority": p} for i, p in enumerate(["urgent", "low", "low"])]
+    expected = {r["id"] for r in rows if urgent.test(r)}
+    exact = _fake("answered", "count_scalar", {"count": 1})
+    dropped = _fake("answered", "count_scalar", {"count": 3})
+    inverted = _fake("answered", "count_scalar", {"count": 2})
+    assert judge(q, exact, expected) == ("answered_exact", None)
+    assert judge(q, dropped, expected)[0] == "dropped"
+    assert judge(q, inverted, expected)[0] == "dropped"
+    listed = _fake("answered", "entity_list", {"items": [{"id": "1"}], "total": 1})
+    assert judge(q, listed, expected)[0] == "dropped"  # a list where a count was asked
+
+    vague = Question("How many green tickets are there?", "en", "count", "ticket", (), ("green",))
+    assert judge(vague, dropped, set())[0] == "dropped"
+    nothing = _fake("answered", "count_scalar", {"count": 0}, "0 tickets whose text has “green”")
+    assert judge(vague, nothing, set()) == ("answered_text_match", None)
+    named = _fake("clarify", "clarify_or_fail", {}, "“green” is not applied")
+    assert judge(vague, named, set()) == ("clarified_unknown", None)
+    assert judge(vague, _fake("clarify", "clarify_or_fail", {}, "be more specific"), set())[1]
