@@ -5,8 +5,9 @@ The deployment is what a deployer writes (tests/deployments/tickets/):
 (`data.sql`) and one fact field as `semantic_facts` rows (`facts.jsonl`). A
 database is built the way a deployer sets one up: the desk's DDL and data,
 `qdsl.facts.db.upgrade` for qdsl's own tables, on PostgreSQL `qdsl db secure`
-(reader grants, forced row-level security), the facts, and the text index over
-the catalog's `text_search` columns.
+(reader grants, forced row-level security), the facts, and `qdsl index refresh`
+(the text index over `text_search` columns and the value index of
+`link_values` fields).
 
 Fixtures (registered from tests/conftest.py):
 * `tickets_catalog`: the loaded catalog.
@@ -27,15 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from qdsl.dsl.catalog import Catalog, load_catalog
 from qdsl.facts.bulk import bulk_insert
 from qdsl.facts.db import READER_ROLE, make_engine, upgrade
+from qdsl.facts.index_refresh import refresh_index
 from qdsl.facts.secure import secure
-from qdsl.facts.tables import semantic_facts, text_grams
-from qdsl.facts.textindex import gram_rows
+from qdsl.facts.tables import semantic_facts
 
 TICKETS_DIR = Path(__file__).parent / "tickets"
 TICKETS_CATALOG = TICKETS_DIR / "catalog.toml"
@@ -76,19 +76,6 @@ def _facts(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _index_rows(conn: Connection, catalog: Catalog) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    for name, spec in catalog.entities.items():
-        if not spec.text_search:
-            continue
-        cols = [spec.tenant, spec.id, *spec.text_search]
-        table = sa.table(spec.table, *(sa.column(c) for c in cols))
-        for row in conn.execute(sa.select(*table.c)).mappings():
-            texts = [row[c] for c in spec.text_search]
-            out.extend(gram_rows(row[spec.tenant], name, row[spec.id], texts))
-    return out
-
-
 def build_tickets_database(url: str) -> None:
     """Create the desk's tables and rows, migrate qdsl's own, load facts, index text."""
     catalog = load_catalog(TICKETS_CATALOG)
@@ -106,7 +93,8 @@ def build_tickets_database(url: str) -> None:
             secure(engine, catalog, reader=READER_ROLE, apply=True)
         with engine.begin() as conn:
             bulk_insert(conn, semantic_facts, _facts(TICKETS_DIR / "facts.jsonl"))
-            bulk_insert(conn, text_grams, _index_rows(conn, catalog))
+        # as a deployer runs `qdsl index refresh`: the text and value indexes
+        refresh_index(engine, catalog)
     finally:
         engine.dispose()
 
