@@ -18,7 +18,6 @@ Never answered with a condition dropped or inverted. Both catalogs, on SQLite
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -37,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog, demo_catalog
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import DEMO_NOW
@@ -167,9 +166,11 @@ def test_generated_questions_apply_every_condition(
     rows = {t: load_rows(engine, dep.catalog, t) for t in dep.tenants}
     _assert_unknown_words_are_unknown(dep, rows)
     tally = Tally()
-    ask: Callable[[str, str], AnswerResult] = lambda question, tenant: plan_and_answer(  # noqa: E731
-        question, tenant, engine=engine, catalog=dep.catalog, now=dep.now
-    )
+    options = AnswerOptions(catalog=dep.catalog, now=dep.now)
+
+    def ask(question: str, tenant: str) -> AnswerResult:
+        return plan_and_answer(question, tenant, engine=engine, options=options)
+
     cases = st.sampled_from(dep.tenants).flatmap(
         lambda t: questions(dep.catalog, rows[t], dep.now).map(lambda q: (t, q))
     )
