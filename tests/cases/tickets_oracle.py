@@ -45,7 +45,7 @@ def build(data: dict[str, dict[str, Entity]]) -> CaseFile:
         - {t["requester"] for t in data["acme"]["ticket"].rows}
     )
     name = globex_only[0]
-    add(f"How many tickets did {name} open?", status=CLARIFY_OR_NOTHING, count=0, mentions=[name])
+    add(f"How many tickets are from {name}?", status=CLARIFY_OR_NOTHING, count=0, mentions=[name])
     add(f"{name} 提交的工单有多少个", status=CLARIFY_OR_NOTHING, count=0, mentions=[name])
     return cf
 

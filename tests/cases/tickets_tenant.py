@@ -213,7 +213,8 @@ def add_tenant_cases(cf: CaseFile, tenant: str, data: dict[str, Entity]) -> None
     requesters = sorted({t["requester"] for t in tk.rows})
     for name in requesters[:3]:
         add(f"{name} 提交的工单有多少个", tenant, **tk.count(eq("requester", name)))
-        add(f"How many tickets did {name} open?", tenant, **tk.count(eq("requester", name)))
+        # not "did {name} open": open is also a status value here, the question would be ambiguous
+        add(f"How many tickets are from {name}?", tenant, **tk.count(eq("requester", name)))
     first = requesters[0]
     add(f"Which tickets are from {first}?", tenant, **tk.listing(eq("requester", first)))
     add(

@@ -40,6 +40,7 @@ from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog, demo_catalog
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.value_index import value_source_for
 from qdsl.pipeline import AnswerResult
 
 PER_DEPLOYMENT = {"sqlite": 1100, "postgresql": 150}
@@ -166,7 +167,10 @@ def test_generated_questions_apply_every_condition(
     rows = {t: load_rows(engine, dep.catalog, t) for t in dep.tenants}
     _assert_unknown_words_are_unknown(dep, rows)
     tally = Tally()
-    options = AnswerOptions(catalog=dep.catalog, now=dep.now)
+    # names only the data knows are linked through the tenant's value index
+    options = AnswerOptions(
+        catalog=dep.catalog, now=dep.now, values=value_source_for(engine, dep.catalog)
+    )
 
     def ask(question: str, tenant: str) -> AnswerResult:
         return plan_and_answer(question, tenant, engine=engine, options=options)
