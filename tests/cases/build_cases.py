@@ -20,7 +20,7 @@ if __name__ == "__main__":
 from cases import demo_oracle, demo_rows, tickets_oracle, tickets_rows  # noqa: E402
 from deployments.fixtures import TICKETS_CATALOG, build_tickets_database  # noqa: E402
 
-from qdsl.facts.db import ensure_demo  # noqa: E402
+from qdsl.facts.demo.setup import ensure_demo  # noqa: E402
 
 DEMO_FILE = HERE / "demo.toml"
 TICKETS_FILE = HERE / "tickets.toml"

@@ -39,7 +39,7 @@ from sqlalchemy import Engine
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog, demo_catalog
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.facts.value_index import value_source_for
 from qdsl.pipeline import AnswerResult
 
