@@ -14,13 +14,14 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qdsl.cli.main import main
@@ -77,7 +78,8 @@ def run_cli(args: list[str], stdin: bytes = b"") -> tuple[int, bytes, bytes]:
 
 
 def _last_json_line(raw: bytes) -> dict[str, Any]:
-    lines = [ln for ln in raw.decode("utf-8").splitlines() if ln.startswith("{")]
+    # "\n" only: an envelope may hold U+0085 or U+2028, which splitlines() splits on
+    lines = [ln for ln in raw.decode("utf-8").split("\n") if ln.startswith("{")]
     assert lines, raw[-500:]
     doc: dict[str, Any] = json.loads(lines[-1])
     return doc
@@ -112,14 +114,15 @@ def _channels(db: str, value: str) -> list[tuple[list[str], bytes]]:
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: repr(s[:30]))
-def test_seeded_hostile_inputs_on_every_channel(seed: str, sqlite_url: str) -> None:
+def test_seeded_hostile_inputs_on_every_channel(
+    seed: str, sqlite_url: str, suite_counts: Counter[str]
+) -> None:
     for args, stdin in _channels(sqlite_url, seed):
         assert_typed(*run_cli(args, stdin), what=(args[:6], seed[:40]))
+        suite_counts["cli fuzz (in-process runs)"] += 1
 
 
-FUZZ = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FUZZ = settings()  # the profile's examples (ci 100, deep 1,000)
 _TEXT = st.one_of(
     st.text(max_size=60),
     st.sampled_from(SEEDS),
@@ -129,16 +132,22 @@ _TEXT = st.one_of(
 
 @FUZZ
 @given(value=_TEXT, channel=st.integers(0, 11))
-def test_any_text_on_any_channel_is_typed(value: str, channel: int, sqlite_url: str) -> None:
+def test_any_text_on_any_channel_is_typed(
+    value: str, channel: int, sqlite_url: str, suite_counts: Counter[str]
+) -> None:
     args, stdin = _channels(sqlite_url, value)[channel]
     assert_typed(*run_cli(args, stdin), what=(args[:6], value[:40]))
+    suite_counts["cli fuzz (in-process runs)"] += 1
 
 
 @FUZZ
 @given(data=st.binary(max_size=200), channel=st.sampled_from([2, 6, 9]))
-def test_any_bytes_on_stdin_are_typed(data: bytes, channel: int, sqlite_url: str) -> None:
+def test_any_bytes_on_stdin_are_typed(
+    data: bytes, channel: int, sqlite_url: str, suite_counts: Counter[str]
+) -> None:
     args, _ = _channels(sqlite_url, "")[channel]
     assert_typed(*run_cli(args, data), what=(args[:6], data[:40]))
+    suite_counts["cli fuzz (in-process runs)"] += 1
 
 
 @pytest.mark.parametrize(
@@ -151,7 +160,9 @@ def test_any_bytes_on_stdin_are_typed(data: bytes, channel: int, sqlite_url: str
         [b"chain", b"--steps", b"[\x80]"],
     ],
 )
-def test_argv_that_is_not_utf8_is_a_usage_error(argv: list[bytes], tmp_path: Path) -> None:
+def test_argv_that_is_not_utf8_is_a_usage_error(
+    argv: list[bytes], tmp_path: Path, suite_counts: Counter[str]
+) -> None:
     env = {**os.environ, "QDSL_STATE_DIR": str(tmp_path), "LC_ALL": "C.UTF-8"}
     proc = subprocess.run(
         [sys.executable, "-m", "qdsl.cli.main", "--json", *argv],
@@ -160,6 +171,7 @@ def test_argv_that_is_not_utf8_is_a_usage_error(argv: list[bytes], tmp_path: Pat
         timeout=120,
         check=False,
     )
+    suite_counts["cli fuzz (argv subprocesses)"] += 1
     assert proc.returncode == 2, proc.stderr[-500:]
     envelope = _last_json_line(proc.stderr)
     assert envelope["error"]["type"] == "usage" and envelope["error"]["subtype"] == "bad_encoding"
