@@ -121,9 +121,20 @@ class _DatabaseValues:
         self.engine, self.catalog = engine, catalog
 
     def values_for(self, tenant_id: str) -> TenantValues:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from qdsl.executor.run import db_error, timeout_from_env
         from qdsl.facts.value_index import value_source_for
 
-        return value_source_for(self.engine(), self.catalog).values_for(tenant_id)
+        engine = self.engine()
+        try:
+            return value_source_for(engine, self.catalog).values_for(tenant_id)
+        except SQLAlchemyError as exc:
+            # The same typed error the executor gives for this database.
+            timeout = timeout_from_env(None)
+            raise db_error(
+                exc, timeout, interrupted=False, catalog=self.catalog, url=engine.url
+            ) from None
 
 
 def _begin(
