@@ -125,13 +125,18 @@ class LoadReport:
 
 def _text(raw: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     value = raw.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if type(value) is str:  # the common case first: this runs per field per row
+        text = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)  # ids written as JSON numbers
+    elif value is None:
+        text = ""
+    else:
+        raise ValueError(f"{key} must be text, not {type(value).__name__}")
+    if not text or text.isspace():
         if required:
             raise ValueError(f"{key} is missing")
         return None
-    if not isinstance(value, str | int) or isinstance(value, bool):
-        raise ValueError(f"{key} must be text, not {type(value).__name__}")
-    text = str(value)
     if "\x00" in text:
         raise ValueError(f"{key} contains a NUL character")
     width = _WIDTHS.get(key)
