@@ -26,16 +26,12 @@ tenant_option = click.option(
 
 
 def reader_tenant(tenant: object) -> str | None:
-    """The tenant a ref is read as; blank or malformed is a usage error."""
+    """The tenant a ref is read as (None: shared refs only); malformed is a usage error."""
     if tenant is None:
         return None
-    if not isinstance(tenant, str) or not tenant.strip() or not tenant.isprintable():
-        raise UsageError(
-            "bad_tenant",
-            "the tenant must be a printable, non-blank string",
-            hint="pass the tenant the ref was made for, e.g. --tenant t1",
-        )
-    return tenant
+    from qdsl.dsl.tenant import valid_tenant
+
+    return valid_tenant(tenant)
 
 
 def parse_duration_ms(text: str) -> int:
