@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -26,8 +27,8 @@ from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
-from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
-from qdsl.planner import Planner, RulePlanner
+from qdsl.pipeline import AnswerResult, Flow, PlanCall, Settings, Status, answer_flow
+from qdsl.planner import PlanDraft, Planner, RulePlanner
 from qdsl.verifier.checks import Check
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ _DEFAULTS = AnswerOptions()
 
 def _begin(
     question: str, tenant_id: str, options: AnswerOptions, *, demo: bool
-) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
+) -> tuple[Settings, Flow, BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
     settings = options.settings(demo=demo)
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
@@ -142,6 +143,9 @@ def plan_and_answer(
     eng: Engine | None = None
     while done is None:
         assert plan is not None
+        if isinstance(plan, PlanCall):
+            plan, done = _plan_step(flow, plan.run)
+            continue
         try:
             eng = eng or engine or demo_engine()
             result: ExecutionResult = execute(
@@ -169,6 +173,14 @@ async def aplan_and_answer(
     try:
         while done is None:
             assert plan is not None
+            if isinstance(plan, PlanCall):
+                try:
+                    draft = await plan.arun()
+                except QdslError as exc:
+                    plan, done = _step(flow, exc=exc)
+                    continue
+                plan, done = _step(flow, result=draft)
+                continue
             try:
                 if engine is None and own is None:
                     own = _demo_async_engine()
@@ -193,9 +205,22 @@ def _demo_async_engine() -> AsyncEngine:
     return make_async_engine(url)
 
 
+def _plan_step(
+    flow: Flow, run: Callable[[], PlanDraft]
+) -> tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
+    try:
+        draft = run()
+    except QdslError as exc:
+        return _step(flow, exc=exc)
+    return _step(flow, result=draft)
+
+
 def _step(
-    flow: Flow, *, result: ExecutionResult | None = None, exc: QdslError | None = None
-) -> tuple[BoundPlan | Plan | None, AnswerResult | None]:
+    flow: Flow,
+    *,
+    result: ExecutionResult | PlanDraft | None = None,
+    exc: QdslError | None = None,
+) -> tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     try:
         if exc is not None:
             return flow.throw(exc), None

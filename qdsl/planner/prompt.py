@@ -8,9 +8,10 @@ never SQL and never an answer.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import QdslError
 from qdsl.dsl.kinds import KINDS
 from qdsl.dsl.normalize import PlanContext
 
@@ -98,14 +99,30 @@ def build_prompt(
         _context(context) + f"Question: {question}",
     ]
     if feedback:
-        sections.append(f"A previous plan for this question was refused: {feedback}")
+        sections.append(
+            "A previous plan for this question was executed and refused by the answer "
+            "verifier (question_covered names the words of the question the plan did not "
+            "apply and the fields that could carry them):\n"
+            f"{feedback}\nWrite a plan that applies every condition the question states."
+        )
     return "\n\n".join(s for s in sections if s)
 
 
-def repair_prompt(base: str, output: str, code: str, message: str, hint: str | None) -> str:
-    fix = f"\nhint: {hint}" if hint else ""
+def _position(details: dict[str, Any]) -> str:
+    parts = []
+    if details.get("path"):
+        parts.append(f"at {details['path']}")
+    if details.get("line") is not None:
+        parts.append(f"line {details['line']}, column {details.get('column')}")
+    return (" (" + ", ".join(parts) + ")") if parts else ""
+
+
+def repair_prompt(base: str, output: str, error: QdslError) -> str:
+    """The first prompt again, the refused plan, and the typed error: code, position, hint."""
+    fix = f"\nhint: {error.hint}" if error.hint else ""
     return (
         f"{base}\n\nYour previous plan was:\n{output}\n\n"
-        f"It was refused with error {code}: {message}{fix}\n"
+        f"It was refused with error {error.code}{_position(error.details)}: "
+        f"{error.message}{fix}\n"
         "Write a corrected plan. Output the plan only."
     )
