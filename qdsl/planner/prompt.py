@@ -100,9 +100,9 @@ def build_prompt(
     ]
     if feedback:
         sections.append(
-            "A previous plan for this question was executed and refused by the answer "
-            "verifier (question_covered names the words of the question the plan did not "
-            "apply and the fields that could carry them):\n"
+            "A previous plan for this question was refused by the answer verifier "
+            "(question_covered names the words of the question the plan did not apply "
+            "and the fields that could carry them):\n"
             f"{feedback}\nWrite a plan that applies every condition the question states."
         )
     return "\n\n".join(s for s in sections if s)
