@@ -81,6 +81,11 @@ ALLOWED_KEYS: frozenset[str] = frozenset(
         "reason_code",
         "dropped",
         "expected_query_type",
+        # an LLM planner attempt's cost (qdsl.planner.llm)
+        "input_tokens",
+        "output_tokens",
+        "prompt_chars",
+        "fallback",
         # the summary's own
         "tenant_id",
         "question_hash",

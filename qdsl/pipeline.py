@@ -29,7 +29,7 @@ from typing import Any, Literal
 from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
+from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.linking import ValueSource
@@ -67,6 +67,8 @@ class AnswerResult:
     attempts: tuple[Attempt, ...] = ()
     warnings: tuple[str, ...] = ()
     execution_id: str | None = None
+    # Why there is no answer when a retryable failure (the LLM API down) ended it.
+    error: QdslError | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `ask` / `run` envelope data (SPEC 6): `answer` is the contract's data."""
@@ -147,6 +149,19 @@ def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
         thread_anchor=context.thread_anchor,
         referenced_objects=context.referenced_objects,
     )
+
+
+LLM_UNAVAILABLE = "validation/llm_unavailable"
+
+
+def attempt_event(a: Attempt) -> dict[str, Any]:
+    """One planner attempt as the audit records it: number, outcome, error, cost."""
+    return {
+        "number": a.number,
+        "outcome": "accepted" if a.ok else "refused",
+        "error_code": a.error_code,
+        **a.cost(),
+    }
 
 
 def feedback_for(verdict: Verdict, plan: Plan | None = None) -> str:
@@ -243,10 +258,14 @@ class _Run:
                     self.planner_name = draft.planner
                     self.attempts.extend(draft.attempts)
                     ev.update(planner=draft.planner, attempts=len(draft.attempts))
+                    if draft.planner != planner.name:
+                        ev.update(fallback=True)
+                    self.log_attempts([attempt_event(a) for a in draft.attempts])
                     raw = load_plan(draft.text)
                 normalized = normalize(raw, self.s.catalog, self.binding_context(pctx))
             except QdslError as exc:
                 ev.update(status="error", error_code=exc.code)
+                self.log_attempts(exc.details.get("attempts"))
                 raise
             self.warnings = normalized.warnings
             ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
@@ -321,6 +340,31 @@ class _Run:
             insufficient(self.lang, contract),
             verdict,
             execution_id,
+        )
+
+    def log_attempts(self, attempts: object) -> None:
+        """One audit event per planner attempt: its outcome, error code and cost."""
+        if not isinstance(attempts, list):
+            return
+        for a in attempts:
+            if isinstance(a, dict):
+                fields = {k: v for k, v in a.items() if k != "message"}
+                fields["attempt"] = fields.pop("number", None)
+                fields.setdefault("outcome", "refused" if a.get("error_code") else "accepted")
+                self.audit.event("llm_attempt", **fields)
+
+    def unplanned(self, exc: PlanError) -> AnswerResult:
+        """No plan: the LLM API failed. No answer, and never another planner's guess
+        passed off as the LLM's (a fallback planner is the LLM planner's explicit option).
+        Any other plan error is the caller's to see."""
+        if exc.code != LLM_UNAVAILABLE:
+            raise exc
+        answer = insufficient(self.lang, AnswerContract.CLARIFY_OR_FAIL)
+        return self.finish(
+            status="insufficient_evidence",
+            answer_contract=answer.contract,
+            text=answer.text,
+            error=exc,
         )
 
     def on_empty(self, plan: Plan, result: ExecutionResult) -> AnswerResult | None:
@@ -422,6 +466,8 @@ def _answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Fl
             normalized = yield from run.make_plan(pctx, feedback)
         except NotCoveredError as exc:
             return run.not_covered(None, exc)
+        except PlanError as exc:
+            return run.unplanned(exc)
         plan = normalized.plan
         if plan.query_type is QueryType.UNKNOWN:
             return run.clarify(plan)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import time
 from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qdsl.dsl.catalog import Catalog
@@ -28,15 +30,16 @@ from qdsl.dsl.errors import PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
-from qdsl.planner.base import Attempt, PlanDraft
+from qdsl.planner.adapters import unavailable
+from qdsl.planner.base import Attempt, PlanDraft, Planner
 from qdsl.planner.prompt import PlanForm, build_prompt, repair_prompt
 
 SyncComplete = Callable[[str], str]
 AsyncComplete = Callable[[str], Awaitable[str]]
 Complete = SyncComplete | AsyncComplete
 Validate = Callable[[str, Catalog, PlanContext | None], Plan]
-# The repair loop: yields prompts, is sent replies, returns the accepted draft.
-Loop = Generator[str, str, PlanDraft]
+# The repair loop: yields prompts, is sent (reply, elapsed ms), returns the accepted draft.
+Loop = Generator[str, tuple[object, float], PlanDraft]
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
@@ -59,16 +62,40 @@ def is_async_callable(fn: object) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What an adapter returns: the text and, when the API reports them, token counts."""
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+def accepts_schema(fn: object) -> bool:
+    """Whether a completion takes the plan's JSON Schema (a `schema` keyword)."""
+    try:
+        params = inspect.signature(fn).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return "schema" in params
+
+
 def _as_text(reply: object) -> str:
     # A reply that is not text (None, a dict, bytes) is a bad plan, not a crash.
+    if isinstance(reply, Reply):
+        return reply.text
     return reply if isinstance(reply, str) else ""
 
 
 def _attempts_detail(attempts: list[Attempt]) -> list[dict[str, Any]]:
     return [
-        {"number": a.number, "error_code": a.error_code, "message": a.error_message}
+        {"number": a.number, "error_code": a.error_code, "message": a.error_message} | a.cost()
         for a in attempts
     ]
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
 
 
 class LLMPlanner:
@@ -78,17 +105,57 @@ class LLMPlanner:
         self,
         complete: Complete,
         *,
-        form: PlanForm = "text",
+        form: PlanForm | None = None,
         max_attempts: int = 3,
         validate: Validate = validate_plan,
+        fallback: Planner | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.complete = complete
         self.is_async = is_async_callable(complete)
-        self.form: PlanForm = form
+        # A completion that takes the schema writes JSON plans unless told otherwise.
+        self.structured = accepts_schema(complete)
+        self.form: PlanForm = form or ("json" if self.structured else "text")
         self.max_attempts = max_attempts
         self.validate = validate
+        # Used only when the LLM API is unavailable, and named in the draft.
+        self.fallback = fallback
+
+    def _schema(self, catalog: Catalog) -> dict[str, Any] | None:
+        if not self.structured or self.form != "json":
+            return None
+        from qdsl.planner.schema import catalog_plan_schema
+
+        return catalog_plan_schema(catalog)
+
+    def _call(self, prompt: str, schema: dict[str, Any] | None) -> Any:
+        complete: Any = self.complete
+        try:
+            return complete(prompt) if schema is None else complete(prompt, schema=schema)
+        except (TimeoutError, ConnectionError) as exc:
+            # A bare completion's network failure: as retryable as an adapter's.
+            raise unavailable(type(exc).__name__, str(exc)) from exc
+
+    async def _acall(self, prompt: str, schema: dict[str, Any] | None) -> Any:
+        try:
+            return await self._call(prompt, schema)
+        except (TimeoutError, ConnectionError) as exc:
+            raise unavailable(type(exc).__name__, str(exc)) from exc
+
+    def _fall_back(
+        self,
+        exc: PlanError,
+        question: str,
+        catalog: Catalog,
+        context: PlanContext | None,
+        feedback: str | None,
+    ) -> PlanDraft:
+        if self.fallback is None or exc.code != "validation/llm_unavailable":
+            raise exc
+        draft = self.fallback.plan(question, catalog=catalog, context=context, feedback=feedback)
+        note = f"the LLM was unavailable ({exc.message}); planned by {draft.planner}"
+        return replace(draft, notes=(*draft.notes, note))
 
     def _loop(
         self,
@@ -101,18 +168,22 @@ class LLMPlanner:
         prompt = base
         attempts: list[Attempt] = []
         for number in range(1, self.max_attempts + 1):
-            text = extract_plan((yield prompt))
+            reply, elapsed_ms = yield prompt
+            text = extract_plan(_as_text(reply))
+            cost: dict[str, Any] = {"elapsed_ms": elapsed_ms, "prompt_chars": len(prompt)}
+            if isinstance(reply, Reply):
+                cost.update(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
             try:
                 self.validate(text, catalog, context)
             except PolicyError as exc:
-                attempts.append(Attempt(number, text, exc.code, exc.message))
+                attempts.append(Attempt(number, text, exc.code, exc.message, **cost))
                 exc.details.setdefault("attempts", _attempts_detail(attempts))
                 raise
             except QdslError as exc:
-                attempts.append(Attempt(number, text, exc.code, exc.message))
+                attempts.append(Attempt(number, text, exc.code, exc.message, **cost))
                 prompt = repair_prompt(base, text, exc)
                 continue
-            attempts.append(Attempt(number, text))
+            attempts.append(Attempt(number, text, **cost))
             return PlanDraft(text=text, planner=self.name, attempts=tuple(attempts))
         last = attempts[-1]
         raise PlanError(
@@ -132,22 +203,10 @@ class LLMPlanner:
         feedback: str | None = None,
     ) -> PlanDraft:
         """Plan synchronously; an async completion runs on a private event loop."""
-        if self.is_async:
-            coro = self.aplan(question, catalog=catalog, context=context, feedback=feedback)
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return asyncio.run(coro)
-            # Called from inside a running loop: a fresh loop in a worker thread.
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                return pool.submit(asyncio.run, coro).result()
-        loop = self._loop(question, catalog, context, feedback)
-        prompt = next(loop)
-        while True:
-            try:
-                prompt = loop.send(_as_text(self.complete(prompt)))
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
+        try:
+            return self._plan(question, catalog=catalog, context=context, feedback=feedback)
+        except PlanError as exc:
+            return self._fall_back(exc, question, catalog, context, feedback)
 
     async def aplan(
         self,
@@ -158,14 +217,57 @@ class LLMPlanner:
         feedback: str | None = None,
     ) -> PlanDraft:
         """Plan on asyncio: await an async completion, thread a sync one off the loop."""
+        try:
+            return await self._aplan(question, catalog=catalog, context=context, feedback=feedback)
+        except PlanError as exc:
+            return self._fall_back(exc, question, catalog, context, feedback)
+
+    def _plan(
+        self,
+        question: str,
+        *,
+        catalog: Catalog,
+        context: PlanContext | None = None,
+        feedback: str | None = None,
+    ) -> PlanDraft:
+        if self.is_async:
+            coro = self._aplan(question, catalog=catalog, context=context, feedback=feedback)
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(coro)
+            # Called from inside a running loop: a fresh loop in a worker thread.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(asyncio.run, coro).result()
         loop = self._loop(question, catalog, context, feedback)
+        schema = self._schema(catalog)
         prompt = next(loop)
         while True:
-            if self.is_async:
-                reply: object = await self.complete(prompt)  # type: ignore[misc]
-            else:
-                reply = await asyncio.to_thread(self.complete, prompt)
+            started = time.perf_counter()
+            reply = self._call(prompt, schema)
             try:
-                prompt = loop.send(_as_text(reply))
+                prompt = loop.send((reply, _ms(started)))
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+    async def _aplan(
+        self,
+        question: str,
+        *,
+        catalog: Catalog,
+        context: PlanContext | None = None,
+        feedback: str | None = None,
+    ) -> PlanDraft:
+        loop = self._loop(question, catalog, context, feedback)
+        schema = self._schema(catalog)
+        prompt = next(loop)
+        while True:
+            started = time.perf_counter()
+            if self.is_async:
+                reply: object = await self._acall(prompt, schema)
+            else:
+                reply = await asyncio.to_thread(self._call, prompt, schema)
+            try:
+                prompt = loop.send((reply, _ms(started)))
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
