@@ -156,12 +156,7 @@ LLM_UNAVAILABLE = "validation/llm_unavailable"
 
 def attempt_event(a: Attempt) -> dict[str, Any]:
     """One planner attempt as the audit records it: number, outcome, error, cost."""
-    return {
-        "number": a.number,
-        "outcome": "accepted" if a.ok else "refused",
-        "error_code": a.error_code,
-        **a.cost(),
-    }
+    return {"number": a.number, "error_code": a.error_code, **a.cost()}
 
 
 def feedback_for(verdict: Verdict, plan: Plan | None = None) -> str:
@@ -260,12 +255,12 @@ class _Run:
                     ev.update(planner=draft.planner, attempts=len(draft.attempts))
                     if draft.planner != planner.name:
                         ev.update(fallback=True)
-                    self.log_attempts([attempt_event(a) for a in draft.attempts])
+                    ev.update(self.log_attempts([attempt_event(a) for a in draft.attempts]))
                     raw = load_plan(draft.text)
                 normalized = normalize(raw, self.s.catalog, self.binding_context(pctx))
             except QdslError as exc:
                 ev.update(status="error", error_code=exc.code)
-                self.log_attempts(exc.details.get("attempts"))
+                ev.update(self.log_attempts(exc.details.get("attempts")))
                 raise
             self.warnings = normalized.warnings
             ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
@@ -342,16 +337,25 @@ class _Run:
             execution_id,
         )
 
-    def log_attempts(self, attempts: object) -> None:
-        """One audit event per planner attempt: its outcome, error code and cost."""
-        if not isinstance(attempts, list):
-            return
-        for a in attempts:
-            if isinstance(a, dict):
-                fields = {k: v for k, v in a.items() if k != "message"}
-                fields["attempt"] = fields.pop("number", None)
-                fields.setdefault("outcome", "refused" if a.get("error_code") else "accepted")
-                self.audit.event("llm_attempt", **fields)
+    def log_attempts(self, attempts: object) -> dict[str, list[Any]]:
+        """One audit event per planner attempt (outcome, error code, cost), and the
+        run's attempts so far as lists for the plan event and the summary."""
+        if isinstance(attempts, list):
+            for a in attempts:
+                if isinstance(a, dict):
+                    fields = {k: v for k, v in a.items() if k not in ("message", "number")}
+                    fields["attempt"] = a.get("number")
+                    fields["attempt_outcome"] = "refused" if a.get("error_code") else "accepted"
+                    self.audit.event("llm_attempt", **fields)
+        done = [attempt_event(a) for a in self.attempts]
+        if isinstance(attempts, list) and not done:
+            done = [a for a in attempts if isinstance(a, dict)]
+        return {
+            "attempt_error_codes": [a.get("error_code") for a in done],
+            "attempt_elapsed_ms": [a.get("elapsed_ms") for a in done],
+            "input_tokens": [a.get("input_tokens") for a in done],
+            "output_tokens": [a.get("output_tokens") for a in done],
+        }
 
     def unplanned(self, exc: PlanError) -> AnswerResult:
         """No plan: the LLM API failed. No answer, and never another planner's guess
