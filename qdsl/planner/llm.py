@@ -33,6 +33,7 @@ from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.planner.adapters import unavailable
 from qdsl.planner.base import Attempt, PlanDraft, Planner
 from qdsl.planner.prompt import PlanForm, build_prompt, repair_prompt
+from qdsl.planner.slice import bounded_catalog_text
 
 SyncComplete = Callable[[str], str]
 AsyncComplete = Callable[[str], Awaitable[str]]
@@ -40,6 +41,9 @@ Complete = SyncComplete | AsyncComplete
 Validate = Callable[[str, Catalog, PlanContext | None], Plan]
 # The repair loop: yields prompts, is sent (reply, elapsed ms), returns the accepted draft.
 Loop = Generator[str, tuple[object, float], PlanDraft]
+
+# The first prompt's default budget in approximate tokens: a small catalog fits whole.
+DEFAULT_PROMPT_BUDGET = 4000
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
@@ -109,6 +113,7 @@ class LLMPlanner:
         max_attempts: int = 3,
         validate: Validate = validate_plan,
         fallback: Planner | None = None,
+        prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -121,6 +126,8 @@ class LLMPlanner:
         self.validate = validate
         # Used only when the LLM API is unavailable, and named in the draft.
         self.fallback = fallback
+        # Approximate tokens (bytes / 4) the first prompt may take; None: the full catalog.
+        self.prompt_budget = prompt_budget
 
     def _schema(self, catalog: Catalog) -> dict[str, Any] | None:
         if not self.structured or self.form != "json":
@@ -157,6 +164,34 @@ class LLMPlanner:
         note = f"the LLM was unavailable ({exc.message}); planned by {draft.planner}"
         return replace(draft, notes=(*draft.notes, note))
 
+    def first_prompt(
+        self,
+        question: str,
+        catalog: Catalog,
+        context: PlanContext | None = None,
+        feedback: str | None = None,
+    ) -> str:
+        """The first prompt: the catalog bounded to `prompt_budget` when one is set."""
+        attached = self.structured and self.form == "json"
+
+        def render(catalog_text: str | None) -> str:
+            return build_prompt(
+                question,
+                catalog,
+                form=self.form,
+                context=context,
+                feedback=feedback,
+                catalog_text=catalog_text,
+                schema_attached=attached,
+            )
+
+        if self.prompt_budget is None:
+            return render(None)
+        text = bounded_catalog_text(
+            question, catalog, render, budget_tokens=self.prompt_budget, context=context
+        )
+        return render(text)
+
     def _loop(
         self,
         question: str,
@@ -164,7 +199,7 @@ class LLMPlanner:
         context: PlanContext | None,
         feedback: str | None,
     ) -> Loop:
-        base = build_prompt(question, catalog, form=self.form, context=context, feedback=feedback)
+        base = self.first_prompt(question, catalog, context, feedback)
         prompt = base
         attempts: list[Attempt] = []
         for number in range(1, self.max_attempts + 1):
