@@ -8,6 +8,7 @@ against it and the executor takes every SQL identifier from it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tomllib
@@ -172,6 +173,10 @@ class EntitySpec(_Strict):
     # Query types this entity answers when a question names no entity
     # (explain -> a documents entity, diagnose -> a runs entity).
     default_for: tuple[QueryType, ...] = ()
+    # The column holding each row's last change time (a date or datetime):
+    # `qdsl index refresh --since` re-indexes only rows changed since then, and
+    # the index findings compare it with the index's own refresh.
+    updated_at: str | None = None
 
     @cached_property
     def id_regex(self) -> re.Pattern[str] | None:
@@ -225,6 +230,11 @@ class Catalog(_Strict):
 
     def entity(self, name: str) -> EntitySpec:
         return self.entities[name]
+
+    @cached_property
+    def content_key(self) -> str:
+        """A key of the catalog's content: equal catalogs, loaded apart, share caches."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
     def default_entity(self, query_type: QueryType) -> str | None:
         """The entity a question of `query_type` means when it names none."""
@@ -317,7 +327,32 @@ def _check_entity(
     for qt in e.default_for:
         if e.query_types and qt not in e.query_types:
             out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))
+    if e.updated_at is not None:
+        out.extend(_check_updated_at(key, e))
     return out
+
+
+_TIME_TYPES = frozenset({FieldType.DATE, FieldType.DATETIME})
+
+
+def _check_updated_at(key: str, e: EntitySpec) -> list[tuple[str, str]]:
+    """`updated_at` names a column of the entity's table holding a time.
+
+    Its type is known only when it is also declared as a field; `qdsl catalog
+    check` compares it with the live column.
+    """
+    name = e.updated_at or ""
+    if not name.strip():
+        return [(f"{key}.updated_at", "names no column")]
+    if name in (e.id, e.tenant):
+        return [(f"{key}.updated_at", f"`{name}` is the entity's id or tenant column")]
+    named = e.fields.get(name)
+    if named is not None and named.is_fact:
+        return [(f"{key}.updated_at", f"`{name}` is a fact field, not a column")]
+    for fname, f in e.fields.items():
+        if f.column == name and f.type not in _TIME_TYPES:
+            return [(f"{key}.updated_at", f"column `{name}` is the {f.type.value} field `{fname}`")]
+    return []
 
 
 def _check_defaults(entities: Mapping[str, EntitySpec]) -> list[tuple[str, str]]:

@@ -11,7 +11,6 @@ field types.
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
@@ -115,7 +114,7 @@ def catalog_key(catalog: Catalog) -> str:
     entry = _KEYS.get(id(catalog))
     if entry is not None and entry[0]() is catalog:
         return entry[1]
-    key = hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
+    key = catalog.content_key
     _KEYS[id(catalog)] = (weakref.ref(catalog), key)
     weakref.finalize(catalog, _forget, id(catalog), key)
     if key not in _TABLES:

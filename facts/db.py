@@ -90,7 +90,7 @@ def migrations_dir() -> Path:
 
 # The newest revision under migrations_dir()/versions (a test keeps this in step).
 # ensure_demo compares against it to skip loading Alembic when nothing is due.
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 _UNREACHABLE_HINTS = ("connect", "unable to open", "could not translate host", "timeout expired")
 
 

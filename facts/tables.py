@@ -1,4 +1,4 @@
-"""SQLAlchemy Core definitions of semantic_facts, the demo schema and text_grams.
+"""SQLAlchemy Core definitions of semantic_facts, the demo schema and qdsl's indexes.
 
 These are the runtime view of the schema; the Alembic history under the
 repository's `alembic/` directory creates it (a test checks that the migrated
@@ -211,8 +211,50 @@ text_grams = Table(
 )
 Index(None, text_grams.c.tenant_id, text_grams.c.entity_type, text_grams.c.entity_id)
 
+# Per-tenant value index (see facts.value_index): the distinct stored values of
+# the catalog's linkable text fields, one row per value. Bounded on write (value
+# length and count per field), so the whole key fits a B-tree entry; the primary
+# key is also the (tenant_id, ...) lookup index.
+value_index = Table(
+    "value_index",
+    metadata,
+    Column("tenant_id", TENANT, nullable=False),
+    Column("entity_type", String(64), nullable=False),
+    Column("field", String(128), nullable=False),
+    Column("value", String(256), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "entity_type", "field", "value"),
+    sqlite_with_rowid=False,
+)
+
+# What `qdsl index refresh` (or a first use) last built, per tenant: one row per
+# (kind, entity, field) with kind "text" (field "") or "values". `source` is a
+# digest of the catalog names the index was built from, so a changed catalog
+# re-indexes; `row_count` / `max_updated` are the table's size and newest
+# update time as seen before the build, which the index findings compare with
+# the table now.
+index_state = Table(
+    "index_state",
+    metadata,
+    Column("tenant_id", TENANT, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("entity_type", String(64), nullable=False),
+    Column("field", String(128), nullable=False),
+    Column("source", String(64), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("row_count", BigInteger, nullable=False),
+    Column("max_updated", UtcDateTime, nullable=True),
+    Column("refreshed_at", UtcDateTime, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "kind", "entity_type", "field"),
+)
+
 DEMO_TABLES: tuple[Table, ...] = (projects, tasks, docs, runs, signals, users, configs)
-TENANT_TABLES: tuple[Table, ...] = (*DEMO_TABLES, semantic_facts, text_grams)
+TENANT_TABLES: tuple[Table, ...] = (
+    *DEMO_TABLES,
+    semantic_facts,
+    text_grams,
+    value_index,
+    index_state,
+)
 
 # The text columns PostgreSQL gets trigram indexes on (entity table -> columns);
 # mirrors text_search of the demo catalog.

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "refs": "qdsl.cli.refs_cmds:refs_group",
     "chain": "qdsl.cli.chain_cmd:chain_cmd",
     "eval": "qdsl.cli.eval_cmd:eval_cmd",
+    "index": "qdsl.cli.index_cmd:index_group",
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from qdsl.cli.main import cli
-from qdsl.facts.db import default_database_url, state_dir
+from qdsl.facts.db import HEAD_REVISION, default_database_url, state_dir
 from qdsl.facts.demo_data import DEMO_TENANTS
 
 
@@ -30,7 +30,8 @@ def test_db_upgrade_and_demo_init_are_idempotent() -> None:
     code, env = _json(["db", "upgrade"])
     assert code == 0 and env["ok"] is True
     # SPEC 9: no absolute path in output; the file is named, its directory is not.
-    assert env["data"] == {"database": "sqlite+pysqlite:///…/demo.sqlite3", "revision": "0001"}
+    database = "sqlite+pysqlite:///…/demo.sqlite3"
+    assert env["data"] == {"database": database, "revision": HEAD_REVISION}
     assert str(state_dir()) not in json.dumps(env)
     assert _json(["db", "upgrade"])[0] == 0
 

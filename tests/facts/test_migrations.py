@@ -9,8 +9,8 @@ import pytest
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
-from qdsl.facts.db import READER_ROLE, make_engine, upgrade
-from qdsl.facts.tables import TENANT_TABLES, TRIGRAM_COLUMNS, metadata
+from qdsl.facts.db import HEAD_REVISION, READER_ROLE, make_engine, upgrade
+from qdsl.facts.tables import DEMO_TABLES, TENANT_TABLES, TRIGRAM_COLUMNS, metadata
 
 
 def _assert_schema_matches_metadata(engine: Engine) -> None:
@@ -47,16 +47,18 @@ def _assert_core_schema(engine: Engine) -> None:
     # The gram lookup index is the primary key's prefix.
     pk = insp.get_pk_constraint("text_grams")["constrained_columns"]
     assert pk[:3] == ["tenant_id", "entity_type", "gram"]
-    for table in TENANT_TABLES:
-        if table.name not in ("semantic_facts", "text_grams"):
-            assert insp.get_pk_constraint(table.name)["constrained_columns"] == ["tenant_id", "id"]
+    for table in DEMO_TABLES:
+        assert insp.get_pk_constraint(table.name)["constrained_columns"] == ["tenant_id", "id"]
+    # qdsl's own indexes are keyed by the tenant first.
+    for name in ("value_index", "index_state"):
+        assert insp.get_pk_constraint(name)["constrained_columns"][0] == "tenant_id"
     _assert_schema_matches_metadata(engine)
 
 
 def test_sqlite_upgrade_creates_everything_and_is_idempotent(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.sqlite3'}"
-    assert upgrade(url) == "0001"
-    assert upgrade(url) == "0001"
+    assert upgrade(url) == HEAD_REVISION
+    assert upgrade(url) == HEAD_REVISION
     engine = make_engine(url)
     try:
         _assert_core_schema(engine)
@@ -82,7 +84,7 @@ def test_sqlite_downgrade_then_upgrade_again(tmp_path: Path) -> None:
         assert set(inspect(engine).get_table_names()) == {"alembic_version"}
     finally:
         engine.dispose()
-    assert upgrade(url) == "0001"
+    assert upgrade(url) == HEAD_REVISION
 
 
 @pytest.fixture
@@ -98,8 +100,8 @@ def test_postgresql_upgrade_creates_everything_and_is_idempotent(
     try:
         # Twice, on a cluster where qdsl_reader already exists (the session's
         # demo database created it): role creation must tolerate that.
-        assert upgrade(url) == "0001"
-        assert upgrade(url) == "0001"
+        assert upgrade(url) == HEAD_REVISION
+        assert upgrade(url) == HEAD_REVISION
         _assert_core_schema(engine)
         with engine.connect() as conn:
             assert (
