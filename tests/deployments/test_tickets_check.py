@@ -1,9 +1,9 @@
 """`catalog check` and `db secure` on the support-desk deployment.
 
-The desk's hand-written grants (grants.postgresql.sql) enable row-level
-security but do not force it, and grant the whole agents table, sensitive
-email included: the check names each of those, `db secure` fixes them, and
-questions are still answered as the reader role afterwards.
+Grants as a deployer might write them by hand enable row-level security but do
+not force it, and grant the whole agents table, sensitive email included: the
+check names each of those, `db secure` fixes them, and questions are still
+answered as the reader role afterwards.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from click.testing import CliRunner
 from deployments.fixtures import TICKETS_CATALOG, build_tickets_database
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.cli.main import cli
 from qdsl.dsl.catalog import Catalog
 from qdsl.facts.db import make_engine
@@ -46,6 +46,14 @@ def test_the_desk_grants_are_flagged_then_secured_on_postgresql(
 ) -> None:
     url = pg_database_factory()
     build_tickets_database(url)
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("GRANT SELECT ON agents, tickets, kb_articles TO qdsl_reader")
+            for table in ("agents", "tickets", "kb_articles"):
+                conn.exec_driver_sql(f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY")
+    finally:
+        engine.dispose()
     code, findings = _check(url)
     assert code == 3
     messages = {str(f["message"]) for f in findings if f["rule"] == "pg_security"}
@@ -73,8 +81,7 @@ def test_the_desk_grants_are_flagged_then_secured_on_postgresql(
             "How many urgent tickets are there?",
             "acme",
             engine=engine,
-            catalog=tickets_catalog,
-            now=NOW,
+            options=AnswerOptions(catalog=tickets_catalog, now=NOW),
         )
     finally:
         engine.dispose()
