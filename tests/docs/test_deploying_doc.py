@@ -5,7 +5,8 @@ The commands come from the document's fenced `sh` blocks (a block marked
 as a deployer would type them, in a fresh directory. Three things stand in for
 the deployer: their own tables and rows exist before step 1 (the support desk
 of tests/deployments/tickets/), their facts file is `facts.jsonl` (the desk's
-facts without `value_norm`: `facts load` computes it), and the edit after
+facts without `value_norm`, which `facts load` computes, and a second value of a
+predicate given its own source ref), and the edit after
 `catalog init` is the desk's catalog copied over the draft. On PostgreSQL the
 URL of `QDSL_DATABASE_URL` is this test's own database. Each `text` block after
 a command is that command's expected answer: its status line, and the numbers
@@ -79,11 +80,17 @@ def _desk_tables(url: str) -> None:
 
 
 def _facts_file(path: Path) -> None:
-    rows = []
+    rows, seen = [], set()
     for line in (TICKETS_DIR / "facts.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
             row.pop("value_norm")
+            # A second value of one predicate needs its own source ref: facts load
+            # upserts on (tenant, entity type, entity id, predicate, source ref).
+            key = tuple(row[k] for k in ("tenant_id", "entity_type", "entity_id", "predicate"))
+            if (*key, row["source_ref"]) in seen:
+                row["source_ref"] = f"{row['source_ref']}#{row['value_text']}"
+            seen.add((*key, row["source_ref"]))
             rows.append(json.dumps(row, ensure_ascii=False))
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
