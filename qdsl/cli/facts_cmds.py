@@ -162,16 +162,16 @@ def stats_cmd(ctx: click.Context, /, tenant: str | None, now_text: str | None) -
             groups = [g.to_dict() for g in fact_stats(engine, now=_now(now_text), tenant=tenant)]
         rows = sum(g["rows"] for g in groups)
         stale = sum(g["stale"] for g in groups)
-        lines = [
-            f"{g['tenant']}\t{g['entity_type']}\t{g['predicate']}\t{g['rows']}\t"
-            f"{g['stale']} stale"
-            for g in groups
-        ]
-        lines.append(f"total\t{rows} row(s), {stale} stale")
+        from qdsl.cli.tables import Table, render
+
+        table = Table(("tenant", "entity type", "predicate", "rows", "stale"))
+        for g in groups:
+            table.add(g["tenant"], g["entity_type"], g["predicate"], g["rows"], g["stale"])
+        table.add("total", "", "", rows, stale)
         return Outcome(
             data={"groups": groups, "rows": rows, "stale": stale,
                   "stale_share": round(stale / rows, 4) if rows else 0.0},
-            human="\n".join(lines),
+            human=render([table]),
         )
 
     ctx.exit(run_operation("facts stats", body))
