@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -22,12 +23,13 @@ from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.linking import ValueSource
+from qdsl.dsl.linking import TenantValues, ValueSource
 from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
-from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
-from qdsl.planner import Planner, RulePlanner
+from qdsl.pipeline import AnswerResult, Flow, PlanCall, Settings, Status, answer_flow
+from qdsl.planner import PlanDraft, Planner, RulePlanner
 from qdsl.verifier.checks import Check
 
 if TYPE_CHECKING:
@@ -112,11 +114,42 @@ class AnswerOptions:
 _DEFAULTS = AnswerOptions()
 
 
+class _DatabaseValues:
+    """The asking tenant's linkable values, from the database the question runs on
+    (`qdsl.facts.value_index`), opened on first use: a gated question opens nothing."""
+
+    def __init__(self, engine: Callable[[], Engine | AsyncEngine], catalog: Catalog) -> None:
+        self.engine, self.catalog = engine, catalog
+
+    def values_for(self, tenant_id: str) -> TenantValues:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from qdsl.executor.run import db_error, timeout_from_env
+        from qdsl.facts.value_index import value_source_for
+
+        engine = self.engine()
+        try:
+            return value_source_for(engine, self.catalog).values_for(tenant_id)
+        except SQLAlchemyError as exc:
+            # The same typed error the executor gives for this database.
+            timeout = timeout_from_env(None)
+            raise db_error(
+                exc, timeout, interrupted=False, catalog=self.catalog, url=engine.url
+            ) from None
+
+
 def _begin(
-    question: str, tenant_id: str, options: AnswerOptions, *, demo: bool
-) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
+    question: str,
+    tenant_id: str,
+    options: AnswerOptions,
+    *,
+    demo: bool,
+    engine: Callable[[], Engine | AsyncEngine],
+) -> tuple[Settings, Flow, BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
     settings = options.settings(demo=demo)
+    if settings.values is None:
+        settings = replace(settings, values=_DatabaseValues(engine, settings.catalog))
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
     flow = answer_flow(question, tenant_id, settings, audit)
     try:
@@ -138,10 +171,16 @@ def plan_and_answer(
     """
     from qdsl.executor.run import execute
 
-    settings, flow, plan, done = _begin(question, tenant_id, options, demo=engine is None)
+    tenant_id = valid_tenant(tenant_id)
+    settings, flow, plan, done = _begin(
+        question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
+    )
     eng: Engine | None = None
     while done is None:
         assert plan is not None
+        if isinstance(plan, PlanCall):
+            plan, done = _plan_step(flow, plan.run)
+            continue
         try:
             eng = eng or engine or demo_engine()
             result: ExecutionResult = execute(
@@ -164,11 +203,22 @@ async def aplan_and_answer(
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
-    settings, flow, plan, done = _begin(question, tenant_id, options, demo=engine is None)
+    tenant_id = valid_tenant(tenant_id)
+    settings, flow, plan, done = _begin(
+        question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
+    )
     own: AsyncEngine | None = None
     try:
         while done is None:
             assert plan is not None
+            if isinstance(plan, PlanCall):
+                try:
+                    draft = await plan.arun()
+                except QdslError as exc:
+                    plan, done = _step(flow, exc=exc)
+                    continue
+                plan, done = _step(flow, result=draft)
+                continue
             try:
                 if engine is None and own is None:
                     own = _demo_async_engine()
@@ -193,9 +243,22 @@ def _demo_async_engine() -> AsyncEngine:
     return make_async_engine(url)
 
 
+def _plan_step(
+    flow: Flow, run: Callable[[], PlanDraft]
+) -> tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
+    try:
+        draft = run()
+    except QdslError as exc:
+        return _step(flow, exc=exc)
+    return _step(flow, result=draft)
+
+
 def _step(
-    flow: Flow, *, result: ExecutionResult | None = None, exc: QdslError | None = None
-) -> tuple[BoundPlan | Plan | None, AnswerResult | None]:
+    flow: Flow,
+    *,
+    result: ExecutionResult | PlanDraft | None = None,
+    exc: QdslError | None = None,
+) -> tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     try:
         if exc is not None:
             return flow.throw(exc), None
