@@ -84,7 +84,7 @@ def _facts_file(path: Path) -> None:
     for line in (TICKETS_DIR / "facts.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            row.pop("value_norm")
+            row.pop("value_norm", None)
             # A second value of one predicate needs its own source ref: facts load
             # upserts on (tenant, entity type, entity id, predicate, source ref).
             key = tuple(row[k] for k in ("tenant_id", "entity_type", "entity_id", "predicate"))
