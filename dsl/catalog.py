@@ -1,4 +1,4 @@
-"""The catalog: the whitelist of what a plan may name (SPEC 4).
+"""The catalog: the whitelist of what a plan may name (docs/catalog.md).
 
 A TOML file maps entity types onto real tables. It is validated on load and
 every problem is reported at once, each naming the file and the dotted key.
@@ -184,7 +184,7 @@ class EntitySpec(_Strict):
 
     @cached_property
     def whitelisted(self) -> frozenset[str]:
-        """Every name a plan may project (SPEC 4), sensitive fields excluded."""
+        """Every name a plan may project (docs/catalog.md), sensitive fields excluded."""
         names = {self.id, self.label, *self.default_projection, *self.sorts, *self.text_search}
         names.update(n for n, f in self.fields.items() if not f.sensitive)
         return frozenset(names)

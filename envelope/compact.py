@@ -1,4 +1,4 @@
-"""Compacted previews of large results (SPEC 9).
+"""Compacted previews of large results (docs/envelopes.md).
 
 A preview keeps the result's shape: every key of an object stays (up to a
 cap), scalars stay, and only what is too big changes, always into an object

@@ -1,4 +1,4 @@
-"""The ref store: large results kept privately for a while (SPEC 9).
+"""The ref store: large results kept privately for a while (docs/envelopes.md).
 
 Layout under `<state dir>/refs/`: `<YYYY-MM-DD>/<refId>.json` holds the full
 envelope exactly as it would have been printed; `index.jsonl` holds one line

@@ -3,7 +3,7 @@
 The executor never reflects the database and never takes a name from a plan:
 every identifier in a compiled statement comes from here, and everything here
 comes from the catalog (entity tables and columns) or from the fixed shape of
-`semantic_facts` / `text_grams` (SPEC 5). Column types matter only for binding
+`semantic_facts` / `text_grams` (docs/catalog.md). Column types matter only for binding
 and reading values (UTC datetimes, float budgets); they are taken from the
 demo MetaData when the catalog names a table it knows, else from the catalog's
 field types.
