@@ -293,7 +293,7 @@ def _check_id_pattern(key: str, pattern: str) -> list[tuple[str, str]]:
     return []
 
 
-def _check_entity(
+def _check_fields(
     name: str, e: EntitySpec, entities: Mapping[str, EntitySpec]
 ) -> list[tuple[str, str]]:
     key = f"entities.{name}"
@@ -302,6 +302,11 @@ def _check_entity(
         out.extend(_check_field(name, fname, f))
         if f.references is not None and f.references not in entities:
             out.append((f"{key}.fields.{fname}.references", f"no entity `{f.references}`"))
+    return out
+
+
+def _check_sorts(key: str, e: EntitySpec) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
     fact_fields = {n for n, f in e.fields.items() if f.is_fact}
     for s in e.sorts:
         if s in fact_fields:
@@ -314,6 +319,12 @@ def _check_entity(
             out.append((f"{key}.default_sort", f"sort field `{fld}` is not declared in `sorts`"))
         if direction not in ("asc", "desc"):
             out.append((f"{key}.default_sort", f"direction `{direction}` is not asc or desc"))
+    return out
+
+
+def _check_names(key: str, e: EntitySpec) -> list[tuple[str, str]]:
+    """Projection, other spellings, limits, id shape and default query types."""
+    out: list[tuple[str, str]] = []
     for p in e.default_projection:
         if p in e.sensitive:
             out.append((f"{key}.default_projection", f"`{p}` is sensitive and cannot be projected"))
@@ -327,6 +338,14 @@ def _check_entity(
     for qt in e.default_for:
         if e.query_types and qt not in e.query_types:
             out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))
+    return out
+
+
+def _check_entity(
+    name: str, e: EntitySpec, entities: Mapping[str, EntitySpec]
+) -> list[tuple[str, str]]:
+    key = f"entities.{name}"
+    out = [*_check_fields(name, e, entities), *_check_sorts(key, e), *_check_names(key, e)]
     if e.updated_at is not None:
         out.extend(_check_updated_at(key, e))
     return out

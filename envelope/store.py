@@ -288,6 +288,21 @@ class RefStore:
     def _gc_locked(self, report: GcReport, prune_before_ms: int | None, prune_all: bool) -> None:
         now = self.clock()
         records = self.records()
+        keep = self._live(records, report, now, prune_before_ms, prune_all)
+        self._cap(keep, report)
+        if len(keep) != len(records):
+            self._rewrite_index(keep)
+        self._sweep({r.relpath for r in keep}, report, now)
+
+    def _live(
+        self,
+        records: list[RefRecord],
+        report: GcReport,
+        now: int,
+        prune_before_ms: int | None,
+        prune_all: bool,
+    ) -> list[RefRecord]:
+        """The records neither pruned, expired nor vanished (counted in `report`)."""
         keep: list[RefRecord] = []
         for r in records:
             if prune_all or (prune_before_ms is not None and r.created_ms < prune_before_ms):
@@ -298,6 +313,10 @@ class RefStore:
                 report.vanished += 1
             else:
                 keep.append(r)
+        return keep
+
+    def _cap(self, keep: list[RefRecord], report: GcReport) -> None:
+        """Evict the oldest records over the count and byte caps (in place)."""
         while len(keep) > max(self.max_count, 1):
             keep.pop(0)
             report.evicted += 1
@@ -309,9 +328,9 @@ class RefStore:
                 f"ref {keep[-1].ref_id} ({keep[-1].bytes} bytes) is over the ref store's byte cap "
                 f"({self.max_bytes}); it is kept alone until the next result"
             )
-        if len(keep) != len(records):
-            self._rewrite_index(keep)
-        kept = {r.relpath for r in keep}
+
+    def _sweep(self, kept: set[str], report: GcReport, now: int) -> None:
+        """Remove stale temp files, files no record keeps, and empty day folders."""
         for day, name in list(self._files()):
             rel = f"{day}/{name}" if day else name
             path = self.dir / rel

@@ -145,6 +145,15 @@ def _entity_facts(
     return every
 
 
+def _baseline(steps: _Steps, rows: list[Row]) -> Generator[Request, list[Row], int]:
+    """The tenant's unfiltered count: read along with the rows (main always carries
+    it; fallback rows when any), else by its own statement."""
+    carried = [r["q_baseline"] for r in rows[:1]]
+    if carried:
+        return int(carried[0])
+    return int((yield steps.req("baseline", steps.prep.statements.baseline))[0]["n"])
+
+
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     st = prep.statements
@@ -174,12 +183,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
             count = hits
 
     if prep.bound and baseline is None:
-        # Read along with the rows (main always carries it; fallback rows when any).
-        carried = [r["q_baseline"] for r in rows[:1]]
-        if carried:
-            baseline = int(carried[0])
-        else:
-            baseline = int((yield steps.req("baseline", st.baseline))[0]["n"])
+        baseline = yield from _baseline(steps, rows)
 
     truncated = len(rows) > prep.limit or capped
     rows = rows[: prep.limit]
@@ -200,7 +204,6 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         matched_term=matched_term,
         execution_id=execution_id,
     )
-    fingerprints = tuple(dict.fromkeys(render(s, prep.dialect)[2] for s in _stmts(prep, steps.ran)))
     return ExecutionResult(
         execution_id=execution_id,
         tenant_id=str(prep.params["tenant_id"]),
@@ -208,7 +211,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         entity_type=prep.template.entity_type,
         template=prep.template.name,
         plan_hash=plan_hash(prep),
-        sql_fingerprints=fingerprints,
+        sql_fingerprints=_fingerprints(prep, steps.ran),
         rows=tuple(out_rows),
         count=count,
         truncated=truncated,
@@ -219,6 +222,10 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         notes=tuple(steps.notes),
         retrieval=_retrieval(prep, matched_term is not None),
     )
+
+
+def _fingerprints(prep: Prepared, roles: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(render(s, prep.dialect)[2] for s in _stmts(prep, roles)))
 
 
 def _retrieval(
@@ -243,7 +250,6 @@ def _result_rows(
     execution_id: str,
 ) -> list[ResultRow]:
     """Result rows with their evidence ids; fills `evidence` (facts first, then objects)."""
-    st = prep.statements
     entity_type = prep.template.entity_type
     out_rows: list[ResultRow] = []
     for r in rows:
@@ -261,14 +267,7 @@ def _result_rows(
                 if ev.id not in evidence_ids:
                     evidence_ids.append(ev.id)
                 facts.setdefault(f["predicate"], f["value_text"])
-        values = {s.name: _value(prep, s.column, r[f"v_{s.name}"]) for s in st.selected}
-        for name in st.fact_fields:
-            spec = prep.entity.spec.fields[name]
-            found_value = next(
-                (f["value_text"] for f in every.get(eid, ()) if f["predicate"] == spec.fact),
-                None,
-            )
-            values[name] = found_value
+        values = _row_values(prep, r, every.get(eid, []))
         object_id = f"{entity_type}:{eid}"
         # A text-fallback hit is marked as such: no fact stands behind it.
         evidence[object_id] = Evidence(
@@ -295,6 +294,16 @@ def _result_rows(
         )
 
     return out_rows
+
+
+def _row_values(prep: Prepared, r: Row, facts: list[Row]) -> dict[str, Any]:
+    """The projected values of one row: its columns, then projected fact fields."""
+    st = prep.statements
+    values = {s.name: _value(prep, s.column, r[f"v_{s.name}"]) for s in st.selected}
+    for name in st.fact_fields:
+        predicate = prep.entity.spec.fields[name].fact
+        values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)
+    return values
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

@@ -8,6 +8,8 @@ requires fresh facts. Each facts row touched is tenant-bound here too.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -71,6 +73,15 @@ def _instant(expr: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
     return sa.func.julianday(expr) if dialect == "sqlite" else expr
 
 
+# The ordered comparisons, one Python operator each (columns overload them).
+COMPARISONS: dict[Operator, Callable[[Any, Any], Any]] = {
+    Operator.GT: operator.gt,
+    Operator.GTE: operator.ge,
+    Operator.LT: operator.lt,
+    Operator.LTE: operator.le,
+}
+
+
 def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnElement[bool]:
     assert bf.column is not None
     col = et.col(bf.column)
@@ -98,14 +109,8 @@ def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnEleme
         return sa.or_(_typed(col, bf.kind).not_in(expanding), col.is_(None))
     if op is Operator.CONTAINS:
         return contains(sa.func.lower(col), p(name, type_=sa.Text()), p.dialect)
-    if op is Operator.GT:
-        return lhs > v(name)
-    if op is Operator.GTE:
-        return lhs >= v(name)
-    if op is Operator.LT:
-        return lhs < v(name)
-    if op is Operator.LTE:
-        return lhs <= v(name)
+    if op in COMPARISONS:
+        return COMPARISONS[op](lhs, v(name))  # type: ignore[no-any-return]
     if op is Operator.BETWEEN:
         return lhs.between(v(f"{name}_lo"), v(f"{name}_hi"))
     raise _not_covered(bf)
@@ -146,19 +151,8 @@ def fact_value_condition(
             conds.append(facts.c.value_norm.in_(p(name, expanding=True, type_=sa.Text())))
     elif op is Operator.CONTAINS:
         conds.append(contains(facts.c.value_norm, p(name, type_=sa.Text()), p.dialect))
-    elif (
-        op in (Operator.GT, Operator.GTE, Operator.LT, Operator.LTE) and bf.kind is FieldType.NUMBER
-    ):
-        num = facts.c.value_num
-        bp = p(name, type_=sa.Float())
-        conds.append(
-            {
-                Operator.GT: num > bp,
-                Operator.GTE: num >= bp,
-                Operator.LT: num < bp,
-                Operator.LTE: num <= bp,
-            }[op]
-        )
+    elif op in COMPARISONS and bf.kind is FieldType.NUMBER:
+        conds.append(COMPARISONS[op](facts.c.value_num, p(name, type_=sa.Float())))
     elif op is Operator.BETWEEN and bf.kind is FieldType.NUMBER:
         conds.append(
             facts.c.value_num.between(

@@ -272,30 +272,17 @@ def build_statements(
     )
     baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
     joined = wrap_main(b, main, bound, guard=guard)
-    entity_facts = b.facts_select()
-    if b.fresh:
-        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
-    entity_facts = entity_facts.order_by(
-        b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id
-    ).limit(b.p("facts_cap", type_=sa.Integer()))
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
         .where(b.tenant(), et.id.in_(b.ids()))
         .order_by(*b.order_by())
         .limit(b.limit())
     )
-    fallback_rows: AnySelect | None = None
-    if fallback:
-        hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
-        hits = hit_ids.subquery("hits")
-        fallback_rows = (
-            b.entity_select(selected, baseline=guard, total=True)
-            .add_columns(*labels)
-            .join(hits, hits.c.q_id == et.id)
-            .where(b.tenant())
-            .order_by(*b.order_by())
-            .limit(b.limit())
-        )
+    fallback_rows = (
+        _fallback_rows(b, bound, selected, guard=guard, has_subjects=has_subjects)
+        if fallback
+        else None
+    )
     return StatementSet(
         shape=shape,
         selected=selected,
@@ -304,10 +291,41 @@ def build_statements(
         main_facts=joined is not None,
         counts=template.shape.counts,
         baseline=baseline,
-        entity_facts=entity_facts,
+        entity_facts=_entity_facts(b),
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
         uses_entity_facts=template.shape.entity_facts or bool(projected_fact_fields(plan, et)),
+    )
+
+
+def _entity_facts(b: StatementBuilder) -> AnySelect:
+    """Every (fresh) fact of the rows read, in a stable order, capped."""
+    entity_facts = b.facts_select()
+    if b.fresh:
+        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
+    return entity_facts.order_by(b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id).limit(
+        b.p("facts_cap", type_=sa.Integer())
+    )
+
+
+def _fallback_rows(
+    b: StatementBuilder,
+    bound: tuple[BoundFilter, ...],
+    selected: tuple[Selected, ...],
+    *,
+    guard: bool,
+    has_subjects: bool,
+) -> AnySelect:
+    """The entity rows of the text fallback's hits, with the spelling each matched."""
+    hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
+    hits = hit_ids.subquery("hits")
+    return (
+        b.entity_select(selected, baseline=guard, total=True)
+        .add_columns(*labels)
+        .join(hits, hits.c.q_id == b.et.id)
+        .where(b.tenant())
+        .order_by(*b.order_by())
+        .limit(b.limit())
     )
 
 
