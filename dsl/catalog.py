@@ -173,6 +173,10 @@ class EntitySpec(_Strict):
     # Query types this entity answers when a question names no entity
     # (explain -> a documents entity, diagnose -> a runs entity).
     default_for: tuple[QueryType, ...] = ()
+    # Words of a question that name nothing in the catalog may be searched as text
+    # (the label, or a fact field with `contains` and the text fallback) instead
+    # of clarifying; the answer then says it matched text.
+    text_fallback: bool = False
     # The column holding each row's last change time (a date or datetime):
     # `qdsl index refresh --since` re-indexes only rows changed since then, and
     # the index findings compare it with the index's own refresh.
@@ -335,6 +339,8 @@ def _check_names(key: str, e: EntitySpec) -> list[tuple[str, str]]:
         out.append((f"{key}.default_limit", "default_limit is above max_limit"))
     if e.id_pattern is not None:
         out.extend(_check_id_pattern(key, e.id_pattern))
+    if e.text_fallback and not e.text_search:
+        out.append((f"{key}.text_fallback", "text_fallback needs `text_search` columns"))
     for qt in e.default_for:
         if e.query_types and qt not in e.query_types:
             out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))
@@ -465,11 +471,18 @@ _DEMO: Catalog | None = None
 
 
 def demo_catalog() -> Catalog:
-    """The shipped catalog describing the demo schema (parsed once per process)."""
+    """The shipped catalog describing the demo schema (parsed once per process).
+
+    It lives with the demo (facts/demo/catalog.toml, read as a data file; the
+    demo package imports no database code on import): with no catalog given,
+    the embedded demo is the default deployment.
+    """
     global _DEMO  # noqa: PLW0603 - a process-wide cache of an immutable value
     if _DEMO is None:
-        text = resources.files("qdsl.dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8")
-        _DEMO = catalog_from_mapping(tomllib.loads(text), source="demo_catalog.toml")
+        found = resources.files("qdsl.facts.demo").joinpath("catalog.toml")
+        _DEMO = catalog_from_mapping(
+            tomllib.loads(found.read_text(encoding="utf-8")), source="demo catalog.toml"
+        )
     return _DEMO
 
 

@@ -36,7 +36,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from qdsl.dsl.catalog import Catalog, EntitySpec
 from qdsl.dsl.errors import DatabaseError, UsageError
 from qdsl.dsl.suggest import did_you_mean, suggest
-from qdsl.facts.bulk import _bypasses_rls
+from qdsl.facts.bulk import bypasses_rls
 from qdsl.facts.db import tenant_transaction
 from qdsl.facts.index_state import (
     TEXT,
@@ -197,7 +197,7 @@ def refresh_index(
             raise _refresh_failed(name, spec, exc) from None
     if tenants is None and engine.dialect.name == "postgresql":
         with engine.connect() as conn:
-            if not _bypasses_rls(conn):
+            if not bypasses_rls(conn):
                 warnings.append(
                     "tenants were listed by a user that row-level security restricts; "
                     "tenants it cannot see were not refreshed (pass --tenant)"
