@@ -35,6 +35,7 @@ from qdsl.executor.fallback_sql import FALLBACK_SLOTS
 from qdsl.executor.statements import (
     STATEMENTS,
     StatementCache,
+    StatementInputs,
     StatementSet,
     build_statements,
     shape_key,
@@ -187,32 +188,12 @@ def _check_subjects(template: Template, bound: BoundPlan, refs: tuple[str, ...])
         )
 
 
-def _statements(
-    bound: BoundPlan,
-    template: Template,
-    dialect: str,
-    *,
-    has_subjects: bool,
-    fallback: bool,
-    cache: StatementCache,
-) -> StatementSet:
+def _statements(w: StatementInputs, cache: StatementCache) -> StatementSet:
     """The plan shape's statements, from the cache or built once."""
-    plan, catalog, filters = bound.plan, bound.catalog, bound.filters
-    shape = shape_key(
-        plan, catalog, template, dialect, filters, has_subjects=has_subjects, fallback=fallback
-    )
+    shape = shape_key(w)
     statements = cache.get(shape)
     if statements is None:
-        statements = build_statements(
-            plan,
-            catalog,
-            template,
-            dialect,
-            filters,
-            has_subjects=has_subjects,
-            fallback=fallback,
-            shape=shape,
-        )
+        statements = build_statements(w, shape)
         cache.put(statements)
     return statements
 
@@ -242,7 +223,8 @@ def prepare(
         and any(bf.positive_fact for bf in bound.filters)
     )
     statements = _statements(
-        bound, template, dialect, has_subjects=bool(refs), fallback=fallback, cache=cache
+        StatementInputs(bound, template, dialect, has_subjects=bool(refs), fallback=fallback),
+        cache,
     )
     limit = min(plan.limit or spec.default_limit, spec.max_limit)
     return Prepared(

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
-from qdsl.dsl.bound import BoundFilter
+from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
 from qdsl.executor.fallback_sql import fallback_hits
@@ -100,28 +100,31 @@ def projected_fact_fields(plan: Plan, et: EntityTable) -> tuple[str, ...]:
     return tuple(n for n in dict.fromkeys(names) if (f := spec.fields.get(n)) and f.is_fact)
 
 
-def shape_key(
-    plan: Plan,
-    catalog: Catalog,
-    template: Template,
-    dialect: str,
-    bound: tuple[BoundFilter, ...],
-    *,
-    has_subjects: bool,
-    fallback: bool,
-) -> Shape:
+@dataclass(frozen=True)
+class StatementInputs:
+    """What one plan's statements are built from (and its shape key computed from)."""
+
+    bound: BoundPlan
+    template: Template
+    dialect: str
+    has_subjects: bool  # the plan names subjects (referenced objects of its entity)
+    fallback: bool  # the text fallback may run
+
+
+def shape_key(w: StatementInputs) -> Shape:
+    plan = w.bound.plan
     policy = plan.retrieval_policy
     return (
-        catalog_key(catalog),
-        dialect,
-        template.name,
-        tuple(bf.shape() for bf in bound),
+        catalog_key(w.bound.catalog),
+        w.dialect,
+        w.template.name,
+        tuple(bf.shape() for bf in w.bound.filters),
         tuple(plan.projection),
         tuple((s.field, s.direction.value) for s in plan.sort),
         policy.require_fresh_fact,
         policy.require_fresh_fact and policy.freshness_days is not None,
-        has_subjects,
-        fallback,
+        w.has_subjects,
+        w.fallback,
     )
 
 
@@ -246,17 +249,9 @@ class StatementBuilder:
         )
 
 
-def build_statements(
-    plan: Plan,
-    catalog: Catalog,
-    template: Template,
-    dialect: str,
-    bound: tuple[BoundFilter, ...],
-    *,
-    has_subjects: bool,
-    fallback: bool,
-    shape: Shape,
-) -> StatementSet:
+def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
+    plan, catalog, bound = w.bound.plan, w.bound.catalog, w.bound.filters
+    template, dialect, has_subjects, fallback = w.template, w.dialect, w.has_subjects, w.fallback
     et = entity_table(catalog, template.entity_type)
     b = StatementBuilder(catalog, et, dialect, plan)
     selected = selected_columns(plan, et, template)
