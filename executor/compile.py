@@ -24,6 +24,7 @@ from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.executor import names as N
 from qdsl.executor.bind import (
     contains_param,
     fallback_terms,
@@ -98,7 +99,6 @@ class FallbackRun:
 
 def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     terms = [t for t in fallback_terms(bf) if grams_for_term(t)]
-    name = f"g{bf.index}"
     out = []
     for start in range(0, len(terms), FALLBACK_SLOTS):
         chunk = tuple(terms[start : start + FALLBACK_SLOTS])
@@ -110,11 +110,11 @@ def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tu
             term = chunk[j] if j < len(chunk) else chunk[0]
             grams = grams_for_term(term)
             union.update(dict.fromkeys(grams))
-            params[f"{name}_s{j}_grams"] = list(grams)
-            params[f"{name}_s{j}_n"] = len(grams)
-            params[f"{name}_s{j}_text"] = contains_param(term, dialect)
-        params[f"{name}_grams"] = list(union)
-        params.update({f"slot{j}": j for j in range(FALLBACK_SLOTS)})
+            params[N.slot_grams(bf.index, j)] = list(grams)
+            params[N.slot_gram_count(bf.index, j)] = len(grams)
+            params[N.slot_text(bf.index, j)] = contains_param(term, dialect)
+        params[N.grams(bf.index)] = list(union)
+        params.update({N.slot_number(j): j for j in range(FALLBACK_SLOTS)})
         out.append((params, chunk))
     return out
 
@@ -253,18 +253,18 @@ def _params(
     """This call's parameters, shared by every statement (each ignores what it does not use)."""
     policy = bound.plan.retrieval_policy
     params: dict[str, Any] = {
-        "tenant_id": bound.tenant_id,
-        "entity_type": template.entity_type,
-        "limit": limit + 1,
-        "facts_cap": FACTS_CAP,
+        N.TENANT: bound.tenant_id,
+        N.ENTITY_TYPE: template.entity_type,
+        N.LIMIT: limit + 1,
+        N.FACTS_CAP: FACTS_CAP,
     }
     if refs:
-        params["subject_ids"] = list(refs)
+        params[N.SUBJECT_IDS] = list(refs)
     if policy.require_fresh_fact:
         moment = (now or datetime.now(UTC)).astimezone(UTC)
-        params["now"] = moment
+        params[N.NOW] = moment
         if policy.freshness_days is not None:
-            params["fresh_since"] = moment - timedelta(days=policy.freshness_days)
+            params[N.FRESH_SINCE] = moment - timedelta(days=policy.freshness_days)
     for bf in bound.filters:
         params.update(filter_params(bf, dialect))
     return params
@@ -337,7 +337,7 @@ def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str
 
 _KEEP: list[ClauseElement] = []
 _SQL_TEXT_MAX = 4096
-_RUNTIME = {"ids"}
+_RUNTIME = {N.IDS}
 
 
 def _jsonable(value: Any) -> Any:
@@ -361,7 +361,7 @@ def compile_plan(
     base = dict(prep.params)
     if prep.fallback_runs:
         base.update(prep.fallback_runs[0].params)
-        base["fallback_cap"] = prep.fallback_cap
+        base[N.FALLBACK_CAP] = prep.fallback_cap
     out = []
     for role, stmt in prep.statements.named():
         sql, names, fingerprint = render(stmt, dialect)

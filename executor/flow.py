@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from qdsl.dsl.catalog import FieldType
+from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.main_facts import split_rows
 from qdsl.executor.result import Evidence, ExecutionResult, ResultRow
@@ -109,15 +110,15 @@ def _fallback(
     found: dict[str, str] = {}
     total = 0
     for run in runs:
-        extra: dict[str, Any] = {**run.params, "fallback_cap": prep.fallback_cap}
+        extra: dict[str, Any] = {**run.params, N.FALLBACK_CAP: prep.fallback_cap}
         if several:
-            extra["limit"] = prep.fallback_cap  # every hit's id, to merge the runs
+            extra[N.LIMIT] = prep.fallback_cap  # every hit's id, to merge the runs
         got = yield steps.req("fallback", stmt, extra)
-        total = max(total, int(got[0]["q_total"]) if got else 0)
+        total = max(total, int(got[0][N.ROW_TOTAL]) if got else 0)
         for r in got:
-            if r["q_id"] not in found:
-                labels = (terms[r[f"q_g{index}"]] for index, terms in run.terms.items())
-                found[r["q_id"]] = " + ".join(labels)
+            if r[N.ROW_ID] not in found:
+                labels = (terms[r[N.hit_slot(index)]] for index, terms in run.terms.items())
+                found[r[N.ROW_ID]] = " + ".join(labels)
                 rows.append(r)
     if several:
         ids = sorted(found)[: prep.fallback_cap]
@@ -125,7 +126,7 @@ def _fallback(
         total = len(ids)
         rows = []
         if ids:
-            rows = yield steps.req("rows_by_id", prep.statements.rows_by_id, {"ids": ids})
+            rows = yield steps.req("rows_by_id", prep.statements.rows_by_id, {N.IDS: ids})
     spellings = sum(len(t) for r in runs for t in r.terms.values())
     steps.notes.append(
         f"fallback_text: {spellings} spelling(s) in {len(runs)} statement(s), {total} hit(s)"
@@ -140,7 +141,7 @@ def _entity_facts(
     st = steps.prep.statements
     every: dict[str, list[Row]] = {}
     if ids and st.uses_entity_facts:
-        for f in (yield steps.req("entity_facts", st.entity_facts, {"ids": ids})):
+        for f in (yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})):
             every.setdefault(f["entity_id"], []).append(f)
     return every
 
@@ -148,10 +149,10 @@ def _entity_facts(
 def _baseline(steps: _Steps, rows: list[Row]) -> Generator[Request, list[Row], int]:
     """The tenant's unfiltered count: read along with the rows (main always carries
     it; fallback rows when any), else by its own statement."""
-    carried = [r["q_baseline"] for r in rows[:1]]
+    carried = [r[N.ROW_BASELINE] for r in rows[:1]]
     if carried:
         return int(carried[0])
-    return int((yield steps.req("baseline", steps.prep.statements.baseline))[0]["n"])
+    return int((yield steps.req("baseline", steps.prep.statements.baseline))[0][N.COUNT])
 
 
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
@@ -171,7 +172,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         if st.main_facts:
             rows, matched, baseline = split_rows(rows)
         if st.counts:
-            count = int(rows[0]["q_total"]) if rows else 0
+            count = int(rows[0][N.ROW_TOTAL]) if rows else 0
         steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
 
     matched_term: dict[str, str] | None = None
@@ -189,7 +190,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     rows = rows[: prep.limit]
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
-    ids = [r["q_id"] for r in rows]
+    ids = [r[N.ROW_ID] for r in rows]
     if matched_term is not None:
         matched = {}  # text hits: no fact stands behind them
     every = yield from _entity_facts(steps, ids)
@@ -206,7 +207,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     )
     return ExecutionResult(
         execution_id=execution_id,
-        tenant_id=str(prep.params["tenant_id"]),
+        tenant_id=str(prep.params[N.TENANT]),
         query_type=prep.template.query_type,
         entity_type=prep.template.entity_type,
         template=prep.template.name,
@@ -253,7 +254,7 @@ def _result_rows(
     entity_type = prep.template.entity_type
     out_rows: list[ResultRow] = []
     for r in rows:
-        eid = r["q_id"]
+        eid = r[N.ROW_ID]
         evidence_ids: list[str] = []
         for f in matched.get(eid, ()):
             ev = _fact_evidence(f, execution_id)
@@ -274,7 +275,7 @@ def _result_rows(
             id=object_id,
             kind="object" if matched_term is None else "text",
             execution_id=execution_id,
-            tenant_id=r["q_tenant"],
+            tenant_id=r[N.ROW_TENANT],
             entity_type=entity_type,
             entity_id=eid,
             value_text=None if matched_term is None else matched_term.get(eid),
@@ -285,8 +286,8 @@ def _result_rows(
             ResultRow(
                 entity_type=entity_type,
                 entity_id=eid,
-                tenant_id=r["q_tenant"],
-                label=r["q_label"],
+                tenant_id=r[N.ROW_TENANT],
+                label=r[N.ROW_LABEL],
                 values=values,
                 facts=facts,
                 evidence_ids=tuple(evidence_ids),
@@ -299,7 +300,7 @@ def _result_rows(
 def _row_values(prep: Prepared, r: Row, facts: list[Row]) -> dict[str, Any]:
     """The projected values of one row: its columns, then projected fact fields."""
     st = prep.statements
-    values = {s.name: _value(prep, s.column, r[f"v_{s.name}"]) for s in st.selected}
+    values = {s.name: _value(prep, s.column, r[N.value_column(s.name)]) for s in st.selected}
     for name in st.fact_fields:
         predicate = prep.entity.spec.fields[name].fact
         values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)

@@ -24,6 +24,7 @@ from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
+from qdsl.executor import names as N
 from qdsl.executor.fallback_sql import fallback_hits
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (
@@ -155,7 +156,7 @@ class StatementBuilder:
         self.window = self.fresh and policy.freshness_days is not None
 
     def tenant(self) -> ColumnElement[bool]:
-        return self.et.tenant == self.p("tenant_id", type_=sa.Text())
+        return self.et.tenant == self.p(N.TENANT, type_=sa.Text())
 
     def conditions(
         self, bound: tuple[BoundFilter, ...], *, skip_positive_facts: bool
@@ -209,16 +210,16 @@ class StatementBuilder:
     ) -> AnySelect:
         et = self.et
         cols: list[ColumnElement[Any]] = [
-            et.tenant.label("q_tenant"),
-            et.id.label("q_id"),
-            et.label.label("q_label"),
+            et.tenant.label(N.ROW_TENANT),
+            et.id.label(N.ROW_ID),
+            et.label.label(N.ROW_LABEL),
         ]
-        cols += [et.col(s.column).label(f"v_{s.name}") for s in selected]
+        cols += [et.col(s.column).label(N.value_column(s.name)) for s in selected]
         if baseline:
             cols.append(self.baseline_column())
         if total:
             # The total before LIMIT, in the same pass that finds the rows.
-            cols.append(sa.func.count().over().label("q_total"))
+            cols.append(sa.func.count().over().label(N.ROW_TOTAL))
         return sa.select(*cols).select_from(et.table)
 
     def baseline_column(self) -> ColumnElement[Any]:
@@ -228,23 +229,23 @@ class StatementBuilder:
         return (
             sa.select(sa.func.count())
             .select_from(base)
-            .where(base.c[self.et.spec.tenant] == self.p("tenant_id", type_=sa.Text()))
+            .where(base.c[self.et.spec.tenant] == self.p(N.TENANT, type_=sa.Text()))
             .correlate(None)
             .scalar_subquery()
-            .label("q_baseline")
+            .label(N.ROW_BASELINE)
         )
 
     def limit(self) -> sa.BindParameter[object]:
-        return self.p("limit", type_=sa.Integer())
+        return self.p(N.LIMIT, type_=sa.Integer())
 
-    def ids(self, name: str = "ids") -> sa.BindParameter[object]:
+    def ids(self, name: str = N.IDS) -> sa.BindParameter[object]:
         return self.p(name, expanding=True, type_=sa.Text())
 
     def facts_select(self) -> AnySelect:
         f = self.facts
         return sa.select(*f.c).where(
-            f.c.tenant_id == self.p("tenant_id", type_=sa.Text()),
-            f.c.entity_type == self.p("entity_type", type_=sa.Text()),
+            f.c.tenant_id == self.p(N.TENANT, type_=sa.Text()),
+            f.c.entity_type == self.p(N.ENTITY_TYPE, type_=sa.Text()),
             f.c.entity_id.in_(self.ids()),
         )
 
@@ -257,7 +258,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     selected = selected_columns(plan, et, template)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
-        where.append(et.id.in_(b.ids("subject_ids")))
+        where.append(et.id.in_(b.ids(N.SUBJECT_IDS)))
     guard = bool(bound)  # the baseline guard is read when the plan filters
     main = (
         b.entity_select(selected, baseline=False, total=template.shape.counts)
@@ -265,7 +266,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         .order_by(*b.order_by())
         .limit(b.limit())
     )
-    baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
+    baseline = sa.select(sa.func.count().label(N.COUNT)).select_from(et.table).where(b.tenant())
     joined = wrap_main(b, main, bound, guard=guard)
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
@@ -299,7 +300,7 @@ def _entity_facts(b: StatementBuilder) -> AnySelect:
     if b.fresh:
         entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
     return entity_facts.order_by(b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id).limit(
-        b.p("facts_cap", type_=sa.Integer())
+        b.p(N.FACTS_CAP, type_=sa.Integer())
     )
 
 
@@ -317,7 +318,7 @@ def _fallback_rows(
     return (
         b.entity_select(selected, baseline=guard, total=True)
         .add_columns(*labels)
-        .join(hits, hits.c.q_id == b.et.id)
+        .join(hits, hits.c[N.ROW_ID] == b.et.id)
         .where(b.tenant())
         .order_by(*b.order_by())
         .limit(b.limit())
