@@ -8,7 +8,8 @@ numbers when they come from a file: `facts.fact_files.read_rows`) and:
   a `fact` field of that entity, `entity_id` and `value_text` present, numbers
   and instants well formed, no unknown keys. Every bad row is reported with its
   line and reason (`validation/facts_rejected`, `details.problems`);
-* writes `value_norm = normalize_text(value_text)`, the function the
+* writes `value_norm = normalize_text(value_text)` (a `value_norm` in the row
+  is accepted and recomputed), the function the
   normalizer and the executor match facts with (alias groups are expanded on
   the query side from the catalog, so every spelling of a value is stored as
   written and found by all of its aliases); a number fact gets `value_num`
@@ -17,15 +18,20 @@ numbers when they come from a file: `facts.fact_files.read_rows`) and:
   `source_ref`; `confidence`; `observed_at`, default the load time for a new
   fact and the stored time for an existing one; `valid_until`);
 * upserts on the natural key (tenant_id, entity_type, entity_id, predicate,
-  source_ref): a known fact is updated in place (its id, which evidence cites,
-  is kept) only when a value differs, so loading the same file twice changes
-  nothing. Two rows of one load with the same key are a bad row.
+  source_ref): the rows of one load with the same key are what that source
+  states now (one value, or several for a many-valued predicate such as a
+  ticket's areas). A stored fact of that key with one of those values is
+  updated in place (its id, which evidence cites, is kept) only when
+  something differs; a value the source no longer states is removed; a new
+  value is inserted. So loading the same file twice changes nothing, and a
+  corrected file replaces what it corrects. The same key and value twice in
+  one load is a bad row.
 
 One load is one transaction: a file loads completely or not at all. Rows are
 streamed through a temporary staging table (COPY on PostgreSQL, executemany on
 SQLite, both via facts.bulk), so memory does not grow with the file; the
-upsert is then two set statements per tenant, run with `app.tenant_id` set so
-an owner under forced row-level security writes each tenant's rows.
+upsert is then three set statements (delete, update, insert), per tenant with
+`app.tenant_id` set when the writer is under forced row-level security.
 
 The fallback text search reads entity columns only (never fact text), so a
 fact load has no text index to maintain.
@@ -63,6 +69,9 @@ MAX_PROBLEMS_SHOWN = 200
 REQUIRED = ("tenant_id", "entity_type", "entity_id", "predicate", "value_text")
 OPTIONAL = ("value_num", "source_type", "source_ref", "confidence", "observed_at", "valid_until")
 FACT_KEYS: tuple[str, ...] = (*REQUIRED, *OPTIONAL)
+# Accepted and recomputed: an export of semantic_facts carries it, but only
+# normalize_text's spelling is ever matched, so the loader always writes its own.
+RECOMPUTED = ("value_norm",)
 NATURAL_KEY = ("tenant_id", "entity_type", "entity_id", "predicate", "source_ref")
 DEFAULT_SOURCE_TYPE = "load"
 # Column widths of semantic_facts: a longer value is the row's fault, named here
@@ -94,6 +103,7 @@ class LoadReport:
     rows: int = 0
     inserted: int = 0
     updated: int = 0
+    removed: int = 0
     unchanged: int = 0
     tenants: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -103,6 +113,7 @@ class LoadReport:
             "rows": self.rows,
             "inserted": self.inserted,
             "updated": self.updated,
+            "removed": self.removed,
             "unchanged": self.unchanged,
             "tenants": self.tenants,
             "seconds": round(self.seconds, 3),
@@ -189,7 +200,7 @@ def validate_row(
 
     `facts` is entity type -> fact predicate -> field type (from the catalog).
     """
-    unknown = sorted(k for k in raw if k not in FACT_KEYS)
+    unknown = sorted(k for k in raw if k not in FACT_KEYS and k not in RECOMPUTED)
     if unknown:
         raise ValueError(
             f"unknown field(s) {', '.join(unknown)}; a fact has {', '.join(FACT_KEYS)}"
@@ -232,9 +243,9 @@ def validate_row(
 
 # -- writing ---------------------------------------------------------------------------
 
+# What an update may change of a stored fact (its key and value_norm match).
 _VALUE_COLUMNS = (
     "value_text",
-    "value_norm",
     "value_num",
     "source_type",
     "confidence",
@@ -251,16 +262,18 @@ def _staging_table() -> sa.Table:
     return sa.Table("qdsl_facts_staging", sa.MetaData(), *cols, prefixes=["TEMPORARY"])
 
 
-def _natural_key(st: sa.Table) -> sa.ColumnElement[bool]:
+def _natural_key(st: sa.FromClause, *, value: bool = False) -> sa.ColumnElement[bool]:
+    """A stored fact has the staged row's natural key (and, with `value`, its value)."""
     sf = semantic_facts
-    return sa.and_(
-        *(sf.c[k] == st.c[k] for k in NATURAL_KEY if k != "source_ref"),
-        sf.c.source_ref.is_not_distinct_from(st.c.source_ref),
-    )
+    same = [sf.c[k] == st.c[k] for k in NATURAL_KEY if k != "source_ref"]
+    same.append(sf.c.source_ref.is_not_distinct_from(st.c.source_ref))
+    if value:
+        same.append(sf.c.value_norm == st.c.value_norm)
+    return sa.and_(*same)
 
 
 def _duplicates(conn: Connection, st: sa.Table) -> list[RowProblem]:
-    keys = [st.c[k] for k in NATURAL_KEY]
+    keys = [st.c[k] for k in (*NATURAL_KEY, "value_norm")]
     found = conn.execute(
         sa.select(sa.func.min(st.c.line), sa.func.max(st.c.line))
         .group_by(*keys)
@@ -269,10 +282,29 @@ def _duplicates(conn: Connection, st: sa.Table) -> list[RowProblem]:
         .limit(MAX_PROBLEMS_SHOWN)
     ).all()
     return [
-        RowProblem(int(last), f"same natural key (tenant, entity, predicate, source_ref) as "
-                   f"line {int(first)}")
+        RowProblem(
+            int(last),
+            f"same fact (tenant, entity, predicate, source_ref and value) as line {int(first)}",
+        )
         for first, last in found
     ]
+
+
+def _analyze(conn: Connection, st: sa.Table) -> None:
+    """Statistics, so the upsert's lookups use the (tenant, entity) index.
+
+    PostgreSQL never auto-analyzes a temporary table: without statistics the
+    joins are planned as if the staging table were empty. SQLite has no
+    statistics until ANALYZE and then prefers the value lookup index, which
+    holds hundreds of rows per common value; a sampled ANALYZE (cheap on any
+    size) lets it pick the entity index.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"ANALYZE {st.name}")
+        return
+    conn.exec_driver_sql("PRAGMA analysis_limit = 1000")
+    conn.exec_driver_sql(f"ANALYZE {semantic_facts.name}")
+    conn.exec_driver_sql(f"ANALYZE {st.name}")
 
 
 def _tenant_passes(conn: Connection, st: sa.Table) -> list[str | None]:
@@ -289,14 +321,25 @@ def _tenant_passes(conn: Connection, st: sa.Table) -> list[str | None]:
 
 def _upsert(
     conn: Connection, st: sa.Table, tenant: str | None, now: datetime
-) -> tuple[int, int]:
-    """(updated, inserted) for the staged rows (of one tenant, or all)."""
+) -> tuple[int, int, int]:
+    """(removed, updated, inserted) for the staged rows (of one tenant, or all)."""
     sf = semantic_facts
     stored: list[sa.ColumnElement[bool]] = []  # which semantic_facts rows this pass sees
     staged: list[sa.ColumnElement[bool]] = []  # which staged rows it writes
     if tenant is not None:
         conn.execute(sa.select(sa.func.set_config("app.tenant_id", tenant, True)))
         stored, staged = [sf.c.tenant_id == tenant], [st.c.tenant_id == tenant]
+    # values a source no longer states: its key is staged, that value is not
+    restated = st.alias("restated")
+    removed = conn.execute(
+        sa.delete(sf)
+        .where(
+            *stored,
+            sa.exists().where(*staged, _natural_key(st)),
+            ~sa.exists().where(_natural_key(restated, value=True)),
+        )
+        .execution_options(preserve_rowcount=True)
+    ).rowcount
     observed = sa.func.coalesce(st.c.observed_at, sf.c.observed_at)
     differs = sa.or_(
         *(sf.c[c].is_distinct_from(st.c[c]) for c in _VALUE_COLUMNS),
@@ -304,7 +347,7 @@ def _upsert(
     )
     updated = conn.execute(
         sa.update(sf)
-        .where(*stored, *staged, _natural_key(st), differs)
+        .where(*stored, *staged, _natural_key(st, value=True), differs)
         .values({**{c: st.c[c] for c in _VALUE_COLUMNS}, "observed_at": observed})
     ).rowcount
     columns = [c.name for c in semantic_facts.c if c.name != "id"]
@@ -314,14 +357,16 @@ def _upsert(
         else st.c[c]
         for c in columns
     ]
-    new = sa.select(*picked).where(*staged, ~sa.exists().where(*stored, _natural_key(st)))
+    new = sa.select(*picked).where(
+        *staged, ~sa.exists().where(*stored, _natural_key(st, value=True))
+    )
     inserted = conn.execute(
         sa.insert(sf)
         .from_select(columns, new.order_by(st.c.line))
         # psycopg reports INSERT ... SELECT's rowcount only when asked to keep it
         .execution_options(preserve_rowcount=True)
     ).rowcount
-    return int(updated or 0), int(inserted or 0)
+    return int(removed or 0), int(updated or 0), int(inserted or 0)
 
 
 def _stage(
@@ -413,13 +458,13 @@ def load_facts(
         if bad:
             # Raising inside the transaction rolls the staging back too.
             raise _rejected(problems, bad, report.rows)
-        if conn.dialect.name == "postgresql":
-            # temporary tables are never auto-analyzed: without statistics the
-            # upsert's joins are planned as if the staging table were empty
-            conn.exec_driver_sql(f"ANALYZE {st.name}")
+        # the upsert looks staged rows up by natural key from every stored fact
+        sa.Index(f"ix_{st.name}_key", *(st.c[k] for k in NATURAL_KEY[:4])).create(conn)
+        _analyze(conn, st)
         tenants = sorted(conn.execute(sa.select(st.c.tenant_id).distinct()).scalars())
         for tenant in _tenant_passes(conn, st):
-            updated, inserted = _upsert(conn, st, tenant, moment)
+            removed, updated, inserted = _upsert(conn, st, tenant, moment)
+            report.removed += removed
             report.updated += updated
             report.inserted += inserted
         st.drop(conn)

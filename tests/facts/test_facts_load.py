@@ -237,16 +237,18 @@ def test_every_bad_row_is_reported(own_engine: sa.Engine) -> None:
     assert _facts(own_engine) == []
 
 
-def test_a_key_twice_in_one_load_is_rejected(own_engine: sa.Engine) -> None:
+def test_a_fact_twice_in_one_load_is_rejected(own_engine: sa.Engine) -> None:
     rows = [
-        _ticket("acme", "T-1", "billing", source_ref="crm:1"),
+        _ticket("acme", "T-1", "Billing", source_ref="crm:1"),
         _ticket("acme", "T-2", "billing", source_ref="crm:1"),
-        _ticket("acme", "T-1", "invoices", source_ref="crm:1"),
+        _ticket("acme", "T-1", "invoices", source_ref="crm:1"),  # a second value: fine
+        _ticket("acme", "T-1", " BILLING ", source_ref="crm:1"),  # line 1 again
     ]
     with pytest.raises(FactsRejected) as info:
         load_facts(rows, engine=own_engine, catalog=TICKETS)
     assert info.value.details["problems"] == [
-        {"line": 3, "reason": "same natural key (tenant, entity, predicate, source_ref) as line 1"}
+        {"line": 4, "reason": "same fact (tenant, entity, predicate, source_ref and value) "
+         "as line 1"}
     ]
     assert _facts(own_engine) == []
 
@@ -271,7 +273,8 @@ def test_loading_the_same_file_twice_changes_nothing(
     assert len(before) == 3
     again = _load(own_url, catalog, str(path))
     assert json.loads(again.stdout)["data"] == {**json.loads(again.stdout)["data"],
-                                               "inserted": 0, "updated": 0, "unchanged": 3}
+                                               "inserted": 0, "updated": 0, "removed": 0,
+                                               "unchanged": 3}
     assert _facts(own_engine) == before
     by_entity = {(r["tenant_id"], r["entity_id"], r["predicate"]): r for r in before}
     billing = by_entity[("acme", "T-1", "area")]
@@ -281,16 +284,32 @@ def test_loading_the_same_file_twice_changes_nothing(
     assert by_entity[("globex", "T-1", "priority")]["value_num"] == 3.0
 
 
-def test_a_changed_value_updates_the_fact_in_place(own_engine: sa.Engine) -> None:
-    load_facts([_ticket("acme", "T-1", "billing", source_ref="crm:1")],
+def test_new_provenance_updates_the_fact_in_place(own_engine: sa.Engine) -> None:
+    load_facts([_ticket("acme", "T-1", "billing", source_ref="crm:1", confidence=0.5)],
                engine=own_engine, catalog=TICKETS)
     (before,) = _facts(own_engine)
-    report = load_facts([_ticket("acme", "T-1", "SSO", source_ref="crm:1")],
+    report = load_facts([_ticket("acme", "T-1", "Billing", source_ref="crm:1", confidence=0.9)],
                         engine=own_engine, catalog=TICKETS)
-    assert (report.inserted, report.updated) == (0, 1)
+    assert (report.inserted, report.updated, report.removed) == (0, 1, 0)
     (after,) = _facts(own_engine)
-    assert after["id"] == before["id"] and after["value_norm"] == "sso"
+    assert after["id"] == before["id"] and after["value_text"] == "Billing"
+    assert after["confidence"] == 0.9
     assert after["observed_at"] == before["observed_at"]  # not given: kept
+
+
+def test_a_source_restating_its_values_replaces_them(own_engine: sa.Engine) -> None:
+    """Rows with one natural key are the set of values that source states now."""
+    def areas(*values: str) -> list[dict[str, Any]]:
+        return [_ticket("acme", "T-1", v, source_ref="triage:T-1") for v in values]
+
+    load_facts([*areas("billing", "sso"), _ticket("acme", "T-2", "api")],
+               engine=own_engine, catalog=TICKETS)
+    kept = {r["value_norm"]: r["id"] for r in _facts(own_engine)}
+    report = load_facts(areas("SSO", "export"), engine=own_engine, catalog=TICKETS)
+    assert (report.removed, report.inserted, report.updated, report.unchanged) == (1, 1, 1, 0)
+    after = {r["value_norm"]: r["id"] for r in _facts(own_engine)}
+    assert set(after) == {"sso", "export", "api"}  # T-2, another key, untouched
+    assert after["sso"] == kept["sso"] and after["api"] == kept["api"]
 
 
 def test_stdin_stats_and_prune(own_url: str, own_engine: sa.Engine, tmp_path: Path) -> None:
@@ -321,3 +340,29 @@ def test_loading_into_a_missing_sqlite_file_creates_nothing(tmp_path: Path) -> N
     assert result.exit_code == 8
     assert json.loads(result.stderr)["error"]["code"] == "database/database_missing"
     assert not (tmp_path / "typo.sqlite3").exists()
+
+
+def test_an_export_with_value_norm_loads_with_the_norm_recomputed(own_engine: sa.Engine) -> None:
+    row = _ticket("acme", "T-1", "ＢＩＬＬＩＮＧ", source_ref="crm:1", value_norm="BILLING?")
+    load_facts([row], engine=own_engine, catalog=TICKETS)
+    (stored,) = _facts(own_engine)
+    assert stored["value_norm"] == "billing"
+
+
+def test_the_tickets_deployment_facts_file_loads(tmp_path: Path) -> None:
+    """tests/deployments/tickets/facts.jsonl, as a deployer would load it."""
+    from deployments.fixtures import TICKETS_CATALOG, TICKETS_DIR, sql_statements
+
+    url = f"sqlite:///{tmp_path / 'desk.sqlite3'}"
+    upgrade(url)
+    eng = make_engine(url)
+    try:
+        with eng.begin() as conn:
+            for stmt in sql_statements(TICKETS_DIR / "schema.sql"):
+                conn.exec_driver_sql(stmt)
+        result = _load(url, TICKETS_CATALOG, str(TICKETS_DIR / "facts.jsonl"))
+        assert result.exit_code == 0, result.stderr
+        lines = [x for x in (TICKETS_DIR / "facts.jsonl").read_text("utf-8").splitlines() if x]
+        assert json.loads(result.stdout)["data"]["inserted"] == len(lines) == len(_facts(eng))
+    finally:
+        eng.dispose()
