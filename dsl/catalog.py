@@ -104,7 +104,7 @@ def alias_index(aliases: Mapping[str, Sequence[str]]) -> dict[str, AliasGroup]:
     """Normalized spelling -> (canonical key, every normalized spelling of it).
 
     The one place alias groups are expanded: the normalizer's values, the
-    executor's `value_norm IN (...)` sets and the facts repository all match
+    executor's `value_norm IN (...)` sets and the facts loader all match
     through the same `normalize_text`, or a lookup silently misses.
     """
     index: dict[str, AliasGroup] = {}
