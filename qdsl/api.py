@@ -25,6 +25,7 @@ from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.linking import TenantValues, ValueSource
 from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
 from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
@@ -170,6 +171,7 @@ def plan_and_answer(
     """
     from qdsl.executor.run import execute
 
+    tenant_id = valid_tenant(tenant_id)
     settings, flow, plan, done = _begin(
         question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
     )
@@ -198,6 +200,7 @@ async def aplan_and_answer(
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
+    tenant_id = valid_tenant(tenant_id)
     settings, flow, plan, done = _begin(
         question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
     )
