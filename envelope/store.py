@@ -1,4 +1,4 @@
-"""The ref store: large results kept privately for a while (SPEC 9).
+"""The ref store: large results kept privately for a while (docs/envelopes.md).
 
 Layout under `<state dir>/refs/`: `<YYYY-MM-DD>/<refId>.json` is one ref, a
 header line (its sealed record: tenant, expiry, size, sha256) followed by the

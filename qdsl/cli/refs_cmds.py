@@ -1,4 +1,4 @@
-"""`qdsl refs path|list|show|get|prune`: the ref store (SPEC 9).
+"""`qdsl refs path|list|show|get|prune`: the ref store (docs/envelopes.md).
 
 `refs path` is the one command that prints an absolute path. A ref made for
 a tenant is listed and read only with the same `--tenant`; to anyone else it
@@ -47,7 +47,7 @@ def parse_duration_ms(text: str) -> int:
 
 @click.group("refs")
 def refs_group() -> None:
-    """The ref store: large results kept for a while (see SPEC 9)."""
+    """The ref store: large results kept for a while (see docs/envelopes.md)."""
 
 
 @refs_group.command("path")
