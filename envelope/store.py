@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,23 +175,7 @@ class RefStore:
                 if record.ref_id == ref_id and not record.readable_by(tenant):
                     raise self._missing(ref_id)
 
-        try:
-            if not self._secure(create=False, day_dir=day_dir):
-                raise self._missing(ref_id)
-            data = atomic.read_file(day_dir / f"{ref_id}.json", screen=screen)
-        except UnsafeDirectory as exc:
-            raise _unsafe(str(exc)) from None
-        except (FileNotFoundError, NotADirectoryError):
-            raise self._missing(ref_id) from None
-        except atomic.SymlinkRefused:
-            raise _unsafe(f"ref {ref_id} is not a regular file") from None
-        except OSError as exc:
-            raise RefError(
-                "ref_unreadable",
-                f"cannot read ref {ref_id}: {exc.strerror}",
-                hint="check the permissions of the state dir (`qdsl refs path`)",
-                retryable=True,
-            ) from None
+        data = self._read_ref_file(ref_id, day_dir, screen)
         try:
             record, start = decode_header(data)
         except ValueError:
@@ -205,6 +190,25 @@ class RefStore:
         if len(body) != record.bytes or hashlib.sha256(body).hexdigest() != record.sha256:
             raise _corrupt(ref_id)
         return record, body
+
+    def _read_ref_file(self, ref_id: str, day_dir: Path, screen: Callable[[bytes], None]) -> bytes:
+        try:
+            if not self._secure(create=False, day_dir=day_dir):
+                raise self._missing(ref_id)
+            return atomic.read_file(day_dir / f"{ref_id}.json", screen=screen)
+        except UnsafeDirectory as exc:
+            raise _unsafe(str(exc)) from None
+        except (FileNotFoundError, NotADirectoryError):
+            raise self._missing(ref_id) from None
+        except atomic.SymlinkRefused:
+            raise _unsafe(f"ref {ref_id} is not a regular file") from None
+        except OSError as exc:
+            raise RefError(
+                "ref_unreadable",
+                f"cannot read ref {ref_id}: {exc.strerror}",
+                hint="check the permissions of the state dir (`qdsl refs path`)",
+                retryable=True,
+            ) from None
 
     def record(self, ref_id: str, *, tenant: str | None = None) -> RefRecord:
         return self.load(ref_id, tenant=tenant)[0]
