@@ -217,3 +217,29 @@ def test_files_in_use_are_deleted_by_the_next_gc(
     assert (store.dir / b.relpath).exists()
     assert store.gc().expired == 1
     assert store.records() == [] and not (store.dir / b.relpath).exists()
+
+
+def test_every_changed_byte_of_a_ref_file_is_refused(tmp_path: Path) -> None:
+    """A flipped byte that still parses to the same record ("2026l11-18" as a date,
+    ':' turned '{') must not pass the seal: the state machine found one."""
+    from qdsl.envelope.store import RefStore
+
+    store = RefStore(tmp_path, ttl_ms=60_000, max_count=10, max_bytes=10_000,
+                     clock=lambda: 1_795_000_000_000)
+    for tenant, payload in ((None, b""), ("t1", b'{"a": 1}')):
+        record = store.put("run", payload, tenant=tenant)
+        path = store.dir / record.relpath
+        original = path.read_bytes()
+        accepted = []
+        for pos in range(len(original)):
+            raw = bytearray(original)
+            raw[pos] ^= 0x41
+            path.write_bytes(bytes(raw))
+            try:
+                store.read_bytes(record.ref_id, tenant=tenant)
+            except RefError:
+                continue
+            accepted.append(pos)
+        path.write_bytes(original)
+        assert accepted == []
+        assert store.read_bytes(record.ref_id, tenant=tenant) == payload
