@@ -85,7 +85,8 @@ def _language(form: PlanForm, schema_attached: bool = False) -> str:
         return f"Write the plan as one JSON object valid under this JSON Schema:\n{schema}"
     from qdsl.dsl.parser import grammar_text
 
-    example = 'count project where status = "active"'
+    # Placeholders, not names: a deployment's model must not copy another catalog's words.
+    example = 'count <entity> where <field> = "<value>"'
     return (
         "Write the plan in the text form defined by this Lark grammar "
         f"(only the `<query_type> <entity>` line is required, e.g. `{example}`):\n"
