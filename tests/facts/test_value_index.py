@@ -250,3 +250,19 @@ def test_another_tenants_values_never_change_mine(
     max_age = timedelta(0) if how == "rescan" else vi.STATE_MAX_AGE
     assert fresh(engine, max_age=max_age).values_for("acme") == before
     assert fresh(engine).values_for("zeta") == oracle(_rows("zeta", changed, 100), "zeta")
+
+
+def test_deferred_values_make_the_engine_on_first_use(ship: Engine) -> None:
+    insert(ship, [shipment("acme", "1", carrier="顺丰")])
+    made: list[Engine] = []
+
+    def engine() -> Engine:
+        made.append(ship)
+        return ship
+
+    source: ValueSource = vi.DeferredValues(engine, CAT)
+    assert made == []
+    forget(ship)
+    assert source.values_for("acme") == fresh(ship).values_for("acme")
+    source.values_for("acme")
+    assert made == [ship]
