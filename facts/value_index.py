@@ -39,9 +39,7 @@ Where values come from, cheapest first:
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,6 +59,7 @@ from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import READER_ROLE, tenant_transaction
 from qdsl.facts.index_state import VALUES, StateRow, digest, read_states, source_table, write_state
 from qdsl.facts.tables import value_index
+from qdsl.facts.value_cache import CACHE, CACHE_SIZE, engine_key, forget
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -68,7 +67,6 @@ if TYPE_CHECKING:
 MAX_VALUES_PER_FIELD = 2000
 AUTO_LINK_MAX_VALUES = 50
 MAX_VALUE_CHARS = 64
-CACHE_SIZE = 128
 CACHE_TTL_S = 60.0
 STATE_MAX_AGE = timedelta(hours=1)
 _EQUALITY = frozenset({Operator.EQUALS, Operator.IN, Operator.EQUALS_OR_ALIAS})
@@ -232,51 +230,6 @@ def _scan_failed(lf: LinkField, exc: SQLAlchemyError) -> DatabaseError:
 # -- the ValueSource ------------------------------------------------------------------
 
 
-class _Lru:
-    """A small thread-safe LRU with a time to live per entry."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[tuple[str, ...], tuple[float, TenantValues]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, ...], now: float, ttl: float) -> TenantValues | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is None or now - item[0] > ttl:
-                return None
-            self._items.move_to_end(key)
-            return item[1]
-
-    def put(self, key: tuple[str, ...], now: float, values: TenantValues) -> None:
-        with self._lock:
-            self._items[key] = (now, values)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def forget(self, match: Callable[[tuple[str, ...]], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._items if match(k)]:
-                del self._items[key]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-CACHE = _Lru(CACHE_SIZE)
-
-
-def engine_key(engine: Engine) -> str:
-    return engine.url.render_as_string(hide_password=True)
-
-
-def forget(engine: Engine, tenant_id: str | None = None) -> None:
-    """Drop cached values of this database (of one tenant), e.g. after a refresh."""
-    url = engine_key(engine)
-    CACHE.forget(lambda k: k[0] == url and (tenant_id is None or k[2] == tenant_id))
-
-
 class DatabaseValues:
     """The `ValueSource` over one database and catalog (see the module doc)."""
 
@@ -409,11 +362,13 @@ def _engine_for(url: str) -> Engine:
 
 __all__ = [
     "AUTO_LINK_MAX_VALUES",
+    "CACHE_SIZE",
     "MAX_VALUES_PER_FIELD",
     "MAX_VALUE_CHARS",
     "DatabaseValues",
     "DeferredValues",
     "LinkField",
+    "forget",
     "link_fields",
     "value_source_for",
 ]

@@ -18,7 +18,8 @@ from qdsl.dsl.errors import UsageError
 from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.executor.run import execute
-from qdsl.facts.index_refresh import index_findings, refresh_index
+from qdsl.facts.index_findings import index_findings
+from qdsl.facts.index_refresh import refresh_index
 from qdsl.facts.tables import text_grams, value_index
 
 CAT = catalog()
