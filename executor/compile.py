@@ -1,8 +1,9 @@
 """Plan -> statements and bound parameters (no database).
 
-`prepare` is what `execute` runs: it checks the template, binds filters,
-takes the plan shape's statements from the cache (building them once) and
-computes this call's parameters. `compile_plan` renders the same thing as SQL
+`prepare` is what `execute` runs: it takes a plan bound by the normalizer
+(binding a raw plan through it first), checks the template, takes the plan
+shape's statements from the cache (building them once) and computes this
+call's parameters, the caller's tenant among them. `compile_plan` renders the same thing as SQL
 text for `qdsl compile` and the golden tests.
 """
 
@@ -19,12 +20,11 @@ from typing import Any
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
 
+from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import PlanError, PolicyError, UsageError
+from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.executor.bind import (
-    BoundFilter,
-    bind_filters,
     contains_param,
     fallback_terms,
     filter_params,
@@ -86,16 +86,6 @@ def dialect_for(name: str) -> Dialect:
     )
 
 
-def check_tenant(plan: Plan, tenant_id: str) -> None:
-    scoped = plan.scope.tenant_id
-    if scoped is not None and scoped != tenant_id:
-        raise PolicyError(
-            "tenant_scope_mismatch",
-            "the plan's scope names another tenant than the caller's",
-            hint="drop scope.tenant_id from the plan; the tenant is bound from the caller",
-        )
-
-
 @dataclass(frozen=True)
 class FallbackRun:
     """One run of the fallback statement: its slot parameters and, per fact filter
@@ -146,41 +136,70 @@ def _fallback_runs(
     return tuple(runs)
 
 
-def prepare(
-    plan: Plan,
-    catalog: Catalog,
-    dialect: str,
-    tenant_id: str | None,
-    *,
-    now: datetime | None = None,
-    cache: StatementCache = STATEMENTS,
-) -> Prepared:
-    if dialect not in DIALECTS:
-        dialect_for(dialect)
-    if tenant_id is not None:
-        check_tenant(plan, tenant_id)
-    template = template_for(catalog, plan.entity_type, plan.query_type)
-    et = entity_table(catalog, template.entity_type)
-    spec = et.spec
-    bound = bind_filters(plan, spec)
-    refs = subject_ids(plan, spec)
-    if template.shape.min_subjects:
-        named = dict.fromkeys((*refs, *id_filter_values(bound, spec)))
-        if len(named) < template.shape.min_subjects:
-            raise PlanError(
-                "too_few_subjects",
-                f"{template.query_type.value} over {spec.name} needs "
-                f"{template.shape.min_subjects} or more subjects, the plan names {len(named)}",
-                hint=f"name them, e.g. `about {spec.name} 64, {spec.name} 65`",
+def bind(plan: Plan | BoundPlan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
+    """The bound form of `plan` for the caller's tenant.
+
+    A BoundPlan (from `normalize`) is used as it is, and must be bound for this
+    caller; a raw plan goes through the normalizer, the one binder. The tenant
+    is always the caller's, never the plan's.
+    """
+    if isinstance(plan, BoundPlan):
+        if plan.catalog is not catalog and plan.catalog != catalog:
+            raise InternalError(
+                "catalog_mismatch",
+                "the plan was bound to another catalog than the one executing it",
+                hint="normalize and execute with the same catalog",
             )
-    policy = plan.retrieval_policy
-    fallback = (
-        policy.allow_fallback_text
-        and bool(spec.text_search)
-        and any(bf.positive_fact for bf in bound)
+        if plan.tenant_id == tenant_id:
+            return plan
+        if plan.tenant_id is not None:
+            raise _tenant_mismatch()
+        plan = plan.plan
+    from qdsl.dsl.normalize import PlanContext, normalize
+
+    bound = normalize(plan, catalog, PlanContext(tenant_id=tenant_id)).bound
+    if bound is None:
+        # a plan that never executes (unknown): say so as not_covered
+        template_for(catalog, plan.entity_type, plan.query_type)
+        raise AssertionError("unreachable: template_for raised")
+    return bound
+
+
+def _tenant_mismatch() -> PolicyError:
+    return PolicyError(
+        "tenant_scope_mismatch",
+        "the plan was bound for another tenant than the caller",
+        hint="the tenant is bound from the caller; normalize the plan for this tenant",
+        retryable=False,
     )
+
+
+def _check_subjects(template: Template, bound: BoundPlan, refs: tuple[str, ...]) -> None:
+    need = template.shape.min_subjects
+    named = dict.fromkeys((*refs, *id_filter_values(bound.filters, bound)))
+    if len(named) < need:
+        name = bound.entity.name
+        raise PlanError(
+            "too_few_subjects",
+            f"{template.query_type.value} over {name} needs "
+            f"{need} or more subjects, the plan names {len(named)}",
+            hint=f"name them, e.g. `about {name} 64, {name} 65`",
+        )
+
+
+def _statements(
+    bound: BoundPlan,
+    template: Template,
+    dialect: str,
+    *,
+    has_subjects: bool,
+    fallback: bool,
+    cache: StatementCache,
+) -> StatementSet:
+    """The plan shape's statements, from the cache or built once."""
+    plan, catalog, filters = bound.plan, bound.catalog, bound.filters
     shape = shape_key(
-        plan, catalog, template, dialect, bound, has_subjects=bool(refs), fallback=fallback
+        plan, catalog, template, dialect, filters, has_subjects=has_subjects, fallback=fallback
     )
     statements = cache.get(shape)
     if statements is None:
@@ -189,16 +208,70 @@ def prepare(
             catalog,
             template,
             dialect,
-            bound,
-            has_subjects=bool(refs),
+            filters,
+            has_subjects=has_subjects,
             fallback=fallback,
             shape=shape,
         )
         cache.put(statements)
+    return statements
+
+
+def prepare(
+    plan: Plan | BoundPlan,
+    catalog: Catalog,
+    dialect: str,
+    tenant_id: str | None,
+    *,
+    now: datetime | None = None,
+    cache: StatementCache = STATEMENTS,
+) -> Prepared:
+    """Template, statements and parameters of one execution for `tenant_id`."""
+    if dialect not in DIALECTS:
+        dialect_for(dialect)
+    bound = bind(plan, catalog, tenant_id)
+    plan, catalog, spec = bound.plan, bound.catalog, bound.entity
+    template = template_for(catalog, plan.entity_type, plan.query_type)
+    refs = subject_ids(bound)
+    if template.shape.min_subjects:
+        _check_subjects(template, bound, refs)
+    policy = plan.retrieval_policy
+    fallback = (
+        policy.allow_fallback_text
+        and bool(spec.text_search)
+        and any(bf.positive_fact for bf in bound.filters)
+    )
+    statements = _statements(
+        bound, template, dialect, has_subjects=bool(refs), fallback=fallback, cache=cache
+    )
     limit = min(plan.limit or spec.default_limit, spec.max_limit)
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return Prepared(
+        plan=plan,
+        template=template,
+        entity=entity_table(catalog, template.entity_type),
+        bound=bound.filters,
+        statements=statements,
+        params=_params(bound, template, dialect, refs, limit=limit, now=now),
+        limit=limit,
+        fallback=fallback,
+        fallback_cap=max(limit, spec.max_limit) + 1,
+        dialect=dialect,
+    )
+
+
+def _params(
+    bound: BoundPlan,
+    template: Template,
+    dialect: str,
+    refs: tuple[str, ...],
+    *,
+    limit: int,
+    now: datetime | None,
+) -> dict[str, Any]:
+    """This call's parameters, shared by every statement (each ignores what it does not use)."""
+    policy = bound.plan.retrieval_policy
     params: dict[str, Any] = {
-        "tenant_id": tenant_id if tenant_id is not None else plan.scope.tenant_id,
+        "tenant_id": bound.tenant_id,
         "entity_type": template.entity_type,
         "limit": limit + 1,
         "facts_cap": FACTS_CAP,
@@ -206,23 +279,13 @@ def prepare(
     if refs:
         params["subject_ids"] = list(refs)
     if policy.require_fresh_fact:
+        moment = (now or datetime.now(UTC)).astimezone(UTC)
         params["now"] = moment
         if policy.freshness_days is not None:
             params["fresh_since"] = moment - timedelta(days=policy.freshness_days)
-    for bf in bound:
+    for bf in bound.filters:
         params.update(filter_params(bf, dialect))
-    return Prepared(
-        plan=plan,
-        template=template,
-        entity=et,
-        bound=bound,
-        statements=statements,
-        params=params,
-        limit=limit,
-        fallback=fallback,
-        fallback_cap=max(limit, spec.max_limit) + 1,
-        dialect=dialect,
-    )
+    return params
 
 
 # --- rendering (qdsl compile, golden tests) ---------------------------------------------

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import ColumnClause
 
-from qdsl.executor.bind import BoundFilter
+from qdsl.dsl.bound import BoundFilter
 from qdsl.executor.predicates import contains
 from qdsl.executor.tables import grams_table
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from qdsl.executor.bind import BoundFilter
+from qdsl.dsl.bound import BoundFilter
 from qdsl.executor.predicates import fact_value_condition, freshness
 
 if TYPE_CHECKING:

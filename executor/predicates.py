@@ -14,10 +14,11 @@ import sqlalchemy as sa
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.expression import ColumnClause, TableClause
 
+from qdsl.dsl.bound import BoundFilter
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.errors import NotCoveredError
 from qdsl.dsl.ir import Operator
-from qdsl.executor.bind import LIKE_ESCAPE, BoundFilter
+from qdsl.executor.bind import LIKE_ESCAPE, filter_param
 from qdsl.executor.tables import TEXT_TYPES, EntityTable
 
 
@@ -73,7 +74,7 @@ def _instant(expr: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
 def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnElement[bool]:
     assert bf.column is not None
     col = et.col(bf.column)
-    name = bf.param
+    name = filter_param(bf)
     op = bf.op
     ctype = col.type
     when = bf.kind in (FieldType.DATE, FieldType.DATETIME)
@@ -129,7 +130,7 @@ def fact_value_condition(
     bf: BoundFilter, facts: TableClause, p: Params
 ) -> list[ColumnElement[bool]]:
     """Conditions on one facts row: the filter's predicate and, if any, its value."""
-    name = bf.param
+    name = filter_param(bf)
     conds: list[ColumnElement[bool]] = [facts.c.predicate == p(f"{name}_pred", type_=sa.Text())]
     op = bf.op
     if op in (

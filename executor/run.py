@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine
 
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Plan
@@ -123,10 +124,10 @@ def _reader_missing() -> DatabaseError:
 
 
 def _start(
-    plan: Plan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
+    plan: Plan | BoundPlan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
 ) -> Flow:
-    """The I/O-free preparation both twins share (`prepare` refuses a plan scoped to
-    another tenant than the caller's)."""
+    """The I/O-free preparation both twins share (`prepare` binds the caller's tenant
+    and refuses a plan bound or scoped for another)."""
     prep = prepare(plan, catalog, dialect, tenant_id, now=now)
     return run_flow(prep, uuid.uuid4().hex)
 
@@ -183,7 +184,7 @@ def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
 
 
 def execute(
-    plan: Plan,
+    plan: Plan | BoundPlan,
     catalog: Catalog,
     engine: Engine,
     tenant_id: str,
@@ -191,7 +192,8 @@ def execute(
     timeout_ms: int | None = None,
     now: datetime | None = None,
 ) -> ExecutionResult:
-    """Run a (normalized) plan for `tenant_id`; the tenant is bound here, never from the plan."""
+    """Run a plan for `tenant_id` (bound by `normalize`, or raw and bound through it);
+    the tenant is the caller's, never the plan's."""
     timeout = timeout_from_env(timeout_ms)
     flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
@@ -253,7 +255,7 @@ async def _adrive(
 
 
 async def aexecute(
-    plan: Plan,
+    plan: Plan | BoundPlan,
     catalog: Catalog,
     engine: AsyncEngine,
     tenant_id: str,

@@ -21,9 +21,9 @@ import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
+from qdsl.dsl.bound import BoundFilter
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
-from qdsl.executor.bind import BoundFilter
 from qdsl.executor.fallback_sql import fallback_hits
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (

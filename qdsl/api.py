@@ -1,13 +1,16 @@
-"""plan_and_answer() and aplan_and_answer(): a question to a verified answer (SPEC 6).
+"""plan_and_answer() and aplan_and_answer(): a question to a verified answer.
 
-Both drive the same generator (`qdsl.pipeline.answer_flow`); only the executor
-call differs. The default engine is the embedded SQLite demo, created and
-seeded on first use, and its fixed demo "now" judges freshness.
+Both drive the same generator (`qdsl.pipeline.answer_flow`) and take the same
+`AnswerOptions`; only the engine and the executor call differ. The default
+engine is the embedded SQLite demo, created and seeded on first use, and its
+fixed demo "now" judges freshness.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import Engine
 
 from qdsl.audit import Audit, AuditSink
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
@@ -29,7 +33,14 @@ if TYPE_CHECKING:
     # sqlalchemy.ext.asyncio pulls in asyncio and the ORM: only the async twin needs it.
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["AnswerResult", "Status", "aplan_and_answer", "demo_engine", "plan_and_answer"]
+__all__ = [
+    "AnswerOptions",
+    "AnswerResult",
+    "Status",
+    "aplan_and_answer",
+    "demo_engine",
+    "plan_and_answer",
+]
 
 
 def demo_engine() -> Engine:
@@ -53,44 +64,60 @@ def _demo_now() -> datetime:
     return DEMO_NOW
 
 
-def _settings(
-    *,
-    catalog: Catalog | None,
-    planner: Planner | None,
-    route_mode: str,
-    context: PlanContext | None,
-    now: datetime | None,
-    demo: bool,
-    lexicon: GateLexicon | None,
-    checks: tuple[Check, ...] | None,
-) -> Settings:
-    if now is None:
-        now = _demo_now() if demo else datetime.now(UTC)
-    return Settings(
-        catalog=catalog or resolve_catalog(),
-        planner=planner or RulePlanner(),
-        now=now,
-        route_mode=route_mode,
-        context=context,
-        lexicon=lexicon,
-        checks=checks,
-    )
+@dataclass(frozen=True, kw_only=True)
+class AnswerOptions:
+    """How to answer, beyond the question and the tenant; the same for both twins.
+
+    `catalog` is a Catalog or the path of a catalog TOML (default: `QDSL_CATALOG`,
+    else the shipped demo catalog). `now` judges fact freshness (default: the
+    clock, or the demo's fixed "now" on the embedded demo database). `checks` are
+    verifier checks added to the plan's and the mandatory ones. `trace_id` keys
+    the audit events, which go to `audit_sink` when given.
+    """
+
+    planner: Planner | None = None
+    route_mode: str = "internal"
+    context: PlanContext | None = None
+    catalog: Catalog | str | os.PathLike[str] | None = None
+    now: datetime | None = None
+    lexicon: GateLexicon | None = None
+    checks: tuple[Check, ...] = ()
+    trace_id: str | None = None
+    audit_sink: AuditSink | None = None
+
+    def settings(self, *, demo: bool) -> Settings:
+        """The options resolved for one request (every default filled in)."""
+        now = self.now
+        if now is None:
+            now = _demo_now() if demo else datetime.now(UTC)
+        catalog = self.catalog
+        if not isinstance(catalog, Catalog):
+            catalog = resolve_catalog(catalog)
+        return Settings(
+            catalog=catalog,
+            planner=self.planner or RulePlanner(),
+            now=now,
+            route_mode=self.route_mode,
+            context=self.context,
+            lexicon=self.lexicon,
+            checks=self.checks,
+        )
+
+
+_DEFAULTS = AnswerOptions()
 
 
 def _begin(
-    question: str,
-    tenant_id: str,
-    settings: Settings,
-    trace_id: str | None,
-    audit_sink: AuditSink | None,
-) -> tuple[Flow, Plan | None, AnswerResult | None]:
+    question: str, tenant_id: str, options: AnswerOptions, *, demo: bool
+) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
-    audit = Audit(trace_id or uuid.uuid4().hex, audit_sink)
+    settings = options.settings(demo=demo)
+    audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
     flow = answer_flow(question, tenant_id, settings, audit)
     try:
-        return flow, next(flow), None
+        return settings, flow, next(flow), None
     except StopIteration as stop:
-        return flow, None, stop.value
+        return settings, flow, None, stop.value
 
 
 def plan_and_answer(
@@ -98,30 +125,15 @@ def plan_and_answer(
     tenant_id: str,
     *,
     engine: Engine | None = None,
-    planner: Planner | None = None,
-    route_mode: str = "internal",
-    context: PlanContext | None = None,
-    catalog: Catalog | None = None,
-    now: datetime | None = None,
-    lexicon: GateLexicon | None = None,
-    checks: tuple[Check, ...] | None = None,
-    trace_id: str | None = None,
-    audit_sink: AuditSink | None = None,
+    options: AnswerOptions = _DEFAULTS,
 ) -> AnswerResult:
-    """Answer `question` for `tenant_id`, or say why not (status), never unverified."""
+    """Answer `question` for `tenant_id`, or say why not (status), never unverified.
+
+    `engine` defaults to the embedded SQLite demo database.
+    """
     from qdsl.executor.run import execute
 
-    settings = _settings(
-        catalog=catalog,
-        planner=planner,
-        route_mode=route_mode,
-        context=context,
-        now=now,
-        demo=engine is None,
-        lexicon=lexicon,
-        checks=checks,
-    )
-    flow, plan, done = _begin(question, tenant_id, settings, trace_id, audit_sink)
+    settings, flow, plan, done = _begin(question, tenant_id, options, demo=engine is None)
     eng: Engine | None = None
     while done is None:
         assert plan is not None
@@ -142,30 +154,12 @@ async def aplan_and_answer(
     tenant_id: str,
     *,
     engine: AsyncEngine | None = None,
-    planner: Planner | None = None,
-    route_mode: str = "internal",
-    context: PlanContext | None = None,
-    catalog: Catalog | None = None,
-    now: datetime | None = None,
-    lexicon: GateLexicon | None = None,
-    checks: tuple[Check, ...] | None = None,
-    trace_id: str | None = None,
-    audit_sink: AuditSink | None = None,
+    options: AnswerOptions = _DEFAULTS,
 ) -> AnswerResult:
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
-    settings = _settings(
-        catalog=catalog,
-        planner=planner,
-        route_mode=route_mode,
-        context=context,
-        now=now,
-        demo=engine is None,
-        lexicon=lexicon,
-        checks=checks,
-    )
-    flow, plan, done = _begin(question, tenant_id, settings, trace_id, audit_sink)
+    settings, flow, plan, done = _begin(question, tenant_id, options, demo=engine is None)
     own: AsyncEngine | None = None
     try:
         while done is None:
@@ -196,7 +190,7 @@ def _demo_async_engine() -> AsyncEngine:
 
 def _step(
     flow: Flow, *, result: ExecutionResult | None = None, exc: QdslError | None = None
-) -> tuple[Plan | None, AnswerResult | None]:
+) -> tuple[BoundPlan | Plan | None, AnswerResult | None]:
     try:
         if exc is not None:
             return flow.throw(exc), None

@@ -380,16 +380,14 @@ def plan_and_answer_asker(
     planner: Planner | None = None,
 ) -> Ask:
     """`ask` for `run_cases`: the whole pipeline, each case on its own clock."""
-    from qdsl.api import plan_and_answer
+    from qdsl.api import AnswerOptions, plan_and_answer
 
     def ask(case: Case) -> AnswerResult:
         return plan_and_answer(
             case.question,
             case.tenant,
             engine=engine,
-            catalog=catalog,
-            planner=planner,
-            now=case.now or default_now,
+            options=AnswerOptions(catalog=catalog, planner=planner, now=case.now or default_now),
         )
 
     return ask

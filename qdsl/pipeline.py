@@ -24,12 +24,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from qdsl.audit import Audit, plan_shape
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.load import load_plan
-from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
 from qdsl.executor.result import Evidence, ExecutionResult
 from qdsl.gate import GateLexicon, check_route, gate
 from qdsl.phrases import detect_language
@@ -90,7 +91,7 @@ class Settings:
     replans: int = 1
 
 
-Flow = Generator[Plan, ExecutionResult, AnswerResult]
+Flow = Generator[BoundPlan | Plan, ExecutionResult, AnswerResult]
 
 
 def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
@@ -146,7 +147,7 @@ class _Run:
         )
         return res
 
-    def make_plan(self, pctx: PlanContext, feedback: str | None) -> Plan:
+    def make_plan(self, pctx: PlanContext, feedback: str | None) -> NormalizedPlan:
         with self.audit.timed("plan") as ev:
             try:
                 draft = self.s.planner.plan(
@@ -161,7 +162,7 @@ class _Run:
                 raise
             self.warnings = normalized.warnings
             ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
-            return normalized.plan
+            return normalized
 
     def verify_context(self) -> VerifyContext:
         expected = intended_query_type(self.question, self.s.catalog) if self.question else None
@@ -300,16 +301,18 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
     feedback: str | None = None
     for replan in range(s.replans + 1):
         try:
-            plan = run.make_plan(pctx, feedback)
+            normalized = run.make_plan(pctx, feedback)
         except NotCoveredError as exc:
             return run.not_covered(None, exc)
+        plan = normalized.plan
         if plan.query_type is QueryType.UNKNOWN:
             return run.without_answer("clarify", plan, clarification(run.lang))
         verdict: Verdict | None = None
         result: ExecutionResult | None = None
         for attempt in range(s.same_plan_tries):
             try:
-                result = yield plan
+                # bound once, by the normalizer: the executor compiles it as it is
+                result = yield normalized.bound or plan
             except NotCoveredError as exc:
                 audit.event("execute", status="not_covered", error_code=exc.code)
                 return run.not_covered(plan, exc)

@@ -126,7 +126,7 @@ from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.planner.cues import CUES_BY_KIND, classify
 from qdsl.render import RENDERERS
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 
 peek = QueryType("peek")
 assert RENDERERS.missing() == [] and CUES_BY_KIND.missing() == []
@@ -136,7 +136,7 @@ name, spec = next((n, e) for n, e in cat.entities.items() if QueryType.LIST in e
 spec = spec.model_copy(update={"query_types": (*spec.query_types, peek)})
 cat = cat.model_copy(update={"entities": {**cat.entities, name: spec}})
 words = spec.synonyms[-1] if spec.synonyms else name
-res = plan_and_answer(f"peek at the {words}", tenant_id="t1", catalog=cat)
+res = plan_and_answer(f"peek at the {words}", tenant_id="t1", options=AnswerOptions(catalog=cat))
 assert res.status == "answered", (res.status, res.text, res.verdict)
 assert res.query_type is peek and res.answer_contract.value == "id_sample"
 assert set(res.data) == {"ids"} and res.data["ids"], res.data

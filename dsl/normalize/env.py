@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from qdsl.dsl.bound import BoundPlan, bind_plan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import ObjectRef, Plan, Span
+from qdsl.dsl.kinds import kind_of
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,17 @@ class PlanContext:
 class NormalizedPlan:
     plan: Plan
     warnings: tuple[str, ...] = ()
+    # what the plan was normalized against; `bound` joins the plan to it
+    catalog: Catalog | None = field(default=None, compare=False, repr=False)
+    tenant_id: str | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def bound(self) -> BoundPlan | None:
+        """What the executor compiles: the plan with its catalog specs and typed
+        values, for the context's tenant. None for plans that never execute."""
+        if self.catalog is None or not kind_of(self.plan.query_type).executable:
+            return None
+        return bind_plan(self.plan, self.catalog, self.tenant_id)
 
 
 @dataclass

@@ -45,7 +45,7 @@ def bind_filters(plan: Plan, env: Env) -> Plan:
             allowed = [op.value for op in spec.operators]
             suggestions = suggest(f.operator.value, allowed)
             raise PlanError(
-                "unsupported_operator",
+                "operator_not_allowed",
                 f"operator `{f.operator.value}` is not allowed on {ent.name}.{name}",
                 hint=f"{ent.name}.{name} allows: {', '.join(allowed)}",
                 details=where(

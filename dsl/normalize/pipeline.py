@@ -49,7 +49,8 @@ def normalize(
 
     Raises a QdslError subclass naming where the plan is wrong. Normalizing a
     normalized plan again (same catalog and context) changes nothing and warns
-    about nothing.
+    about nothing. The result carries the plan bound for the executor, with the
+    context's tenant (never the plan's).
     """
     env = Env(catalog=catalog, context=context or PlanContext())
     for rule in rules:
@@ -65,4 +66,6 @@ def normalize(
                 hint="this is a defect in qdsl; report it with the plan",
                 details={"rule": name},
             ) from exc
-    return NormalizedPlan(plan=plan, warnings=tuple(env.warnings))
+    return NormalizedPlan(
+        plan=plan, warnings=tuple(env.warnings), catalog=catalog, tenant_id=env.context.tenant_id
+    )

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from qdsl.api import AnswerOptions
 from qdsl.cli.inputs import decode_input, drop_bom, plan_input_options
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
@@ -124,9 +125,9 @@ def ask_cmd(
                 question,
                 tenant,
                 engine=engine,
-                route_mode=route_mode,
-                catalog=_catalog(),
-                now=_now(now_text, demo=url is None),
+                options=AnswerOptions(
+                    route_mode=route_mode, catalog=_catalog(), now=_now(now_text, demo=url is None)
+                ),
             )
         finally:
             if engine is not None:

@@ -13,7 +13,7 @@ import pytest
 from deployments.fixtures import TICKETS_DIR, TICKETS_TENANTS, sql_statements
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog, FieldType
 from qdsl.dsl.textnorm import normalize_text
 
@@ -82,7 +82,9 @@ def test_facts_are_normalized_like_the_planner(tickets_rows: Rows) -> None:
 
 
 def _ask(question: str, tenant: str, engine: Engine, catalog: Catalog) -> Any:
-    return plan_and_answer(question, tenant_id=tenant, engine=engine, catalog=catalog, now=NOW)
+    return plan_and_answer(
+        question, tenant_id=tenant, engine=engine, options=AnswerOptions(catalog=catalog, now=NOW)
+    )
 
 
 @pytest.mark.parametrize("tenant", TICKETS_TENANTS)

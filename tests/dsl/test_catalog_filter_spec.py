@@ -6,9 +6,10 @@ import pytest
 
 from qdsl.dsl.catalog import FieldType, demo_catalog
 from qdsl.dsl.errors import PlanError
-from qdsl.dsl.ir import Filter, Operator
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType
+from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.dsl.normalize.names import field_spec
-from qdsl.executor.bind import bind_filter
+from qdsl.executor.compile import prepare
 
 CATALOG = demo_catalog()
 
@@ -39,10 +40,20 @@ def test_normalizer_and_executor_agree_on_the_id(entity: str, operator: Operator
     ent = CATALOG.entity(entity)
     spec = field_spec(ent, ent.id)
     assert spec is not None
-    flt = Filter(field=ent.id, operator=operator, value="1")
+    value: object = ("1",) if operator in (Operator.IN, Operator.NOT_IN) else "1"
+    value = ("1", "2") if operator is Operator.BETWEEN else value
+    value = True if operator is Operator.IS_NULL else value
+    flt = Filter(field=ent.id, operator=operator, value=value)  # type: ignore[arg-type]
+    plan = Plan(query_type=QueryType.LIST, entity_type=entity, filters=(flt,))
     if operator in spec.operators:
-        assert bind_filter(ent, 0, flt).column == ent.id
+        bound = normalize(plan, CATALOG, PlanContext(tenant_id="t1")).bound
+        assert bound is not None and bound.filters[0].column == ent.id
+        assert prepare(plan, CATALOG, "sqlite", "t1").bound == bound.filters
     else:
-        with pytest.raises(PlanError) as caught:
-            bind_filter(ent, 0, flt)
-        assert caught.value.subtype == "operator_not_allowed"
+        for bind in (
+            lambda: normalize(plan, CATALOG, PlanContext(tenant_id="t1")),
+            lambda: prepare(plan, CATALOG, "sqlite", "t1"),
+        ):
+            with pytest.raises(PlanError) as caught:
+                bind()
+            assert caught.value.subtype == "operator_not_allowed"

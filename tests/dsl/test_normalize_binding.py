@@ -234,8 +234,8 @@ def test_operator_not_allowed_names_the_allowed_ones() -> None:
     p = plan(filters=(Filter(field="status", operator=Operator.GT, value="active", span=SPAN),))
     assert error_of(p) == {
         "type": "validation",
-        "subtype": "unsupported_operator",
-        "code": "validation/unsupported_operator",
+        "subtype": "operator_not_allowed",
+        "code": "validation/operator_not_allowed",
         "message": "operator `gt` is not allowed on project.status",
         "retryable": False,
         "hint": "project.status allows: equals, not_equals, in, not_in, equals_or_alias",
@@ -256,7 +256,7 @@ def test_operator_suggestion_when_close() -> None:
     # budget allows gt/gte/lt/lte: asking `not_equals` on it suggests `equals`.
     p = plan(filters=(Filter(field="budget", operator=Operator.NOT_EQUALS, value=1),))
     err = error_of(p)
-    assert err["subtype"] == "unsupported_operator"
+    assert err["subtype"] == "operator_not_allowed"
     assert err["details"]["suggestions"][0] == "equals"
 
 

@@ -126,7 +126,7 @@ def test_huge_limit_is_clamped_with_a_warning() -> None:
         ('list project where stauts = "x"', "validation/unknown_field", 'did you mean "status"?'),
         (
             'list project where status contains "x"',
-            "validation/unsupported_operator",
+            "validation/operator_not_allowed",
             "project.status allows: equals, not_equals, in, not_in, equals_or_alias",
         ),
         (
@@ -183,8 +183,8 @@ def test_unknown_operator_in_either_form_is_refused_typed() -> None:
         normalize(parse_json(bad % '{"field": "status", "operator": "like", "value": "a"}'), CAT)
     assert op_err.value.to_dict() == {
         "type": "validation",
-        "subtype": "unsupported_operator",
-        "code": "validation/unsupported_operator",
+        "subtype": "operator_not_allowed",
+        "code": "validation/operator_not_allowed",
         "message": "operator `contains` is not allowed on project.status",
         "retryable": False,
         "hint": "project.status allows: equals, not_equals, in, not_in, equals_or_alias",

@@ -284,7 +284,12 @@ def test_fallback_over_several_runs_gives_the_same_answer(
     finally:
         statements_mod.STATEMENTS.clear()
     assert any("in 4 statement(s)" in n for n in several.notes)
-    assert one.used_fallback and one.truncated and len(one.rows) == 2
+    assert one.used_fallback
+    if query_type is QueryType.COUNT:
+        # a count plan has no limit: the binder (the normalizer) drops it
+        assert not one.truncated and len(one.rows) > 2
+    else:
+        assert one.truncated and len(one.rows) == 2
     assert _fallback_summary(several) == _fallback_summary(one)
 
 

@@ -7,7 +7,10 @@ import pytest
 from exec_support import CATALOG, NOW
 from sqlalchemy import Engine, func, select
 
+from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
+from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute
 from qdsl.facts.tables import projects, semantic_facts
@@ -38,6 +41,17 @@ SHAPES = [
 ]
 
 
+def _refused_enum(entity: str, field: str, value: str) -> bool:
+    """Whether the binder refuses `value` outright: an enum takes only its own values,
+    so a hostile one never reaches a statement at all (`unknown_value`)."""
+    plan = _plan(entity, field, Operator.EQUALS_OR_ALIAS, value)
+    if CATALOG.entity(entity).fields[field].type is not FieldType.ENUM:
+        return False
+    with pytest.raises(PlanError) as info:
+        compile_plan(plan, CATALOG, "sqlite", tenant_id="t1")
+    return info.value.subtype == "unknown_value"
+
+
 def _plan(entity: str, field: str, op: Operator, value: str) -> Plan:
     return Plan(
         query_type=QueryType.LIST,
@@ -50,6 +64,9 @@ def _plan(entity: str, field: str, op: Operator, value: str) -> Plan:
 @pytest.mark.parametrize("value", HOSTILE, ids=lambda v: repr(v[:20]))
 def test_values_never_appear_in_sql_text(value: str) -> None:
     for entity, field, op in SHAPES:
+        if field == "status" and normalize_text(value) != "active":
+            assert _refused_enum(entity, field, value)
+            continue
         for dialect in ("sqlite", "postgresql"):
             compiled = compile_plan(
                 _plan(entity, field, op, value), CATALOG, dialect, tenant_id="t1"
@@ -72,6 +89,8 @@ def test_hostile_values_come_back_as_data(engine: Engine) -> None:
     before = _counts(engine)
     for value in HOSTILE:
         for entity, field, op in SHAPES:
+            if field == "status" and normalize_text(value) != "active":
+                continue  # refused before any statement (test above)
             result = execute(_plan(entity, field, op, value), CATALOG, engine, "t1", now=NOW)
             # Nothing in the demo data matches these values, and nothing leaked in.
             assert all(r.tenant_id == "t1" for r in result.rows)

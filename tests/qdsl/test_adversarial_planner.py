@@ -6,7 +6,7 @@ import pytest
 from planner_doubles import CountingAdversary
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.audit import MemorySink
 from qdsl.facts.db import DEMO_NOW
 
@@ -29,7 +29,10 @@ def test_count_plans_for_existence_questions_are_refused(
     adversary = CountingAdversary(keep_filters=keep_filters)
     sink = MemorySink()
     res = plan_and_answer(
-        question, tenant, engine=sqlite_engine, planner=adversary, now=DEMO_NOW, audit_sink=sink
+        question,
+        tenant,
+        engine=sqlite_engine,
+        options=AnswerOptions(planner=adversary, now=DEMO_NOW, audit_sink=sink),
     )
     assert res.status == "refused"
     assert res.data == {}
@@ -47,6 +50,8 @@ def test_count_plans_for_existence_questions_are_refused(
 
 def test_the_honest_planner_answers_the_same_questions(sqlite_engine: Engine) -> None:
     for question in EXISTENCE_QUESTIONS:
-        res = plan_and_answer(question, "t1", engine=sqlite_engine, now=DEMO_NOW)
+        res = plan_and_answer(
+            question, "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+        )
         assert res.status == "answered", question
         assert set(res.data) == {"exists", "matches"}

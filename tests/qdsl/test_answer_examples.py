@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
-from qdsl.api import AnswerResult, plan_and_answer
+from qdsl.api import AnswerOptions, AnswerResult, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import DEMO_NOW
@@ -20,7 +20,7 @@ CATALOG = demo_catalog()
 
 
 def ask(engine: Engine, question: str, tenant: str = "t1") -> AnswerResult:
-    return plan_and_answer(question, tenant, engine=engine, now=DEMO_NOW)
+    return plan_and_answer(question, tenant, engine=engine, options=AnswerOptions(now=DEMO_NOW))
 
 
 def scalar(engine: Engine, sql: str, **params: Any) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from qdsl.api import aplan_and_answer, plan_and_answer
+from qdsl.api import AnswerOptions, aplan_and_answer, plan_and_answer
 from qdsl.audit import ALLOWED_KEYS, Audit, MemorySink, use_sink
 from qdsl.facts.db import DEMO_NOW, make_async_engine
 
@@ -25,7 +25,9 @@ QUESTIONS = [
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_every_stage_is_audited_without_values(sqlite_engine: Engine, question: str) -> None:
     sink = MemorySink()
-    res = plan_and_answer(question, "t1", engine=sqlite_engine, now=DEMO_NOW, audit_sink=sink)
+    res = plan_and_answer(
+        question, "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW, audit_sink=sink)
+    )
     assert res.status == "answered"
     stages = [e["stage"] for e in sink.events]
     assert stages == ["request", "gate", "plan", "execute", "verify", "result"]
@@ -78,16 +80,22 @@ def test_quiet_by_default_and_file_by_env(
     tmp_path: Path,
 ) -> None:
     monkeypatch.delenv("QDSL_AUDIT_LOG", raising=False)
-    plan_and_answer("现在有多少个项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    plan_and_answer(
+        "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
     log = tmp_path / "audit.jsonl"
     monkeypatch.setenv("QDSL_AUDIT_LOG", str(log))
-    res = plan_and_answer("现在有多少个项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    res = plan_and_answer(
+        "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
     assert [x["trace_id"] for x in lines] == [res.trace_id] * 6
     monkeypatch.setenv("QDSL_AUDIT_LOG", "stderr")
-    plan_and_answer("现在有多少个项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    plan_and_answer(
+        "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 6
 
@@ -103,12 +111,14 @@ def test_quiet_by_default_and_file_by_env(
 def test_async_twin_gives_the_same_answer(
     engine: Engine, db_url: str, question: str, contract: str
 ) -> None:
-    sync = plan_and_answer(question, "t1", engine=engine, now=DEMO_NOW)
+    sync = plan_and_answer(question, "t1", engine=engine, options=AnswerOptions(now=DEMO_NOW))
 
     async def go() -> object:
         aengine = make_async_engine(db_url)
         try:
-            return await aplan_and_answer(question, "t1", engine=aengine, now=DEMO_NOW)
+            return await aplan_and_answer(
+                question, "t1", engine=aengine, options=AnswerOptions(now=DEMO_NOW)
+            )
         finally:
             await aengine.dispose()
 

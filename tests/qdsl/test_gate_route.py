@@ -6,7 +6,7 @@ import pytest
 from planner_doubles import SpyPlanner
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.errors import PolicyError
 from qdsl.facts.db import DEMO_NOW
 from qdsl.gate import GateKind, GateLexicon, gate
@@ -35,7 +35,9 @@ def test_gate_phrases_never_reach_the_planner(
     sqlite_engine: Engine, message: str, kind: GateKind
 ) -> None:
     spy = SpyPlanner()
-    res = plan_and_answer(message, "t1", engine=sqlite_engine, planner=spy, now=DEMO_NOW)
+    res = plan_and_answer(
+        message, "t1", engine=sqlite_engine, options=AnswerOptions(planner=spy, now=DEMO_NOW)
+    )
     assert res.status == "gated"
     assert res.gate_kind == kind.value
     assert spy.questions == []
@@ -63,7 +65,10 @@ def test_lexicon_is_configurable(sqlite_engine: Engine) -> None:
     assert gate("收到", lexicon).kind is GateKind.PROTOCOL_REPLY
     spy = SpyPlanner()
     res = plan_and_answer(
-        "收到", "t1", engine=sqlite_engine, planner=spy, lexicon=lexicon, now=DEMO_NOW
+        "收到",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(planner=spy, lexicon=lexicon, now=DEMO_NOW),
     )
     assert res.status == "gated" and spy.questions == []
     only_drafts = GateLexicon(phrases={GateKind.DRAFT_ACTION: ("再来",)}, choice=None)
@@ -76,7 +81,10 @@ def test_non_internal_route_is_refused_before_planning(sqlite_engine: Engine, ro
     spy = SpyPlanner()
     with pytest.raises(PolicyError) as info:
         plan_and_answer(
-            "有没有 A 股项目", "t1", engine=sqlite_engine, planner=spy, route_mode=route
+            "有没有 A 股项目",
+            "t1",
+            engine=sqlite_engine,
+            options=AnswerOptions(planner=spy, route_mode=route),
         )
     assert info.value.code == "policy/route_not_internal"
     assert spy.questions == []
@@ -84,6 +92,11 @@ def test_non_internal_route_is_refused_before_planning(sqlite_engine: Engine, ro
 
 def test_questions_do_reach_the_planner(sqlite_engine: Engine) -> None:
     spy = SpyPlanner()
-    res = plan_and_answer("有没有 A 股项目", "t1", engine=sqlite_engine, planner=spy, now=DEMO_NOW)
+    res = plan_and_answer(
+        "有没有 A 股项目",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(planner=spy, now=DEMO_NOW),
+    )
     assert res.status == "answered"
     assert spy.questions == ["有没有 A 股项目"]

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import pytest
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import PlanError, PolicyError
 from qdsl.facts.db import DEMO_NOW
@@ -83,7 +83,10 @@ def test_extract_plan_strips_fences() -> None:
 def test_llm_planner_end_to_end(sqlite_engine: Engine) -> None:
     script = Script(['existence project where markt_theme ~= "A股"', GOOD])
     res = plan_and_answer(
-        "有没有 A 股项目", "t1", engine=sqlite_engine, planner=LLMPlanner(script), now=DEMO_NOW
+        "有没有 A 股项目",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(planner=LLMPlanner(script), now=DEMO_NOW),
     )
     assert res.status == "answered" and res.data["exists"] is True
     assert res.planner == "llm" and len(res.attempts) == 2
@@ -93,7 +96,10 @@ def test_a_planner_giving_up_fails_explicitly(sqlite_engine: Engine) -> None:
     script = Script(["I think there are 137 projects."])
     with pytest.raises(PlanError) as info:
         plan_and_answer(
-            "有没有 A 股项目", "t1", engine=sqlite_engine, planner=LLMPlanner(script), now=DEMO_NOW
+            "有没有 A 股项目",
+            "t1",
+            engine=sqlite_engine,
+            options=AnswerOptions(planner=LLMPlanner(script), now=DEMO_NOW),
         )
     assert info.value.code == "validation/planner_gave_up"
 
@@ -110,5 +116,10 @@ def test_a_plan_that_will_not_normalize_fails_explicitly(sqlite_engine: Engine) 
             return PlanDraft(text='existence project where owner_email = "x@y"', planner="x")
 
     with pytest.raises(PolicyError) as info:
-        plan_and_answer("有没有项目", "t1", engine=sqlite_engine, planner=Stubborn(), now=DEMO_NOW)  # type: ignore[arg-type]
+        plan_and_answer(
+            "有没有项目",
+            "t1",
+            engine=sqlite_engine,
+            options=AnswerOptions(planner=Stubborn(), now=DEMO_NOW),
+        )  # type: ignore[arg-type]
     assert info.value.code == "policy/sensitive_field"

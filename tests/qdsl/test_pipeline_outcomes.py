@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import Engine
 
-from qdsl.api import plan_and_answer
+from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.audit import MemorySink
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import PolicyError
@@ -41,8 +41,7 @@ def test_no_template_is_not_covered(sqlite_engine: Engine) -> None:
         "explain project 64",
         "t1",
         engine=sqlite_engine,
-        planner=Fixed("explain project"),
-        now=DEMO_NOW,
+        options=AnswerOptions(planner=Fixed("explain project"), now=DEMO_NOW),
     )
     assert res.status == "not_covered"
     assert res.verdict is None and set(res.data) == {"clarification"}
@@ -51,7 +50,10 @@ def test_no_template_is_not_covered(sqlite_engine: Engine) -> None:
 def test_empty_result_clarifies_when_the_plan_says_so(sqlite_engine: Engine) -> None:
     planner = Fixed('list project where title contains "zzzz-nothing" on_empty clarify')
     res = plan_and_answer(
-        "哪些项目叫 zzzz", "t1", engine=sqlite_engine, planner=planner, now=DEMO_NOW
+        "哪些项目叫 zzzz",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(planner=planner, now=DEMO_NOW),
     )
     assert res.status == "clarify"
     assert res.plan is not None and res.plan.clarify_on_empty
@@ -59,11 +61,15 @@ def test_empty_result_clarifies_when_the_plan_says_so(sqlite_engine: Engine) -> 
 
 
 def test_empty_result_says_not_found_by_default(sqlite_engine: Engine) -> None:
-    res = plan_and_answer("项目 999 现在什么状态", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    res = plan_and_answer(
+        "项目 999 现在什么状态", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     assert res.status == "answered"
     assert res.data == {"entity": None}
     assert "999" in res.text and res.verdict is not None and res.verdict.ok
-    res = plan_and_answer("有没有美股项目", "t1", engine=sqlite_engine, now=DEMO_NOW)
+    res = plan_and_answer(
+        "有没有美股项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
+    )
     assert res.status == "answered" and res.data == {"exists": False, "matches": []}
 
 
@@ -81,9 +87,7 @@ def test_same_plan_retry_is_bounded_and_can_recover(sqlite_engine: Engine) -> No
         "有没有 A 股项目",
         "t1",
         engine=sqlite_engine,
-        now=DEMO_NOW,
-        checks=(flaky,),
-        audit_sink=sink,
+        options=AnswerOptions(now=DEMO_NOW, checks=(flaky,), audit_sink=sink),
     )
     assert res.status == "answered"
     assert len(calls) == 2 and calls[0] != calls[1]  # re-executed: a new execution id
@@ -98,8 +102,7 @@ def test_same_plan_retry_is_bounded_and_can_recover(sqlite_engine: Engine) -> No
         "有没有 A 股项目",
         "t1",
         engine=sqlite_engine,
-        now=DEMO_NOW,
-        checks=(always,),
+        options=AnswerOptions(now=DEMO_NOW, checks=(always,)),
     )
     assert res.status == "refused" and len(calls) == 2
     assert res.data == {} and res.evidence == ()
@@ -111,7 +114,10 @@ def test_explicit_insufficient_evidence(sqlite_engine: Engine) -> None:
         return [Issue(check="thin", message="x", outcome=Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE)]
 
     res = plan_and_answer(
-        "有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW, checks=(thin,)
+        "有没有 A 股项目",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(now=DEMO_NOW, checks=(thin,)),
     )
     assert res.status == "insufficient_evidence"
     assert res.data == {} and res.verdict is not None and res.verdict.failed == ("thin",)
@@ -125,7 +131,10 @@ def test_non_retryable_failure_is_refused_at_once(sqlite_engine: Engine) -> None
         return [Issue(check="leak", message="x", retryable=False)]
 
     res = plan_and_answer(
-        "有没有 A 股项目", "t1", engine=sqlite_engine, now=DEMO_NOW, checks=(leak,)
+        "有没有 A 股项目",
+        "t1",
+        engine=sqlite_engine,
+        options=AnswerOptions(now=DEMO_NOW, checks=(leak,)),
     )
     assert res.status == "refused" and calls == [1]
 
@@ -133,7 +142,10 @@ def test_non_retryable_failure_is_refused_at_once(sqlite_engine: Engine) -> None
 def test_context_tenant_must_be_the_caller(sqlite_engine: Engine) -> None:
     with pytest.raises(PolicyError) as info:
         plan_and_answer(
-            "有没有 A 股项目", "t1", engine=sqlite_engine, context=PlanContext(tenant_id="t2")
+            "有没有 A 股项目",
+            "t1",
+            engine=sqlite_engine,
+            options=AnswerOptions(context=PlanContext(tenant_id="t2")),
         )
     assert info.value.code == "policy/tenant_scope_mismatch"
 
@@ -144,7 +156,9 @@ def test_plan_tenant_is_never_taken_from_the_plan(sqlite_engine: Engine) -> None
             "有没有 A 股项目",
             "t1",
             engine=sqlite_engine,
-            planner=Fixed('existence project where market_theme ~= "A股" tenant t2'),
+            options=AnswerOptions(
+                planner=Fixed('existence project where market_theme ~= "A股" tenant t2')
+            ),
         )
     assert info.value.code == "policy/tenant_scope_mismatch"
 

@@ -11,7 +11,7 @@ WHERE configs.tenant_id = %(tenant_id)s::VARCHAR AND lower(configs.key) LIKE %(f
 FROM (SELECT count(*) AS q_baseline 
 FROM configs AS base 
 WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS g LEFT OUTER JOIN m ON true ORDER BY m.q_k0 COLLATE "C" ASC NULLS LAST
--- params: {"f0": "%a%", "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": "%a%", "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

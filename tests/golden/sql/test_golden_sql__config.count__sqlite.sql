@@ -11,7 +11,7 @@ WHERE configs.tenant_id = ? AND instr(lower(configs."key"), ?) > ? ORDER BY conf
 FROM (SELECT count(*) AS q_baseline 
 FROM configs AS base 
 WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 ASC NULLS LAST
--- params: {"f0": "a", "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": "a", "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

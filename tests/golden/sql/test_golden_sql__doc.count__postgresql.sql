@@ -16,7 +16,7 @@ WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS g LEFT OUTER JOIN m ON true LE
 FROM semantic_facts 
 WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id IN (SELECT m.q_id 
 FROM m) AND semantic_facts.predicate = %(f1_pred)s::VARCHAR AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1])) AS mf ON mf.entity_id = m.q_id ORDER BY m.q_k0 COLLATE "C" ASC NULLS LAST, mf.q_filter, mf.id
--- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 11, "tenant_id": "t1"}
+-- params: {"entity_type": "doc", "f0": "%a%", "f1": ["architecture", "design", "system architecture", "架构", "系统架构"], "f1_pred": "topic", "limit": 6, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -16,7 +16,7 @@ WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 LEFT OUTER JOIN (SELEC
 FROM semantic_facts 
 WHERE semantic_facts.tenant_id = ? AND semantic_facts.entity_type = ? AND semantic_facts.entity_id IN (SELECT m.q_id 
 FROM m) AND semantic_facts.predicate = ? AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1])) AS mf ON mf.entity_id = m.q_id ORDER BY m.q_k0 ASC NULLS LAST, mf.q_filter, mf.id
--- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "f1": ["timeout"], "f1_pred": "error", "limit": 11, "tenant_id": "t1"}
+-- params: {"entity_type": "run", "f0": ["succeeded", "failed"], "f1": ["timeout"], "f1_pred": "error", "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -11,7 +11,7 @@ WHERE signals.tenant_id = %(tenant_id)s::VARCHAR AND signals.kind IN (__[POSTCOM
 FROM (SELECT count(*) AS q_baseline 
 FROM signals AS base 
 WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS g LEFT OUTER JOIN m ON true ORDER BY m.q_k0 COLLATE "C" ASC NULLS LAST
--- params: {"f0": ["alert", "metric"], "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": ["alert", "metric"], "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -11,7 +11,7 @@ WHERE signals.tenant_id = ? AND signals.kind IN (__[POSTCOMPILE_f0]) ORDER BY si
 FROM (SELECT count(*) AS q_baseline 
 FROM signals AS base 
 WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 ASC NULLS LAST
--- params: {"f0": ["alert", "metric"], "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": ["alert", "metric"], "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -11,7 +11,7 @@ WHERE tasks.tenant_id = ? AND tasks.status IN (__[POSTCOMPILE_f0]) ORDER BY task
 FROM (SELECT count(*) AS q_baseline 
 FROM tasks AS base 
 WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 ASC NULLS LAST
--- params: {"f0": ["todo", "doing"], "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": ["todo", "doing"], "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 

@@ -11,7 +11,7 @@ WHERE users.tenant_id = ? AND users.role IN (__[POSTCOMPILE_f0]) ORDER BY users.
 FROM (SELECT count(*) AS q_baseline 
 FROM users AS base 
 WHERE base.tenant_id = ?) AS g LEFT OUTER JOIN m ON 1 = 1 ORDER BY m.q_k0 ASC NULLS LAST
--- params: {"f0": ["admin", "analyst"], "limit": 11, "tenant_id": "t1"}
+-- params: {"f0": ["admin", "analyst"], "limit": 21, "tenant_id": "t1"}
 
 -- role: baseline
 SELECT count(*) AS n 
