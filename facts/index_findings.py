@@ -28,13 +28,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog, EntitySpec
 from qdsl.facts.db import tenant_transaction
-from qdsl.facts.index_refresh import listed_tenants, refresh_failed
 from qdsl.facts.index_state import (
     TEXT,
     VALUES,
     StateRow,
     TableStats,
+    listed_tenants,
     read_states,
+    refresh_failed,
     table_stats,
     text_source,
 )

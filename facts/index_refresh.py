@@ -26,24 +26,24 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from qdsl.dsl.catalog import Catalog, EntitySpec
-from qdsl.dsl.errors import DatabaseError, UsageError
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import UsageError
 from qdsl.dsl.suggest import did_you_mean, suggest
 from qdsl.facts.bulk import _bypasses_rls
 from qdsl.facts.db import tenant_transaction
+from qdsl.facts.index_findings import IndexFinding, index_findings
 from qdsl.facts.index_state import (
     TEXT,
     StateRow,
-    source_table,
+    listed_tenants,
+    refresh_failed,
     table_stats,
     text_source,
     write_state,
 )
-from qdsl.facts.tables import index_state, text_grams, value_index
 from qdsl.facts.textindex import TextCounts, refresh_entity_grams
 from qdsl.facts.value_index import forget, link_fields, persist_field, scan_field
 
@@ -121,22 +121,6 @@ def _targets(
     return chosen, skipped
 
 
-def _tenants(conn: Connection, entity: str, spec: EntitySpec, since: datetime | None) -> set[str]:
-    t = source_table(spec)
-    q = sa.select(t.c[spec.tenant]).distinct()
-    if since is not None and spec.updated_at is not None:
-        q = q.where(t.c[spec.updated_at] >= since)
-    found = {str(x) for x in conn.execute(q).scalars() if x is not None}
-    if since is None:
-        for table in (text_grams, value_index, index_state):
-            found.update(
-                conn.execute(
-                    sa.select(table.c.tenant_id).distinct().where(table.c.entity_type == entity)
-                ).scalars()
-            )
-    return found
-
-
 def _refresh_tenant(
     conn: Connection,
     catalog: Catalog,
@@ -202,11 +186,6 @@ def refresh_index(
     return RefreshReport(tuple(done), tuple(skipped), since, tuple(warnings))
 
 
-def listed_tenants(engine: Engine, name: str, spec: EntitySpec, since: datetime | None) -> set[str]:
-    with engine.connect() as conn:
-        return _tenants(conn, name, spec, since)
-
-
 def _refresh_entity(
     engine: Engine,
     catalog: Catalog,
@@ -235,21 +214,11 @@ def _refresh_entity(
     )
 
 
-def refresh_failed(entity: str, spec: EntitySpec, exc: SQLAlchemyError) -> DatabaseError:
-    orig = getattr(exc, "orig", None)
-    return DatabaseError(
-        "index_refresh_failed",
-        f"refreshing the index of {entity} (table {spec.table}) failed "
-        f"({type(orig or exc).__name__})",
-        hint="check the catalog against the database (`qdsl catalog check`) and that "
-        "`qdsl db upgrade` has run",
-        retryable=False,
-        details={
-            "entity": entity,
-            "table": spec.table,
-            "sqlstate": getattr(orig, "sqlstate", None),
-        },
-    )
-
-
-__all__ = ["EntityRefresh", "RefreshReport", "listed_tenants", "refresh_failed", "refresh_index"]
+# index_findings lives beside its own helpers; it is public here too, beside refresh_index.
+__all__ = [
+    "EntityRefresh",
+    "IndexFinding",
+    "RefreshReport",
+    "index_findings",
+    "refresh_index",
+]
