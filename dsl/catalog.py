@@ -173,6 +173,10 @@ class EntitySpec(_Strict):
     # Query types this entity answers when a question names no entity
     # (explain -> a documents entity, diagnose -> a runs entity).
     default_for: tuple[QueryType, ...] = ()
+    # Words of a question that name nothing in the catalog may be searched as text
+    # (the label, or a fact field with `contains` and the text fallback) instead
+    # of clarifying; the answer then says it matched text.
+    text_fallback: bool = False
     # The column holding each row's last change time (a date or datetime):
     # `qdsl index refresh --since` re-indexes only rows changed since then, and
     # the index findings compare it with the index's own refresh.
@@ -324,6 +328,8 @@ def _check_entity(
         out.append((f"{key}.default_limit", "default_limit is above max_limit"))
     if e.id_pattern is not None:
         out.extend(_check_id_pattern(key, e.id_pattern))
+    if e.text_fallback and not e.text_search:
+        out.append((f"{key}.text_fallback", "text_fallback needs `text_search` columns"))
     for qt in e.default_for:
         if e.query_types and qt not in e.query_types:
             out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))

@@ -12,7 +12,7 @@ query type is covered by every table.
 Adding a query type touches three files (docs/architecture.md, "Extending"):
 this one (its `QueryType` and `AnswerContract` names and its record), the
 renderer (`qdsl/render.py`) and the planner's wording cues
-(`qdsl/planner/cues.py`). Its template is generic: the executor builds its
+(`dsl/question/words.py`). Its template is generic: the executor builds its
 statements from `TemplateShape`.
 """
 
@@ -61,6 +61,7 @@ class VerifierCheck(StrEnum):
     TENANT_CONSISTENT = "tenant_consistent"
     ROUTE_CONTRACT_INTERNAL = "route_contract_internal"
     CONSISTENT_WITH_RESULT = "consistent_with_result"
+    QUESTION_COVERED = "question_covered"
 
 
 # Checks that run on every answer whatever the plan names: the route, the
@@ -72,6 +73,7 @@ MANDATORY_CHECKS: tuple[VerifierCheck, ...] = (
     VerifierCheck.CONTRACT_MATCHES_QUERY_TYPE,
     VerifierCheck.EVIDENCE_BACKED,
     VerifierCheck.CONSISTENT_WITH_RESULT,
+    VerifierCheck.QUESTION_COVERED,
 )
 
 

@@ -22,6 +22,7 @@ from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
@@ -84,6 +85,8 @@ class AnswerOptions:
     checks: tuple[Check, ...] = ()
     trace_id: str | None = None
     audit_sink: AuditSink | None = None
+    # Where the asking tenant's linkable values come from (None: no value linking).
+    values: ValueSource | None = None
 
     def settings(self, *, demo: bool) -> Settings:
         """The options resolved for one request (every default filled in)."""
@@ -101,6 +104,7 @@ class AnswerOptions:
             context=self.context,
             lexicon=self.lexicon,
             checks=self.checks,
+            values=self.values,
         )
 
 

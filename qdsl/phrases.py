@@ -71,11 +71,16 @@ def _scalar(value: object) -> str:
     return plain(value)
 
 
+_MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?(?:\+00:00|Z)?$")
+
+
 def plain(value: object) -> str:
-    """A value as text: 250000.0 is written 250000."""
+    """A value as text: 250000.0 is written 250000, a UTC midnight as its date."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    text = str(value)
+    day = _MIDNIGHT.match(text)
+    return day.group(1) if day else text
 
 
 _OPS_ZH: dict[Operator, str] = {

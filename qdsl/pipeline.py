@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -29,15 +29,19 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import EmptyResult, kind_of
+from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import Evidence, ExecutionResult
 from qdsl.gate import GateLexicon, check_route, gate
 from qdsl.phrases import detect_language
-from qdsl.planner import Attempt, Planner, intended_query_type
+from qdsl.planner import Attempt, Planner
+from qdsl.planner.rule import RulePlanner, context_entities
 from qdsl.render import clarification, gated, insufficient, not_covered, refused, render
 from qdsl.verifier import Answer, Language, Outcome, Verdict, VerifyContext, verify
 from qdsl.verifier.checks import Check
+from qdsl.verifier.checks.question import question_covered
 
 Status = Literal["answered", "gated", "clarify", "insufficient_evidence", "not_covered", "refused"]
 
@@ -89,6 +93,8 @@ class Settings:
     checks: tuple[Check, ...] | None = None
     same_plan_tries: int = 2
     replans: int = 1
+    # Where the asking tenant's linkable values come from (None: no value linking).
+    values: ValueSource | None = None
 
 
 Flow = Generator[BoundPlan | Plan, ExecutionResult, AnswerResult]
@@ -125,6 +131,30 @@ class _Run:
         self.attempts: list[Attempt] = []
         self.planner_name: str | None = None
         self.warnings: tuple[str, ...] = ()
+        self.reading: Reading | None = None
+
+    def read(self, pctx: PlanContext) -> Reading:
+        """The question's one reading, shared by the rule planner and the verifier."""
+        values = self.s.values.values_for(self.tenant_id) if self.s.values is not None else None
+        self.reading = read_question(
+            self.question,
+            self.s.catalog,
+            now=self.s.now,
+            values=values,
+            context_entities=context_entities(pctx),
+        )
+        return self.reading
+
+    def clarify(self, plan: Plan | None, verdict: Verdict | None = None) -> AnswerResult:
+        """Ask back, naming what was not applied when the reading says so."""
+        reading = self.reading
+        sentence = None
+        if verdict is not None:
+            sentence = _sentence(verdict, self.lang)
+        elif reading is not None and reading.problems:
+            sentence = problems_text(reading.problems, reading.entity, reading.language)
+        answer = clarification(self.lang, catalog=self.s.catalog, sentence=sentence)
+        return self.without_answer("clarify", plan, answer, verdict)
 
     def finish(self, **kw: Any) -> AnswerResult:
         res = AnswerResult(
@@ -147,16 +177,34 @@ class _Run:
         )
         return res
 
+    def binding_context(self, pctx: PlanContext) -> PlanContext:
+        """The context the plan is bound in: the conversation's objects narrow only a
+        question that points at them (它, this project), not every question about
+        their entity type."""
+        if self.reading is None or self.reading.pronoun or not pctx.referenced_objects:
+            return pctx
+        return replace(pctx, referenced_objects=())
+
     def make_plan(self, pctx: PlanContext, feedback: str | None) -> NormalizedPlan:
         with self.audit.timed("plan") as ev:
             try:
-                draft = self.s.planner.plan(
-                    self.question, catalog=self.s.catalog, context=pctx, feedback=feedback
-                )
-                self.planner_name = draft.planner
-                self.attempts.extend(draft.attempts)
-                ev.update(planner=draft.planner, attempts=len(draft.attempts))
-                normalized = normalize(load_plan(draft.text), self.s.catalog, pctx)
+                planner = self.s.planner
+                if isinstance(planner, RulePlanner) and self.reading is not None:
+                    # The reading made once is planned directly: no print and reparse.
+                    raw, _ = planner.plan_reading(
+                        self.reading, catalog=self.s.catalog, context=pctx, feedback=feedback
+                    )
+                    self.planner_name = planner.name
+                    ev.update(planner=planner.name, attempts=0)
+                else:
+                    draft = planner.plan(
+                        self.question, catalog=self.s.catalog, context=pctx, feedback=feedback
+                    )
+                    self.planner_name = draft.planner
+                    self.attempts.extend(draft.attempts)
+                    ev.update(planner=draft.planner, attempts=len(draft.attempts))
+                    raw = load_plan(draft.text)
+                normalized = normalize(raw, self.s.catalog, self.binding_context(pctx))
             except QdslError as exc:
                 ev.update(status="error", error_code=exc.code)
                 raise
@@ -165,13 +213,15 @@ class _Run:
             return normalized
 
     def verify_context(self) -> VerifyContext:
-        expected = intended_query_type(self.question, self.s.catalog) if self.question else None
+        reading = self.reading
+        expected = reading.query_type if reading is not None and reading.entity else None
         return VerifyContext(
             tenant_id=self.tenant_id,
             route_mode=self.s.route_mode,
             now=self.s.now,
             catalog=self.s.catalog,
             expected_query_type=expected,
+            question=reading,
         )
 
     def judge(self, plan: Plan, result: ExecutionResult) -> tuple[Answer, Verdict]:
@@ -239,7 +289,9 @@ class _Run:
         if policy is EmptyResult.ANSWER or result.rows:
             return None
         if plan.clarify_on_empty:
-            return self.without_answer("clarify", plan, clarification(self.lang))
+            return self.without_answer(
+                "clarify", plan, clarification(self.lang, catalog=self.s.catalog)
+            )
         if policy is EmptyResult.INSUFFICIENT:
             return self.insufficient(plan, execution_id=result.execution_id)
         return None
@@ -272,7 +324,7 @@ def verified_answer(
     run.lang = language
     audit.event("plan", **plan_shape(plan), planner="caller")
     if plan.query_type is QueryType.UNKNOWN:
-        return run.without_answer("clarify", plan, clarification(run.lang))
+        return run.clarify(plan)
     empty = run.on_empty(plan, result)
     if empty is not None:
         return empty
@@ -282,6 +334,20 @@ def verified_answer(
     if verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
         return run.insufficient(plan, verdict, result.execution_id)
     return run.refused(plan, verdict, result.execution_id)
+
+
+def _sentence(verdict: Verdict, lang: Language) -> str:
+    sep = "；" if lang == "zh" else "; "
+    return sep.join(i.message for i in verdict.errors() if i.check == question_covered.__name__)
+
+
+def _only_question_gaps(verdict: Verdict) -> bool:
+    """Every error is question_covered's asking for a clarified plan."""
+    errors = verdict.errors()
+    return bool(errors) and all(
+        i.check == question_covered.__name__ and i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN
+        for i in errors
+    )
 
 
 def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flow:
@@ -298,6 +364,7 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
         kind = decision.kind.value
         return run.finish(status="gated", gate_kind=kind, text=gated(run.lang, kind), data={})
     pctx = plan_context(tenant_id, s.context)
+    run.read(pctx)
     feedback: str | None = None
     for replan in range(s.replans + 1):
         try:
@@ -306,7 +373,7 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
             return run.not_covered(None, exc)
         plan = normalized.plan
         if plan.query_type is QueryType.UNKNOWN:
-            return run.without_answer("clarify", plan, clarification(run.lang))
+            return run.clarify(plan)
         verdict: Verdict | None = None
         result: ExecutionResult | None = None
         for attempt in range(s.same_plan_tries):
@@ -348,6 +415,9 @@ def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flo
                 feedback = feedback_for(verdict)
                 audit.event("retry", retry="clarified_plan", attempt=replan + 1)
                 continue
+            if _only_question_gaps(verdict):
+                # Out of replans with the question not covered: ask, naming the gap.
+                return run.clarify(plan, verdict)
         elif verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
             return run.insufficient(plan, verdict, result.execution_id)
         return run.refused(plan, verdict, result.execution_id)

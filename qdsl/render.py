@@ -296,17 +296,32 @@ def render(plan: Plan, result: ExecutionResult, *, language: Language, catalog: 
     )
 
 
-def clarification(language: Language, reason: str | None = None) -> Answer:
-    if language == "zh":
-        text = (
-            "请再具体一点：想查哪类对象（项目、任务、文档、运行…），"
-            "想知道什么（是否存在、数量、列表、状态）？"
-        )
+def clarification(
+    language: Language,
+    reason: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    sentence: str | None = None,
+) -> Answer:
+    """Ask the user to clarify: with the reading's own `sentence` (which words were
+    not applied and what could carry them) when there is one, else generically,
+    naming the catalog's entities."""
+    if sentence:
+        text = sentence
     else:
-        text = (
-            "Could you be more specific: which kind of object (project, task, doc, run…) "
-            "and what about it (whether any exist, how many, which ones, their status)?"
-        )
+        kinds = ""
+        if catalog is not None:
+            names = [entity_name(catalog, e, language) for e in catalog.entities][:6]
+            kinds = (
+                ("（" + "、".join(names) + "…）") if language == "zh" else f" ({', '.join(names)}…)"
+            )
+        if language == "zh":
+            text = f"请再具体一点：想查哪类对象{kinds}，想知道什么（是否存在、数量、列表、状态）？"
+        else:
+            text = (
+                f"Could you be more specific: which kind of object{kinds} "
+                "and what about it (whether any exist, how many, which ones, their status)?"
+            )
     if reason:
         text = f"{text} ({reason})"
     return Answer(
@@ -329,7 +344,7 @@ def insufficient(language: Language, contract: AnswerContract) -> Answer:
 def not_covered(language: Language, reason: str) -> Answer:
     """No template covers the plan: said plainly, with nothing to clarify from."""
     text = (
-        f"这个问题没有可用的查询模板：{reason}"
+        f"当前内部查询模板未覆盖这个问题：{reason}"
         if language == "zh"
         else f"No query template covers this question: {reason}"
     )

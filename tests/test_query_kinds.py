@@ -99,7 +99,7 @@ _EDITS: tuple[tuple[str, str, str], ...] = (
         "    ),\n",
     ),
     (
-        "qdsl/planner/cues.py",
+        "dsl/question/words.py",
         "CUES: tuple[tuple[QueryType, tuple[str, ...]], ...] = (\n",
         '    (_Q.PEEK, (r"\\bpeek at\\b",)),\n',
     ),

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import AnswerContract, QueryType
+from qdsl.dsl.question import Reading
 
 Language = Literal["zh", "en"]
 Level = Literal["error", "warning"]
@@ -102,3 +103,6 @@ class VerifyContext:
     expected_query_type: QueryType | None = None
     # Used by fresh_evidence when the plan sets require_fresh_fact without a window.
     default_freshness_days: int | None = None
+    # The question read against the catalog (question accounting), for the
+    # mandatory `question_covered` check. None: no question (a caller's plan).
+    question: Reading | None = None

@@ -1,8 +1,9 @@
 """`qdsl eval CASES`: run a file of questions with expected answers (qdsl.evaluate).
 
-Prints one line per case (right / safe / wrong, the status and the text that
-left) under a summary with the TrustSQL reliability scores; with `--json` the
-report is the envelope's data. Exits 5 when any case is wrong.
+Prints a summary with the TrustSQL reliability scores, then one row per case
+(right / safe / wrong, the status, the text that left and why): a table on a
+terminal, aligned columns when piped. With `--json` the report is the
+envelope's data. Exits 5 when any case is wrong.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
 
 if TYPE_CHECKING:
-    from qdsl.evaluate import CaseResult, Report
+    from qdsl.cli.tables import Block
+    from qdsl.evaluate import Report
 
 EXIT_WRONG = 5
 Show = Literal["all", "not-right", "wrong"]
@@ -33,13 +35,6 @@ def _one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _row(r: CaseResult) -> str:
-    head = f"{r.verdict:<5}  {r.case.id}  [{r.case.tenant}] {r.case.question}"
-    lines = [head, f"       -> {r.status}: {_one_line(r.text, _TEXT_WIDTH)}"]
-    lines.extend(f"       ! {reason}" for reason in r.reasons)
-    return "\n".join(lines)
-
-
 def summary(report: Report) -> str:
     n = len(report.results)
     right, safe, wrong = (report.tally(v) for v in ("right", "safe", "wrong"))
@@ -53,10 +48,24 @@ def summary(report: Report) -> str:
     )
 
 
-def table(report: Report, show: Show) -> str:
-    rows = [_row(r) for r in report.results if r.verdict in _SHOWN[show]]
+def blocks(report: Report, show: Show) -> list[Block]:
+    """The summary, then one row per case (a rich table on a terminal, plain columns piped)."""
+    from qdsl.cli.tables import Table
+
+    table = Table(("verdict", "case", "tenant", "question", "status", "text that left", "why"))
+    for r in report.results:
+        if r.verdict in _SHOWN[show]:
+            table.add(
+                r.verdict,
+                r.case.id,
+                r.case.tenant,
+                r.case.question,
+                r.status,
+                _one_line(r.text, _TEXT_WIDTH),
+                "; ".join(r.reasons),
+            )
     # The summary leads: a long table is cut from the end when it goes to the ref store.
-    return "\n".join([summary(report), "", *rows, "", summary(report)]).rstrip()
+    return [summary(report), table]
 
 
 def _default_now(raw: str | None, *, demo: bool) -> datetime:
@@ -90,6 +99,7 @@ def eval_cmd(ctx: click.Context, /, cases_path: str, now_text: str | None, show:
     """Ask every question of CASES (TOML or JSONL) and judge the answers."""
 
     def body() -> Outcome:
+        from qdsl.cli.tables import render
         from qdsl.dsl.catalog import resolve_catalog
         from qdsl.evaluate import load_cases, plan_and_answer_asker, run_cases
 
@@ -111,7 +121,7 @@ def eval_cmd(ctx: click.Context, /, cases_path: str, now_text: str | None, show:
                 engine.dispose()
         return Outcome(
             data=report.to_dict(),
-            human=table(report, show),
+            human=render(blocks(report, show)),
             exit_code=EXIT_WRONG if report.tally("wrong") else 0,
         )
 

@@ -6,7 +6,7 @@ from qdsl.planner.base import Attempt, PlanDraft, Planner
 from qdsl.planner.cues import classify
 from qdsl.planner.llm import LLMPlanner, extract_plan
 from qdsl.planner.prompt import build_prompt
-from qdsl.planner.rule import RulePlanner, intended_query_type, read_question
+from qdsl.planner.rule import RulePlanner, intended_query_type, plan_from_reading
 
 __all__ = [
     "Attempt",
@@ -18,5 +18,5 @@ __all__ = [
     "classify",
     "extract_plan",
     "intended_query_type",
-    "read_question",
+    "plan_from_reading",
 ]

@@ -1,166 +1,103 @@
-"""The rule planner (zh + en): cues, catalog synonyms and aliases, ids.
+"""The rule planner (zh + en): a plan built from the question's reading, nothing else.
 
-It writes plan TEXT through the canonical printer and says `unknown` whenever
-it is not sure: a clarifying question beats a confident wrong plan.
+Every name comes from the catalog through `qdsl.dsl.question.read_question`;
+the planner only turns the reading's conditions, sort, limit and projection
+into a `Plan`. A reading with problems (words no field carries, an ambiguous
+name, a number without a field) becomes `unknown`, so the question clarifies
+with the reading's own sentence instead of being answered beside the point.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
-from qdsl.dsl.catalog import Catalog, EntitySpec
-from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy, Sort, SortDirection
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import (
+    Filter,
+    ObjectRef,
+    Operator,
+    Plan,
+    QueryType,
+    RetrievalPolicy,
+    Scope,
+    Sort,
+    SortDirection,
+    ValueSource,
+)
+from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.printer import to_text
-from qdsl.dsl.textnorm import normalize_text
+from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.planner.base import PlanDraft
-from qdsl.planner.cues import RECENT, classify
-from qdsl.planner.lexicon import Mention, bare_numbers, find_ids, find_mentions
-
-# Where a question names no entity, these kinds of question still have one.
-_DEFAULT_ENTITY: dict[QueryType, str] = {
-    QueryType.EXPLAIN: "doc",
-    QueryType.DIAGNOSE: "run",
-}
 
 
-@dataclass
-class Reading:
-    """What the rule planner understood; `query_type` UNKNOWN when unsure."""
-
-    query_type: QueryType
-    entity: str | None
-    filters: list[Filter] = field(default_factory=list)
-    sort: list[Sort] = field(default_factory=list)
-    limit: int | None = None
-    fallback_text: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    def unknown(self, why: str) -> Reading:
-        self.notes.append(why)
-        self.query_type = QueryType.UNKNOWN
-        return self
+def context_entities(context: PlanContext | None) -> tuple[str, ...]:
+    if context is None:
+        return ()
+    return tuple(dict.fromkeys(r.entity_type for r in context.referenced_objects))
 
 
-def _choose_entity(
-    qt: QueryType, mentions: list[Mention], ids: dict[str, list[str]], catalog: Catalog
-) -> tuple[str | None, tuple[str, str] | None]:
-    """The entity asked about, and (field, referenced entity) when ids belong to another."""
-    named = list(dict.fromkeys(m.entity for m in mentions if m.field is None))
-    for main in named:
-        if main in ids:
-            continue
-        ent = catalog.entities[main]
-        for fname, spec in ent.fields.items():
-            if spec.references in ids and spec.references != main:
-                return main, (fname, spec.references)
-    with_ids = [e for e in named if e in ids]
-    if with_ids:
-        return with_ids[0], None
-    fitting = [e for e in named if qt in catalog.entities[e].query_types]
-    if fitting:
-        return fitting[0], None
-    if named:
-        return named[0], None
-    owners = list(dict.fromkeys(m.entity for m in mentions if m.field is not None))
-    if qt in _DEFAULT_ENTITY and (not owners or _DEFAULT_ENTITY[qt] in owners):
-        return _DEFAULT_ENTITY[qt], None
-    if len(owners) == 1:
-        return owners[0], None
-    return None, None
+def _referenced(reading: Reading, context: PlanContext | None) -> tuple[ObjectRef, ...]:
+    """Objects of the conversation the question points at (它, this project)."""
+    if not reading.pronoun or context is None or reading.entity is None:
+        return ()
+    return tuple(r for r in context.referenced_objects if r.entity_type == reading.entity)
 
 
-def _value_filters(entity: str, mentions: list[Mention], ent: EntitySpec) -> list[Filter]:
-    by_field: dict[tuple[str, bool], list[str]] = {}
-    for m in mentions:
-        if m.entity != entity or m.field is None or m.value is None:
-            continue
-        bucket = by_field.setdefault((m.field, m.negated), [])
-        if m.value not in bucket:
-            bucket.append(m.value)
-    out: list[Filter] = []
-    for (fname, negated), values in by_field.items():
-        spec = ent.fields[fname]
-        if len(values) > 1:
-            op = Operator.NOT_IN if negated else Operator.IN
-            out.append(Filter(field=fname, operator=op, value=tuple(values)))
-        elif negated:
-            out.append(Filter(field=fname, operator=Operator.NOT_EQUALS, value=values[0]))
-        elif spec.is_fact and Operator.EQUALS_OR_ALIAS in spec.operators:
-            out.append(Filter(field=fname, operator=Operator.EQUALS_OR_ALIAS, value=values[0]))
-        else:
-            out.append(Filter(field=fname, operator=Operator.EQUALS, value=values[0]))
-    return out
-
-
-def read_question(question: str, catalog: Catalog) -> Reading:
-    text = normalize_text(question)
-    qt = classify(text)
-    mentions = find_mentions(text, catalog)
-    ids = find_ids(text, catalog)
-    if qt is None:
-        return Reading(QueryType.UNKNOWN, None).unknown("no query-type cue")
-    entity, via = _choose_entity(qt, mentions, ids, catalog)
-    reading = Reading(qt, entity)
-    if entity is None:
-        return reading.unknown("no entity named")
-    ent = catalog.entities[entity]
-    own_ids = ids.get(entity, [])
-    if own_ids and qt is QueryType.COMPARE:
-        own_ids = list(dict.fromkeys([*own_ids, *bare_numbers(text)]))
-    if via is not None:
-        fname, ref = via
-        values = ids[ref]
-        op = Operator.EQUALS if len(values) == 1 else Operator.IN
-        value = values[0] if len(values) == 1 else tuple(values)
-        reading.filters.append(Filter(field=fname, operator=op, value=value))
-    elif own_ids:
-        op = Operator.EQUALS if len(own_ids) == 1 else Operator.IN
-        value = own_ids[0] if len(own_ids) == 1 else tuple(own_ids)
-        reading.filters.append(Filter(field="id", operator=op, value=value))
-    reading.filters.extend(_value_filters(entity, mentions, ent))
-    for flt in reading.filters:
-        spec = ent.fields.get(flt.field)
-        if spec is not None and flt.operator not in spec.operators:
-            return reading.unknown(
-                f"{entity}.{flt.field} cannot be asked with {flt.operator.value}"
-            )
-    if qt is QueryType.EXPLAIN and entity != "doc" and own_ids:
-        reading.query_type = qt = QueryType.STATUS
-    if qt not in ent.query_types:
-        return reading.unknown(f"{entity} does not answer {qt.value} questions")
-    if qt is QueryType.STATUS and not own_ids:
-        return reading.unknown("a status question needs the object's id")
-    if qt is QueryType.COMPARE and len(own_ids) < 2:
-        return reading.unknown("a comparison needs at least two ids")
-    if qt is QueryType.DIAGNOSE and not own_ids and ent.default_sort is not None:
-        # "为什么刚才答错了": the latest matching run is the one meant.
-        reading.sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
-        reading.limit = 1
-    elif RECENT.search(text) and qt is QueryType.STATUS and ent.default_sort is not None:
-        reading.sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
-    reading.fallback_text = qt is QueryType.EXPLAIN
-    return reading
-
-
-def reading_to_plan(reading: Reading, catalog: Catalog) -> Plan:
+def plan_from_reading(
+    reading: Reading, catalog: Catalog, context: PlanContext | None = None
+) -> Plan:
+    """The plan a reading states; `unknown` when the reading is not understood."""
     entity = reading.entity or next(iter(catalog.entities))
-    if reading.query_type is QueryType.UNKNOWN:
+    refs = _referenced(reading, context)
+    if not reading.understood or (reading.pronoun and not refs and not reading.ids):
         return Plan(query_type=QueryType.UNKNOWN, entity_type=entity)
+    assert reading.query_type is not None
+    ent = catalog.entities[entity]
+    filters = [
+        Filter(field=c.field, operator=c.operator, value=c.value) for c in reading.conditions
+    ]
+    if refs and not reading.ids:
+        ids = tuple(r.id for r in refs)
+        filters.insert(
+            0,
+            Filter(
+                field=ent.id,
+                operator=Operator.EQUALS if len(ids) == 1 else Operator.IN,
+                value=ids[0] if len(ids) == 1 else ids,
+                value_source=ValueSource.REFERENCED_OBJECT,
+            ),
+        )
+    sort = [Sort(field=f, direction=d) for f, d in reading.sort]
+    limit = reading.limit
+    qt = reading.query_type
+    if qt is QueryType.DIAGNOSE and not reading.ids and not sort and ent.default_sort:
+        # "为什么答错了": the latest matching object is the one meant.
+        sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
+        limit = 1
+    projection: tuple[str, ...] = ()
+    if reading.projection:
+        projection = tuple(dict.fromkeys((*ent.default_projection, *reading.projection)))
+    fallback = qt is QueryType.EXPLAIN or any(
+        c.textual and c.field in ent.fields and ent.fields[c.field].is_fact
+        for c in reading.conditions
+    )
     return Plan(
-        query_type=reading.query_type,
+        query_type=qt,
         entity_type=entity,
-        filters=tuple(reading.filters),
-        sort=tuple(reading.sort),
-        limit=reading.limit,
-        retrieval_policy=RetrievalPolicy(allow_fallback_text=reading.fallback_text),
+        filters=tuple(filters),
+        scope=Scope(referenced_objects=refs),
+        projection=projection,
+        sort=tuple(sort),
+        limit=limit,
+        retrieval_policy=RetrievalPolicy(allow_fallback_text=fallback),
     )
 
 
 def intended_query_type(question: str, catalog: Catalog) -> QueryType | None:
     """The query type the question's wording asks for, None when the rules cannot tell."""
-    qt = read_question(question, catalog).query_type
-    return None if qt is QueryType.UNKNOWN else qt
+    reading = read_question(question, catalog)
+    return reading.query_type if reading.understood else None
 
 
 class RulePlanner:
@@ -175,11 +112,39 @@ class RulePlanner:
         catalog: Catalog,
         context: PlanContext | None = None,
         feedback: str | None = None,
+        now: datetime | None = None,
+        values: TenantValues | None = None,
     ) -> PlanDraft:
-        reading = read_question(question, catalog)
-        notes = list(reading.notes)
+        reading = read_question(
+            question,
+            catalog,
+            now=now or datetime.now(UTC),
+            values=values,
+            context_entities=context_entities(context),
+        )
+        plan, notes = self.plan_reading(
+            reading, catalog=catalog, context=context, feedback=feedback
+        )
+        return PlanDraft(text=to_text(plan), planner=self.name, notes=notes)
+
+    def plan_reading(
+        self,
+        reading: Reading,
+        *,
+        catalog: Catalog,
+        context: PlanContext | None = None,
+        feedback: str | None = None,
+    ) -> tuple[Plan, tuple[str, ...]]:
+        """The plan object for a reading the caller already made (no print/reparse)."""
+        plan = plan_from_reading(reading, catalog, context)
+        notes: list[str] = []
+        if reading.problems:
+            notes.append(problems_text(reading.problems, reading.entity, reading.language))
+        if reading.query_type is None:
+            notes.append("no query-type cue")
+        if reading.entity is None:
+            notes.append("no entity named")
         if feedback is not None:
             # Rules give the same reading twice; say so rather than pretend to learn.
             notes.append("feedback ignored: the rule planner is deterministic")
-        text = to_text(reading_to_plan(reading, catalog))
-        return PlanDraft(text=text, planner=self.name, notes=tuple(notes))
+        return plan, tuple(notes)

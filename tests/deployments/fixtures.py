@@ -2,11 +2,11 @@
 
 The deployment is what a deployer writes (tests/deployments/tickets/):
 `catalog.toml`, the desk's own tables as portable DDL (`schema.sql`), its rows
-(`data.sql`), PostgreSQL grants and row-level security (`grants.postgresql.sql`)
-and one fact field as `semantic_facts` rows (`facts.jsonl`). A database is built
-the way a deployer sets one up: the desk's DDL and data, `qdsl.facts.db.upgrade`
-for qdsl's own tables, the facts, and the text index over the catalog's
-`text_search` columns.
+(`data.sql`) and one fact field as `semantic_facts` rows (`facts.jsonl`). A
+database is built the way a deployer sets one up: the desk's DDL and data,
+`qdsl.facts.db.upgrade` for qdsl's own tables, on PostgreSQL `qdsl db secure`
+(reader grants, forced row-level security), the facts, and the text index over
+the catalog's `text_search` columns.
 
 Fixtures (registered from tests/conftest.py):
 * `tickets_catalog`: the loaded catalog.
@@ -32,7 +32,8 @@ from sqlalchemy import Connection, Engine
 
 from qdsl.dsl.catalog import Catalog, load_catalog
 from qdsl.facts.bulk import bulk_insert
-from qdsl.facts.db import make_engine, upgrade
+from qdsl.facts.db import READER_ROLE, make_engine, upgrade
+from qdsl.facts.secure import secure
 from qdsl.facts.tables import semantic_facts, text_grams
 from qdsl.facts.textindex import gram_rows
 
@@ -100,9 +101,10 @@ def build_tickets_database(url: str) -> None:
             _run_file(conn, TICKETS_DIR / "schema.sql")
             _run_file(conn, TICKETS_DIR / "data.sql")
         upgrade(url)
+        if engine.dialect.name == "postgresql":
+            # as a deployer runs `qdsl db secure`: reader grants and forced RLS
+            secure(engine, catalog, reader=READER_ROLE, apply=True)
         with engine.begin() as conn:
-            if conn.dialect.name == "postgresql":
-                _run_file(conn, TICKETS_DIR / "grants.postgresql.sql")
             bulk_insert(conn, semantic_facts, _facts(TICKETS_DIR / "facts.jsonl"))
             bulk_insert(conn, text_grams, _index_rows(conn, catalog))
     finally:

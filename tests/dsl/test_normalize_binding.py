@@ -117,6 +117,7 @@ def test_existence_checks_are_the_documented_ones() -> None:
         "contract_matches_query_type",
         "evidence_backed",
         "consistent_with_result",
+        "question_covered",
         "no_total_count_substitution",
         "covers_conditions",
         "within_limit",

@@ -56,6 +56,7 @@ SEED_CHECKS = (
     VerifierCheck.CONTRACT_MATCHES_QUERY_TYPE,
     VerifierCheck.EVIDENCE_BACKED,
     VerifierCheck.CONSISTENT_WITH_RESULT,
+    VerifierCheck.QUESTION_COVERED,
     VerifierCheck.NO_TOTAL_COUNT_SUBSTITUTION,
 )
 
@@ -130,9 +131,9 @@ def test_huge_limit_is_clamped_with_a_warning() -> None:
             "project.status allows: equals, not_equals, in, not_in, equals_or_alias",
         ),
         (
-            "list project order by budget",
+            "list project order by status",
             "validation/unknown_sort_field",
-            "known sort fields of project: created_at, title",
+            "known sort fields of project: budget, created_at, title",
         ),
         (
             'list project where status = "actve"',

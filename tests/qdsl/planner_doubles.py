@@ -8,8 +8,8 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.printer import to_text
-from qdsl.planner import PlanDraft, RulePlanner, read_question
-from qdsl.planner.rule import reading_to_plan
+from qdsl.dsl.question import read_question
+from qdsl.planner import PlanDraft, RulePlanner, plan_from_reading
 
 
 @dataclass
@@ -52,9 +52,9 @@ class CountingAdversary:
     ) -> PlanDraft:
         self.calls += 1
         self.feedback.append(feedback)
-        reading = read_question(question, catalog)
-        if reading.query_type is QueryType.EXISTENCE:
-            reading.query_type = QueryType.COUNT
+        plan = plan_from_reading(read_question(question, catalog), catalog)
+        if plan.query_type is QueryType.EXISTENCE:
+            plan = plan.model_copy(update={"query_type": QueryType.COUNT})
             if not self.keep_filters:
-                reading.filters = []
-        return PlanDraft(text=to_text(reading_to_plan(reading, catalog)), planner=self.name)
+                plan = plan.model_copy(update={"filters": ()})
+        return PlanDraft(text=to_text(plan), planner=self.name)

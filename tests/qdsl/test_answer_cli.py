@@ -183,6 +183,32 @@ def test_verify_checks_the_plan_answers_the_question(sqlite_url: str) -> None:
     assert data_of(res)["failed"] == ["contract_matches_query_type"]
 
 
+def test_verify_reads_the_question_not_the_plan(sqlite_url: str) -> None:
+    plan = "count project"
+    data = data_of(invoke(["--db", sqlite_url, "run", "--tenant", "t1", "--plan", plan]))
+    args = [
+        "--db",
+        sqlite_url,
+        "verify",
+        "--tenant",
+        "t1",
+        "--plan",
+        plan,
+        "--result",
+        json.dumps(data["result"]),
+        "--answer",
+        json.dumps(data),
+    ]
+    assert invoke(args).exit_code == 0
+    res = invoke([*args, "--question", "How many projects were created in 2026?"])
+    assert res.exit_code == 5
+    verdict = data_of(res)
+    assert verdict["failed"] == ["question_covered"]
+    assert verdict["outcome"] == "retry_with_clarified_plan"
+    messages = [i["message"] for i in verdict["issues"] if i["check"] == "question_covered"]
+    assert any(m.startswith("“in 2026” is not applied") for m in messages), messages
+
+
 def test_verify_bad_json_is_a_usage_error(sqlite_url: str) -> None:
     res = invoke(
         ["verify", "--tenant", "t1", "--plan", "count project", "--result", "{", "--answer", "{}"]

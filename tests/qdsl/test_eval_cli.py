@@ -48,13 +48,14 @@ def test_all_right_exits_zero_with_a_table(sqlite_url: str, tmp_path: Path) -> N
     lines = res.stdout.splitlines()
     assert lines[0] == "3 cases: 3 right (100.0%), 0 safe, 0 wrong"
     assert "c=0: +1.000, c=10: +1.000, c=N: +1.000" in lines[1]
-    assert any(line.startswith("right  total  [t1] 现在有多少个项目") for line in lines)
-    assert "-> answered: 共有 14 个项目。" in res.stdout
+    header = ["verdict", "case", "tenant", "question", "status", "text", "that", "left", "why"]
+    assert lines[2].split() == header
+    first = ["right", "total", "t1", "现在有多少个项目", "answered", "共有", "14", "个项目。"]
+    assert lines[3].split() == first
+    assert lines[5].split()[:5] == ["right", "protocol", "t1", "确认", "gated"]
 
 
-def test_a_wrong_case_exits_five_and_the_envelope_says_why(
-    sqlite_url: str, tmp_path: Path
-) -> None:
+def test_a_wrong_case_exits_five_and_the_envelope_says_why(sqlite_url: str, tmp_path: Path) -> None:
     cases = DEMO_CASES.replace("count = 14", "count = 999")
     res = _eval("--json", "--db", sqlite_url, "eval", str(_write(tmp_path, cases)))
     assert res.exit_code == 5
@@ -71,7 +72,8 @@ def test_show_wrong_lists_only_the_wrong_cases(sqlite_url: str, tmp_path: Path) 
     cases = DEMO_CASES.replace("count = 14", "count = 999")
     res = _eval("--db", sqlite_url, "eval", "--show", "wrong", str(_write(tmp_path, cases)))
     assert res.exit_code == 5
-    assert "wrong  total" in res.stdout and "right  vague" not in res.stdout
+    rows = [line.split()[:2] for line in res.stdout.splitlines()[3:] if line.strip()]
+    assert rows == [["wrong", "total"]]
 
 
 def test_a_bad_case_file_is_a_usage_error(tmp_path: Path) -> None:

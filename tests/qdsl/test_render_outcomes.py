@@ -8,7 +8,7 @@ from qdsl.render import gated, not_covered, refused
 
 def test_not_covered_names_the_reason_and_asks_for_clarification() -> None:
     zh = not_covered("zh", "no template")
-    assert zh.text == "这个问题没有可用的查询模板：no template"
+    assert zh.text == "当前内部查询模板未覆盖这个问题：no template"
     assert zh.contract is AnswerContract.CLARIFY_OR_FAIL
     assert zh.data == {"clarification": zh.text}
     en = not_covered("en", "no template")

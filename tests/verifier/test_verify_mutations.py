@@ -44,6 +44,7 @@ def test_correct_existence_answer_passes_every_check(language: str) -> None:
         "contract_matches_query_type",
         "evidence_backed",
         "consistent_with_result",
+        "question_covered",
         "no_total_count_substitution",
         "covers_conditions",
         "within_limit",

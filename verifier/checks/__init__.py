@@ -19,6 +19,7 @@ from qdsl.verifier.checks.counts import no_total_count_substitution
 from qdsl.verifier.checks.evidence import evidence_backed
 from qdsl.verifier.checks.freshness import fresh_evidence
 from qdsl.verifier.checks.limits import within_limit
+from qdsl.verifier.checks.question import question_covered
 from qdsl.verifier.checks.tenancy import route_contract_internal, tenant_consistent
 
 CHECKS: Mapping[VerifierCheck, Check] = {
@@ -33,6 +34,7 @@ CHECKS: Mapping[VerifierCheck, Check] = {
         covers_conditions,
         fresh_evidence,
         within_limit,
+        question_covered,
     )
 }
 
@@ -47,6 +49,7 @@ __all__ = [
     "evidence_backed",
     "fresh_evidence",
     "no_total_count_substitution",
+    "question_covered",
     "route_contract_internal",
     "tenant_consistent",
     "warning",

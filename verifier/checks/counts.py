@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterator
 
 from qdsl.dsl.ir import AnswerContract, ValueSource
+from qdsl.dsl.numerals import rewrite_numerals, to_digits
 from qdsl.verifier.checks.base import Subject, error, warning
 from qdsl.verifier.model import Issue
-from qdsl.verifier.numerals import rewrite_numerals, to_digits
 
 NAME = "no_total_count_substitution"
 

@@ -1,4 +1,4 @@
-"""verifier.numerals: number words become digits, words that only look like numbers do not."""
+"""dsl.numerals: number words become digits, words that only look like numbers do not."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qdsl.dsl.numerals import parse_chinese, parse_english, rewrite_numerals, to_digits
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.verifier.numerals import parse_chinese, parse_english, rewrite_numerals, to_digits
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,66 @@
+"""The sentence a problem of a reading becomes, in the question's language.
+
+It names the words that are not applied and the fields that could carry them,
+so a planner that takes advice (an LLM) can fix its plan and a user can
+rephrase: "“欧洲” is not applied: no field or value of project matches it;
+fields that could: market_theme (A股, 港股, 美股), …".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from qdsl.dsl.question.model import Language, Problem
+
+_EN = {
+    "residual": "“{t}” is not applied: no field or value of {e} matches it",
+    "ambiguous": "“{t}” is ambiguous: it matches values of several fields of {e}",
+    "not_allowed": "“{t}” cannot be applied as asked: the field does not allow it",
+    "number": "“{t}” is not applied: no number field of {e} is named",
+    "date": "“{t}” is not applied: no date field of {e} is named",
+    "sort": "“{t}” is not applied: nothing of {e} can be sorted that way",
+    "comparison": "“{t}” is not applied: no number follows it",
+    "negation": "“{t}” is not applied: it negates nothing the catalog knows",
+    "other_entity": "“{t}” is not applied: it belongs to another entity than {e}",
+    "compare": "a comparison needs two or more {e} objects named by id",
+    "status": "which {e} is meant? name it by its id",
+    "field": "“{t}” is not applied: a field alone states no condition here",
+    "excluded": "“{t}” cannot be excluded as asked: the field does not allow it",
+}
+_ZH = {
+    "residual": "“{t}”未被应用：{e}没有字段或取值与之匹配",
+    "ambiguous": "“{t}”有歧义：它匹配{e}的多个字段的取值",
+    "not_allowed": "“{t}”无法按所问应用：该字段不支持这种条件",
+    "number": "“{t}”未被应用：没有指明{e}的数值字段",
+    "date": "“{t}”未被应用：没有指明{e}的日期字段",
+    "sort": "“{t}”未被应用：{e}没有可以这样排序的字段",
+    "comparison": "“{t}”未被应用：后面没有数值",
+    "negation": "“{t}”未被应用：它否定的内容目录中没有",
+    "other_entity": "“{t}”未被应用：它属于{e}以外的对象",
+    "compare": "比较需要按编号指明两个或更多{e}",
+    "status": "请指明是哪个{e}（编号）",
+    "field": "“{t}”未被应用：单独的字段在这里不构成条件",
+    "excluded": "“{t}”无法按所问排除：该字段不支持",
+}
+
+
+def problem_sentence(p: Problem, entity: str | None, language: Language) -> str:
+    table = _ZH if language == "zh" else _EN
+    key = p.detail if p.detail in table else p.reason
+    key = key if key in table else "residual"
+    ent = entity or ("数据" if language == "zh" else "the catalog")
+    text = table[key].format(t=p.text, e=ent)
+    if p.could:
+        joined = ("、" if language == "zh" else ", ").join(p.could)
+        text += (
+            f"；可以承载它的字段：{joined}"
+            if language == "zh"
+            else f"; fields that could: {joined}"
+        )
+    return text
+
+
+def problems_text(problems: Iterable[Problem], entity: str | None, language: Language) -> str:
+    sep = "。" if language == "zh" else ". "
+    sentences = [problem_sentence(p, entity, language) for p in problems]
+    return sep.join(sentences) + ("。" if language == "zh" and sentences else "")

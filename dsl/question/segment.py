@@ -1,0 +1,260 @@
+"""Segmentation: every span of the normalized question that something accounts for.
+
+Candidates come from the catalog's spellings (and the tenant's linked values),
+ids, numbers, dates and the shared grammar words; overlaps go to the longest
+span (then to the stronger kind). What no candidate covers is the residual,
+cut into runs of CJK characters and of Latin words: no dictionary segmenter
+is needed, the gaps between known spellings are the unknown terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.question import words as W
+from qdsl.dsl.question.dates import find_dates
+from qdsl.dsl.question.lexicon import compiled, find, spelling_pattern
+from qdsl.dsl.question.model import Kind, Piece, Sense
+from qdsl.dsl.question.numbers import find_numbers
+
+# Ties of equal length go to the kind listed first.
+_RANK = {
+    k: i
+    for i, k in enumerate(
+        (
+            Kind.DATE,
+            Kind.ID,
+            Kind.ABSENCE,
+            Kind.PRESENCE,
+            Kind.LIMIT,
+            Kind.LABEL_CUE,
+            Kind.LINKED,
+            Kind.VALUE,
+            Kind.ENTITY,
+            Kind.FIELD,
+            Kind.CUE,
+            Kind.COMPARISON,
+            Kind.SORT,
+            Kind.NEGATION,
+            Kind.PRONOUN,
+            Kind.NUMBER,
+            Kind.FUNCTION,
+        )
+    )
+}
+_CLASSIFIERS = "个项条名家篇位件份"
+
+
+def _compile_words(words: list[str]) -> re.Pattern[str]:
+    en = sorted((w for w in words if w.isascii()), key=len, reverse=True)
+    return re.compile(r"(?<![a-z0-9'])(?:" + "|".join(re.escape(w) for w in en) + r")(?![a-z0-9'])")
+
+
+_FUNCTION_EN = _compile_words(W.FUNCTION_EN)
+_FUNCTION_ZH = tuple(dict.fromkeys(w for w in W.FUNCTION_ZH if not w.isascii()))
+
+
+def _function_pieces(text: str) -> Iterator[Piece]:
+    """Every occurrence of every function word, overlapping ones included, so a word
+    that loses to a longer spelling ("还有" to "有多少") leaves its shorter
+    neighbours ("还") accounted for."""
+    for word in _FUNCTION_ZH:
+        start = text.find(word)
+        while start >= 0:
+            yield Piece(start, start + len(word), word, Kind.FUNCTION)
+            start = text.find(word, start + 1)
+    for m in _FUNCTION_EN.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
+
+
+_NEGATION = re.compile("|".join(W.NEGATION))
+_LABEL_CUE = re.compile("|".join(W.LABEL_CUES))
+_PRONOUN = re.compile("|".join(W.PRONOUNS))
+_LIMIT = tuple(re.compile(p) for p in W.LIMIT)
+_COMPARISONS = tuple((re.compile(p), op, after) for p, op, after in W.COMPARISONS)
+_ORDER_BY = re.compile(W.ORDER_BY)
+_SUPERLATIVES = tuple((re.compile(p), d, t) for p, d, t in W.SUPERLATIVES)
+_PUNCT_OR_SPACE = re.compile(r"[\s\W_]")
+
+
+def _regex_pieces(text: str) -> Iterator[Piece]:
+    for qt, patterns in W.COMPILED_CUES:
+        for pat in patterns:
+            for m in pat.finditer(text):
+                if m.end() > m.start():
+                    yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
+    for m in _NEGATION.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.NEGATION)
+    for pat, op, after in _COMPARISONS:
+        for m in pat.finditer(text):
+            # `after`: the number follows the words ("超过 20 万"); else it precedes.
+            yield Piece(m.start(), m.end(), m.group(), Kind.COMPARISON, op=op, entity=str(after))
+    for m in _ORDER_BY.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.SORT, op=None, entity="by")
+    for pat, direction, about_time in _SUPERLATIVES:
+        for m in pat.finditer(text):
+            kind = "time" if about_time else "amount"
+            yield Piece(m.start(), m.end(), m.group(), Kind.SORT, op=direction, entity=kind)
+    for pat in _LIMIT:
+        for m in pat.finditer(text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.LIMIT, number=float(m.group("n")))
+    for m in _LABEL_CUE.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE)
+    for m in _PRONOUN.finditer(text):
+        yield Piece(m.start(), m.end(), m.group(), Kind.PRONOUN)
+    yield from _function_pieces(text)
+
+
+def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterator[Piece]:
+    """A text field's name followed by "contains": the next words are its text."""
+    for spelling, meant in texts.items():
+        pat = spelling_pattern(spelling) + r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")"
+        for m in re.finditer(pat, text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant)
+        after = r"\bin (?:the |its |their )?" + spelling_pattern(spelling)
+        for m in re.finditer(after, text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant, op="before")
+
+
+def _catalog_pieces(
+    text: str,
+    senses: Mapping[str, tuple[Sense, ...]],
+    field_senses: Mapping[str, tuple[Sense, ...]],
+) -> Iterator[Piece]:
+    for spelling, meant in senses.items():
+        for s, e in find(text, spelling):
+            yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
+    for spelling, meant in field_senses.items():
+        body = spelling_pattern(spelling)
+        for pat, kind in (
+            (W.ABSENCE_BEFORE + r"\s*" + body, Kind.ABSENCE),
+            (body + r"\s*" + W.ABSENCE_AFTER, Kind.ABSENCE),
+            (W.PRESENCE_BEFORE + r"\s*" + body + r"(?=\s*的)", Kind.PRESENCE),
+            (
+                r"(?<![a-z])(?:with|having) an? "
+                + body
+                + r"(?! (?:of|over|above|under|below|more|less|at|between))",
+                Kind.PRESENCE,
+            ),
+        ):
+            for m in re.finditer(pat, text):
+                yield Piece(m.start(), m.end(), m.group(), kind, senses=meant)
+
+
+def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
+    for ename, ent in catalog.entities.items():
+        regex = ent.id_regex
+        if regex is not None:
+            pat = re.compile(r"(?<![\w-])(?:" + regex.pattern + r")(?![\w-])", re.IGNORECASE)
+            for m in pat.finditer(text):
+                value = display[m.start() : m.end()]
+                if regex.fullmatch(value) is None:
+                    value = value.upper() if regex.fullmatch(value.upper()) else value
+                yield Piece(m.start(), m.end(), value, Kind.ID, entity=ename)
+            continue
+        for spelling in (ename, *ent.synonyms):
+            after_name = (
+                compiled(spelling).pattern + r"\s*(?:#|no\.?\s*|id\s*|编号\s*|号\s*)?(\d+)(?![\d.])"
+            )
+            for m in re.finditer(after_name, text):
+                yield Piece(m.start(1), m.end(1), m.group(1), Kind.ID, entity=ename)
+        for m in re.finditer(r"#(\d+)\b", text):
+            yield Piece(m.start(), m.end(), m.group(1), Kind.ID, entity=None)
+
+
+_JOIN = r"\s*(?:和|与|跟|及|、|,|，|/|\band\b|\bwith\b|\bvs\.?|\bversus\b|\bor\b|或)\s*"
+
+
+def _more_ids(text: str, display: str, catalog: Catalog, ids: list[Piece]) -> list[Piece]:
+    """Ids listed after an id of the same entity: "项目 64 和 65", "run 12, 13 and 14"."""
+    out = list(ids)
+    frontier = list(ids)
+    while frontier:
+        nxt: list[Piece] = []
+        for p in frontier:
+            ent = catalog.entities.get(p.entity or "")
+            spellings = [] if ent is None else [p.entity or "", *ent.synonyms]
+            entity_alt = "|".join(compiled(s).pattern for s in spellings)
+            id_pat = (
+                r"(\d+)(?![\d.])"
+                if ent is None or ent.id_regex is None
+                else (r"(" + ent.id_regex.pattern + r")(?![\w-])")
+            )
+            prefix = rf"(?:(?:{entity_alt})\s*#?\s*)?" if entity_alt else ""
+            m = re.compile(_JOIN + prefix + id_pat, re.IGNORECASE).match(text, p.end)
+            if m and not any(q.start == m.start(1) for q in out):
+                piece = Piece(
+                    m.start(1), m.end(1), display[m.start(1) : m.end(1)], Kind.ID, entity=p.entity
+                )
+                out.append(piece)
+                nxt.append(piece)
+        frontier = nxt
+    return out
+
+
+def candidates(
+    text: str,
+    display: str,
+    catalog: Catalog,
+    senses: Mapping[str, tuple[Sense, ...]],
+    field_senses: Mapping[str, tuple[Sense, ...]],
+    *,
+    contains_senses: Mapping[str, tuple[Sense, ...]],
+    now: datetime,
+) -> list[Piece]:
+    found: list[Piece] = list(_catalog_pieces(text, senses, field_senses))
+    found.extend(_contains_cues(text, contains_senses))
+    ids = [p for p in _id_pieces(text, display, catalog) if p.entity is not None]
+    found.extend(_more_ids(text, display, catalog, ids))
+    for n in find_numbers(text):
+        found.append(Piece(n.start, n.end, text[n.start : n.end], Kind.NUMBER, number=n.value))
+    for d in find_dates(text, now):
+        found.append(
+            Piece(d.start, d.end, text[d.start : d.end], Kind.DATE, since=d.since, until=d.until)
+        )
+    found.extend(_regex_pieces(text))
+    return found
+
+
+def choose(found: list[Piece]) -> list[Piece]:
+    """Non-overlapping pieces: longest first, then by kind rank."""
+    kept: list[Piece] = []
+    taken = bytearray(max((p.end for p in found), default=0))
+    for p in sorted(found, key=lambda p: (-p.length, _RANK.get(p.kind, 99), p.start)):
+        if any(taken[p.start : p.end]):
+            continue
+        taken[p.start : p.end] = b"\x01" * p.length
+        kept.append(p)
+    return sorted(kept, key=lambda p: p.start)
+
+
+def residual(text: str, kept: list[Piece]) -> list[Piece]:
+    """Runs of content no piece covers: CJK characters and Latin words, spaces merged."""
+    covered = bytearray(len(text))
+    for p in kept:
+        covered[p.start : p.end] = b"\x01" * p.length
+    out: list[Piece] = []
+    start: int | None = None
+    for i, ch in enumerate([*text, " "]):
+        content = i < len(text) and not covered[i] and not _PUNCT_OR_SPACE.match(ch)
+        if content and start is None:
+            start = i
+        elif not content and start is not None:
+            out.append(Piece(start, i, text[start:i], Kind.RESIDUAL))
+            start = None
+    merged: list[Piece] = []
+    for p in out:
+        if (
+            merged
+            and text[merged[-1].end : p.start].isspace()
+            and p.text.isascii()
+            and merged[-1].text.isascii()
+        ):
+            last = merged.pop()
+            merged.append(Piece(last.start, p.end, text[last.start : p.end], Kind.RESIDUAL))
+            continue
+        merged.append(p)
+    return merged

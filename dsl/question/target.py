@@ -1,0 +1,83 @@
+"""Which entity a question is about, and what each catalog spelling means for it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.ir import QueryType
+from qdsl.dsl.question.model import Kind, Piece, Sense
+
+
+def entity_senses(p: Piece) -> list[str]:
+    return [s.entity for s in p.senses if s.kind is Kind.ENTITY and s.entity]
+
+
+def choose_entity(
+    qt: QueryType | None,
+    pieces: Sequence[Piece],
+    catalog: Catalog,
+    context_entities: Sequence[str],
+) -> tuple[str | None, bool]:
+    """The entity asked about and whether the question names it (else a default)."""
+    named: list[str] = []
+    for p in pieces:
+        if p.kind in (Kind.ENTITY, Kind.FIELD, Kind.VALUE):
+            for e in entity_senses(p):
+                if e not in named:
+                    named.append(e)
+    ids = list(dict.fromkeys(p.entity for p in pieces if p.kind is Kind.ID and p.entity))
+    # "Which tasks are assigned to project 64": tasks, through task.project_id.
+    for main in named:
+        if main in ids:
+            continue
+        ent = catalog.entities[main]
+        if any(f.references in ids and f.references != main for f in ent.fields.values()):
+            return main, True
+    with_ids = [e for e in named if e in ids]
+    if with_ids:
+        return with_ids[0], True
+    fitting = [e for e in named if qt is None or qt in catalog.entities[e].query_types]
+    # An entity named only through a spelling that is also a value (待办) yields to
+    # one named outright.
+    plain = [
+        e for e in fitting if any(p.kind is Kind.ENTITY and entity_senses(p) == [e] for p in pieces)
+    ]
+    if plain:
+        return plain[0], True
+    if fitting:
+        return fitting[0], True
+    if named:
+        return named[0], True
+    if ids:
+        return ids[0], True
+    if context_entities and any(p.kind is Kind.PRONOUN for p in pieces):
+        return context_entities[0], False
+    owners = list(
+        dict.fromkeys(
+            s.entity
+            for p in pieces
+            if p.kind in (Kind.VALUE, Kind.LINKED, Kind.FIELD)
+            for s in p.senses
+            if s.kind is not Kind.ENTITY and s.entity
+        )
+    )
+    default = catalog.default_entity(qt) if qt is not None else None
+    # An explanation names its topic, not an entity: "单点登录怎么配置" asks the
+    # documents about SSO even where SSO is a value of tickets.
+    if default is not None and (not owners or default in owners or qt is QueryType.EXPLAIN):
+        return default, False
+    if len(owners) == 1:
+        return owners[0], False
+    return None, False
+
+
+def sense_for(p: Piece, main: str, named_by: Piece | None) -> Sense | None:
+    """What a catalog piece means in a question about `main` (None: nothing of main)."""
+    if p is named_by:
+        return Sense(Kind.ENTITY, main)
+    own = [s for s in p.senses if s.entity == main and s.kind is not Kind.ENTITY]
+    if own:
+        return own[0]
+    ent = [s for s in p.senses if s.kind is Kind.ENTITY and s.entity == main]
+    return ent[0] if ent else None

@@ -1,0 +1,386 @@
+"""The walk over a question's pieces, in order: each kind of piece has its handler.
+
+State that spans pieces (a pending negation, values to group per field, the
+fields named, sort and limit) lives on the walk; `finish` turns it into a
+`Reading`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.ir import Operator, QueryType, SortDirection
+from qdsl.dsl.question.conditions import (
+    Builder,
+    adjust_query_type,
+    between,
+    sort_field,
+    text_field,
+)
+from qdsl.dsl.question.model import Condition, Kind, Piece, Reading, Sense
+from qdsl.dsl.question.target import entity_senses, sense_for
+from qdsl.dsl.question.words import ASCENDING, DESCENDING, STANDALONE_PRONOUNS
+from qdsl.dsl.textnorm import normalize_text
+
+_CLASSIFIERS = "个项条名家篇位件份"
+_JOINS = frozenset({"和", "与", "到", "至", "-", "~", "and", "to"})
+_PLURAL_CUES = frozenset({"哪些", "有哪些", "列出", "list", "list all"})
+_PRONOUN_BEFORE_ENTITY = re.compile(r"(?:这个|该|此|那个|这|\bthis|\bthat|\bthese)\s*$")
+_QUOTES = " \"'“”「」"
+# A cue that may also introduce a value the catalog knows.
+_WEAK_CUES = frozenset({"about"})
+
+
+def _naming_piece(pieces: list[Piece], main: str) -> Piece | None:
+    """The piece that names the asked entity outright (else one naming only it):
+    in "不是告警的信号", 信号 names the signals, 告警 is a value."""
+    for p in pieces:
+        pure = all(s.kind is Kind.ENTITY for s in p.senses)
+        if p.kind is Kind.ENTITY and pure and main in entity_senses(p):
+            return p
+    for p in pieces:
+        if p.kind is Kind.ENTITY and main in entity_senses(p):
+            return p
+    for p in pieces:
+        own = any(s.entity == main and s.kind is not Kind.ENTITY for s in p.senses)
+        if main in entity_senses(p) and not own:
+            return p
+    return None
+
+
+class Walk:
+    def __init__(
+        self, b: Builder, qt: QueryType | None, main: str, named: bool, display: str
+    ) -> None:
+        self.b, self.qt, self.main, self.named, self.display = b, qt, main, named, display
+        self.ent = b.ent(main)
+        self.pieces = b.pieces
+        self.named_by = _naming_piece(self.pieces, main)
+        self.ids: list[str] = []
+        self.ref_ids: dict[str, list[str]] = {}
+        self.values: list[tuple[Sense, bool, str]] = []
+        self.fields: list[tuple[int, str]] = []
+        self.sort: list[tuple[str, SortDirection]] = []
+        self.limit: int | None = None
+        self.pronoun = False
+        self.negate: int | None = None  # index of a pending negation
+        self.residuals: list[str] = []
+        self.text_terms: list[str] = []
+        self.singular = True
+        self.top = False  # "top 3": a ranking that needs a field
+        self.handlers: dict[Kind, Callable[[int, Piece], None]] = {
+            Kind.CUE: self.on_cue,
+            Kind.ENTITY: self.on_catalog,
+            Kind.FIELD: self.on_catalog,
+            Kind.VALUE: self.on_catalog,
+            Kind.LINKED: self.on_catalog,
+            Kind.NEGATION: self.on_negation,
+            Kind.ID: self.on_id,
+            Kind.PRONOUN: self.on_pronoun,
+            Kind.COMPARISON: self.on_comparison,
+            Kind.NUMBER: self.on_number,
+            Kind.DATE: self.on_date,
+            Kind.ABSENCE: self.on_absence,
+            Kind.PRESENCE: self.on_absence,
+            Kind.SORT: self.on_sort,
+            Kind.LIMIT: self.on_limit,
+            Kind.LABEL_CUE: self.on_label_cue,
+            Kind.RESIDUAL: self.on_residual,
+        }
+
+    def run(self) -> Reading:
+        for i, p in enumerate(self.pieces):
+            if i not in self.b.used:
+                handler = self.handlers.get(p.kind)
+                if handler is not None:
+                    handler(i, p)
+        return self.finish()
+
+    def next_piece(self, i: int) -> Piece | None:
+        return self.pieces[i + 1] if i + 1 < len(self.pieces) else None
+
+    def joined_number(self, i: int) -> int | None:
+        """The number after pieces[i] joined to it by 到/and/-: a range's high end."""
+        for k in (i + 1, i + 2):
+            q = self.pieces[k] if k < len(self.pieces) else None
+            if q is not None and q.kind is Kind.NUMBER:
+                gap = self.b.gap(self.pieces[i], q).strip()
+                return k if gap in _JOINS else None
+        return None
+
+    # -- handlers --------------------------------------------------------------
+    def on_cue(self, i: int, p: Piece) -> None:
+        if p.text in _PLURAL_CUES:
+            self.singular = False
+
+    def on_catalog(self, i: int, p: Piece) -> None:
+        if p.kind is Kind.ENTITY and p is self.named_by:
+            if p.text.endswith("s") and p.text.isascii():
+                self.singular = False
+            if _PRONOUN_BEFORE_ENTITY.search(self.b.text[: p.start]):
+                self.pronoun = True
+            return
+        s = sense_for(p, self.main, self.named_by)
+        if s is None:
+            self.elsewhere(p)
+        elif s.kind is Kind.FIELD:
+            self.on_field(i, s)
+        elif s.kind is not Kind.ENTITY:
+            own = [x for x in p.senses if x.entity == self.main and x.kind is s.kind]
+            if len({x.field for x in own}) > 1:
+                could = tuple(f"{x.field} ({x.value})" for x in own)
+                self.b.problem(p.text, "ambiguous", could)
+                return
+            self.values.append((s, self.negate is not None, p.text))
+            self.negate = None
+
+    def elsewhere(self, p: Piece) -> None:
+        """A spelling that means nothing of the asked entity."""
+        named = entity_senses(p)
+        if named and any(q.kind is Kind.ID and q.entity in named for q in self.pieces):
+            return  # "项目 64" in a question about tasks: the id carries it
+        if p.text in self.b.stems:
+            return  # another entity's date verb ("最早创建的任务"): the sort carries it
+        if p.kind is Kind.ENTITY and named == [self.main]:
+            return
+        if self.qt is QueryType.EXPLAIN and not self.named:
+            self.residuals.append(self.display[p.start : p.end])  # part of the topic
+            return
+        others = sorted({f"{x.entity}.{x.field}" if x.field else str(x.entity) for x in p.senses})
+        self.b.problem(p.text, "unplaced", tuple(others), "other_entity")
+
+    def on_field(self, i: int, s: Sense) -> None:
+        ref = self.ent.fields[s.field or ""].references
+        nxt = self.next_piece(i)
+        if ref and nxt is not None and nxt.kind is Kind.ID and nxt.entity == ref:
+            return  # "assigned to project 64": the id carries it
+        if self.pieces[i].text in self.b.stems:
+            return  # a date field's verb ("提交的工单") names no condition by itself
+        self.fields.append((i, s.field or ""))
+
+    def on_negation(self, i: int, p: Piece) -> None:
+        self.negate = i
+
+    def on_id(self, i: int, p: Piece) -> None:
+        if p.entity != self.main:
+            self.ref_ids.setdefault(p.entity or "", []).append(p.text)
+        elif self.negate is None:
+            self.ids.append(p.text)
+        else:
+            self.b.problem(p.text, "not_allowed", ("id",), "excluded")
+        self.negate = None
+
+    def on_pronoun(self, i: int, p: Piece) -> None:
+        nxt = self.next_piece(i)
+        if p.text in STANDALONE_PRONOUNS or (nxt is not None and nxt is self.named_by):
+            self.pronoun = True
+
+    def on_comparison(self, i: int, p: Piece) -> None:
+        after = p.entity == "True"
+        j = i + 1 if after else i - 1
+        q = self.pieces[j] if 0 <= j < len(self.pieces) else None
+        if q is not None and q.kind is Kind.NUMBER and q.number is not None:
+            k = self.joined_number(j)
+            if p.op == "between" and k is not None:
+                self.b.used.update({j, k})
+                between(self.b, self.main, i, q, self.pieces[k])
+                return
+            self.b.used.add(j)
+            words = f"{p.text} {q.text}" if after else f"{q.text} {p.text}"
+            self.b.comparison(self.main, i, p.op or "eq", q.number, words)
+        elif q is not None and q.kind is Kind.DATE:
+            return  # dates carry their own direction
+        elif p.op != "between":  # "between project 64 and 65" compares objects
+            could = self.b.could(self.main, (FieldType.NUMBER,))
+            self.b.problem(p.text, "unplaced", could, "comparison")
+
+    def on_number(self, i: int, p: Piece) -> None:
+        k = self.joined_number(i)
+        if k is not None:
+            self.b.used.add(k)
+            between(self.b, self.main, i, p, self.pieces[k])
+            return
+        nxt_text = self.b.text[p.end : p.end + 2].strip()[:1]
+        nxt = self.next_piece(i)
+        counted = (
+            nxt is not None
+            and not self.b.gap(p, nxt).strip()
+            and (nxt.kind is Kind.SORT or nxt is self.named_by)
+        )  # "the 3 most recent tickets", "the 2 tickets with ..."
+        if (counted or (nxt_text and nxt_text in _CLASSIFIERS)) and self.limit is None:
+            self.limit = int(p.number or 0)
+            return
+        if [j for j in self.b.near(i, (Kind.FIELD,), span=1) if j not in self.b.used]:
+            self.b.comparison(self.main, i, "eq", p.number or 0, p.text)
+            return
+        could = self.b.could(self.main, (FieldType.NUMBER,))
+        self.b.problem(p.text, "unplaced", could, "number")
+
+    def on_date(self, i: int, p: Piece) -> None:
+        self.b.dates(self.main, p)
+
+    def on_absence(self, i: int, p: Piece) -> None:
+        s = sense_for(p, self.main, None)
+        if s is None or s.field is None:
+            self.b.problem(p.text, "unplaced", self.b.could(self.main, None))
+            return
+        spec = self.ent.fields[s.field]
+        if Operator.IS_NULL not in spec.operators:
+            allowed = ", ".join(o.value for o in spec.operators)
+            self.b.problem(p.text, "not_allowed", (f"{s.field} ({allowed})",))
+            return
+        self.b.add(s.field, Operator.IS_NULL, p.kind is Kind.ABSENCE, p.text)
+
+    def on_sort(self, i: int, p: Piece) -> None:
+        if p.entity == "by":
+            self.order_by(i)
+            return
+        field = sort_field(self.b, self.main, i, p)
+        if field is None:
+            self.b.problem(p.text, "unplaced", tuple(self.ent.sorts), "sort")
+            return
+        self.sort.append((field, SortDirection(p.op or "desc")))
+
+    def order_by(self, i: int) -> None:
+        """ "by budget", "按预算排序": the next field orders the answer."""
+        nxt = self.next_piece(i)
+        s = sense_for(nxt, self.main, None) if nxt is not None else None
+        if nxt is None or s is None or s.kind is not Kind.FIELD or not s.field:
+            return  # "by phone": a plain preposition
+        self.b.used.add(i + 1)
+        if s.field not in self.ent.sorts:
+            self.b.problem(nxt.text, "unplaced", tuple(self.ent.sorts), "sort")
+            return
+        down = DESCENDING.search(self.b.text) and not ASCENDING.search(self.b.text)
+        self.sort.append((s.field, SortDirection.DESC if down else SortDirection.ASC))
+
+    def on_limit(self, i: int, p: Piece) -> None:
+        self.limit = int(p.number or 0)
+        self.top = self.top or p.text.startswith("top")
+
+    def on_label_cue(self, i: int, p: Piece) -> None:
+        if p.op == "before":
+            self.text_before(i, p)
+            return
+        nxt = self.next_piece(i)
+        texty = (Kind.RESIDUAL, Kind.FIELD, Kind.VALUE, Kind.LINKED, Kind.NUMBER, Kind.ID)
+        if nxt is None or nxt.kind not in texty or self.b.gap(p, nxt).strip(_QUOTES):
+            return
+        if p.text in _WEAK_CUES and nxt.kind is not Kind.RESIDUAL:
+            return  # "about Hong Kong equities": the value that follows carries it
+        # The text runs over the pieces that follow with nothing but spaces between
+        # ("called Verifier hardening", "名字里带 A股 的").
+        last = i + 1
+        while last + 1 < len(self.pieces):
+            q = self.pieces[last + 1]
+            if q.kind not in texty or self.b.gap(self.pieces[last], q).strip(_QUOTES):
+                break
+            last += 1
+        self.b.used.update(range(i + 1, last + 1))
+        term = self.display[nxt.start : self.pieces[last].end]
+        own = [s.field for s in p.senses if s.entity == self.main and s.field]
+        field = own[0] if own else self.ent.label
+        spec = self.ent.filter_spec(field)
+        if spec is not None and Operator.CONTAINS in spec.operators:
+            self.b.add(field, Operator.CONTAINS, normalize_text(term), term, textual=True)
+        else:
+            self.b.problem(term, "not_allowed", (field,))
+
+    def text_before(self, i: int, p: Piece) -> None:
+        """ "research in the title": the words before name the field's text."""
+        prev = self.pieces[i - 1] if i > 0 else None
+        if prev is None or prev.kind is not Kind.RESIDUAL or self.b.gap(prev, p).strip(_QUOTES):
+            return
+        if self.residuals and self.residuals[-1] == self.display[prev.start : prev.end]:
+            self.residuals.pop()
+        term = self.display[prev.start : prev.end]
+        own = [s.field for s in p.senses if s.entity == self.main and s.field]
+        if own:
+            self.b.add(own[0], Operator.CONTAINS, normalize_text(term), term, textual=True)
+        else:
+            self.residuals.append(term)
+
+    def on_residual(self, i: int, p: Piece) -> None:
+        self.residuals.append(self.display[p.start : p.end])
+
+    # -- the reading -------------------------------------------------------------
+    def place_references(self) -> None:
+        for ref, values in self.ref_ids.items():
+            via = [n for n, f in self.ent.fields.items() if f.references == ref]
+            if not via:
+                self.b.problem(", ".join(values), "unplaced", (), "other_entity")
+                continue
+            op = Operator.EQUALS if len(values) == 1 else Operator.IN
+            value = values[0] if len(values) == 1 else tuple(values)
+            self.b.add(via[0], op, value, ", ".join(values))
+
+    def place_residuals(self, qt: QueryType | None) -> None:
+        """Unknown words: an explanation's topic, or text where the catalog allows it."""
+        where = text_field(self.ent)
+        textual = qt in (QueryType.EXPLAIN, QueryType.DIAGNOSE) or self.ent.text_fallback
+        for term in self.residuals:
+            if textual and where is not None:
+                self.b.add(where[0], Operator.CONTAINS, normalize_text(term), term, textual=True)
+                self.text_terms.append(term)
+            else:
+                self.b.problem(term, "residual", self.b.could(self.main))
+
+    def finish(self) -> Reading:
+        b = self.b
+        if self.negate is not None:
+            b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
+        b.values(self.main, self.values)
+        self.place_references()
+        stated = {c.field for c in b.conditions} | {f for f, _ in self.sort}
+        # "电话渠道", "the status pending": a field named beside its own value.
+        projection = [f for j, f in self.fields if j not in b.used and f not in stated]
+        pointed = bool(self.ids) or self.pronoun
+        qt = adjust_query_type(
+            b,
+            self.qt,
+            self.main,
+            pointed=pointed,
+            projection=projection,
+            ranked=bool(self.sort or self.limit),
+            one_id=len(set(self.ids)) == 1,
+        )
+        if self.top and not self.sort:
+            b.problem("top", "unplaced", tuple(self.ent.sorts), "sort")
+        self.place_residuals(qt)
+        if qt is QueryType.COMPARE and len(self.ids) < 2:
+            b.problem(b.text, "unplaced", (), "compare")
+        if qt is QueryType.STATUS and not self.ids and not self.pronoun:
+            b.problem(b.text, "unplaced", (), "status")
+        if projection and qt not in (QueryType.STATUS, QueryType.LIST, QueryType.COMPARE):
+            for f in projection:
+                b.problem(f, "unplaced", (), "field")
+            projection = []
+        limit = self.limit
+        one = self.singular or qt is QueryType.DIAGNOSE
+        if self.sort and limit is None and one and qt is not QueryType.COUNT:
+            limit = 1
+        ids = tuple(dict.fromkeys(self.ids))
+        if ids:
+            op = Operator.EQUALS if len(ids) == 1 else Operator.IN
+            value = ids[0] if len(ids) == 1 else ids
+            b.conditions.insert(0, Condition(self.ent.id, op, value, ", ".join(ids)))
+        return Reading(
+            question=self.display,
+            text=b.text,
+            language="zh" if b.lang == "zh" else "en",
+            now=b.now,
+            pieces=tuple(self.pieces),
+            query_type=qt,
+            entity=self.main,
+            entity_named=self.named,
+            ids=ids,
+            conditions=tuple(b.conditions),
+            sort=tuple(dict.fromkeys(self.sort)),
+            limit=limit,
+            projection=tuple(dict.fromkeys(projection)),
+            pronoun=self.pronoun,
+            text_terms=tuple(self.text_terms),
+            problems=tuple(b.problems),
+        )

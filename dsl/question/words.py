@@ -1,0 +1,581 @@
+"""The small zh/en vocabulary every catalog shares: cues and words without a condition.
+
+Everything domain-specific (entities, fields, values) comes from the catalog;
+this module holds only the grammar words a question is built from. Patterns
+run on `normalize_text` output (NFKC, casefolded), so they are lower case.
+Order matters for query-type cues: "有多少" is a count, not an existence;
+"what is the status of" is a status, not an explanation.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qdsl.dsl.ir import QueryType
+
+_Q = QueryType
+
+# Query-type cues: the matched words are the cue's piece of the question.
+CUES: tuple[tuple[QueryType, tuple[str, ...]], ...] = (
+    (
+        _Q.COMPARE,
+        (
+            r"有什么区别",
+            r"有何区别",
+            r"区别",
+            r"对比",
+            r"比较",
+            r"差异",
+            r"差别",
+            r"有何不同",
+            r"有什么不同",
+            r"\bcompare\b",
+            r"\bcomparison\b",
+            r"\bdiffer(?:ence|ences|s)?\b",
+            r"\bvs\.?(?!\w)",
+            r"\bversus\b",
+        ),
+    ),
+    (
+        _Q.DIAGNOSE,
+        (
+            r"为什么",
+            r"为何",
+            r"怎么回事",
+            r"什么原因",
+            r"原因是什么",
+            r"原因是",
+            r"为啥",
+            r"出什么问题",
+            r"出了什么问题",
+            r"\bfail(?:s)?\b",
+            r"\bbreak\b",
+            r"\bbroke\b",
+            r"\bgo wrong\b",
+            r"\bwhy\b",
+            r"\bwhat went wrong\b",
+            r"\broot cause\b",
+            r"\bcause of\b",
+        ),
+    ),
+    (
+        _Q.STATUS,
+        (
+            r"现在什么状态",
+            r"什么状态",
+            r"状态如何",
+            r"状态是什么",
+            r"状态怎么样",
+            r"进展如何",
+            r"怎么样了",
+            r"\bwhat(?:'s| is) the (?:status|state) of\b",
+            r"\bstatus of\b",
+            r"\bstate of\b",
+            r"\bwhat status\b",
+        ),
+    ),
+    (
+        _Q.COUNT,
+        (
+            r"有多少",
+            r"多少",
+            r"有几",
+            r"几个",
+            r"几项",
+            r"几条",
+            r"几家",
+            r"几篇",
+            r"数量",
+            r"总数",
+            r"\bhow many\b",
+            r"\bnumber of\b",
+            r"\bcount(?: of)?\b",
+        ),
+    ),
+    (
+        _Q.LIST,
+        (
+            r"有哪些",
+            r"哪些",
+            r"是哪个",
+            r"哪个",
+            r"哪一个",
+            r"列出",
+            r"列一下",
+            r"列举",
+            r"清单",
+            r"有哪",
+            r"\bwhich\b",
+            r"\blist(?: all)?\b",
+            r"\bshow (?:me )?(?:all )?(?:the )?",
+            r"\bwhat are the\b",
+        ),
+    ),
+    (
+        _Q.EXISTENCE,
+        (
+            r"有没有",
+            r"是否存在",
+            r"是否有",
+            r"存不存在",
+            r"有无",
+            r"是不是有",
+            r"(?<![没])有(?=.{0,24}[吗么嘛])",
+            r"[吗么嘛](?=\W*$)",
+            r"\bare there\b",
+            r"\bis there\b",
+            r"\bdo we have\b",
+            r"\bdo (?:any )?(?=\w+ exist)",
+            r"\bexists?\b",
+            r"\bany\b",
+        ),
+    ),
+    (
+        _Q.EXPLAIN,
+        (
+            r"是什么",
+            r"原理",
+            r"怎么工作",
+            r"如何工作",
+            r"介绍",
+            r"解释",
+            r"做什么",
+            r"干什么",
+            r"怎么实现",
+            r"如何实现",
+            r"\bexplain\b",
+            r"\bwhat does\b",
+            r"\bwhat is\b",
+            r"\bwhat's\b",
+            r"\bhow does\b",
+            r"\bdescribe\b",
+            r"\bhow (?:is|are)\b(?=.* built\b)",
+            r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b",
+            r"\bhow to\b",
+            r"\bhow (?:is|are)\b",
+            r"如何",
+            r"怎么(?!样了|回事)",
+            r"怎样",
+        ),
+    ),
+)
+
+COMPILED_CUES = tuple((qt, tuple(re.compile(p) for p in pats)) for qt, pats in CUES)
+
+# Words that carry no condition. zh first, then en (whole words).
+FUNCTION_ZH = [
+    "帮我看看",
+    "帮我查查",
+    "帮我查一下",
+    "帮我",
+    "帮忙",
+    "看看",
+    "查查",
+    "查一下",
+    "查询",
+    "请问",
+    "请",
+    "麻烦",
+    "告诉我",
+    "我想知道",
+    "想知道",
+    "系统里面",
+    "系统里",
+    "系统中",
+    "系统内",
+    "系统",
+    "里面",
+    "里边",
+    "当中",
+    "之中",
+    "目前",
+    "当前",
+    "现在",
+    "现有",
+    "一共",
+    "总共",
+    "共",
+    "所有的",
+    "所有",
+    "全部的",
+    "全部",
+    "全都",
+    "都",
+    "一下",
+    "我们的",
+    "我们",
+    "我的",
+    "你们",
+    "咱们",
+    "相关的",
+    "相关",
+    "有关的",
+    "有关",
+    "关于",
+    "的话",
+    "已经",
+    "还是",
+    "还有",
+    "以及",
+    "或者",
+    "或",
+    "和",
+    "与",
+    "及",
+    "跟",
+    "同",
+    "以外",
+    "之外",
+    "外",
+    "被",
+    "给",
+    "把",
+    "对",
+    "由",
+    "在",
+    "是",
+    "为",
+    "有",
+    "了",
+    "的",
+    "地",
+    "得",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "呀",
+    "么",
+    "嘛",
+    "哦",
+    "个",
+    "项",
+    "条",
+    "家",
+    "位",
+    "名",
+    "篇",
+    "份",
+    "件",
+    "些",
+    "这些",
+    "那些",
+    "其中",
+    "还",
+    "里",
+    "谁",
+    "是谁",
+    "什么时候",
+    "何时",
+    "通过",
+    "经由",
+    "到",
+    "至",
+    "之间",
+    "中间",
+    "分配给",
+    "分配",
+    "指派给",
+    "属于",
+    "下的",
+    "下面的",
+    "之下",
+    "里的",
+    "中的",
+    "负责的",
+    "负责",
+    "做的",
+    "跟进的",
+    "情况",
+    "信息",
+    "数据",
+    "记录",
+    "内部",
+    "我司",
+    "公司",
+    "一些",
+    "哪里",
+    "怎样",
+    "如何",
+    "怎么",
+    "什么",
+    "呢",
+    "一个",
+    "个数",
+]
+
+FUNCTION_EN = [
+    "when",
+    "came",
+    "come",
+    "comes",
+    "coming",
+    "via",
+    "through",
+    "the",
+    "a",
+    "an",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "am",
+    "do",
+    "does",
+    "did",
+    "done",
+    "we",
+    "our",
+    "you",
+    "your",
+    "i",
+    "me",
+    "my",
+    "there",
+    "any",
+    "all",
+    "some",
+    "of",
+    "in",
+    "on",
+    "at",
+    "for",
+    "to",
+    "from",
+    "with",
+    "by",
+    "and",
+    "or",
+    "please",
+    "show",
+    "tell",
+    "give",
+    "get",
+    "find",
+    "between",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "currently",
+    "current",
+    "now",
+    "right",
+    "today's",
+    "have",
+    "has",
+    "had",
+    "that",
+    "this",
+    "these",
+    "those",
+    "they",
+    "them",
+    "their",
+    "its",
+    "which",
+    "what",
+    "who",
+    "whom",
+    "whose",
+    "how",
+    "much",
+    "many",
+    "here",
+    "exist",
+    "exists",
+    "existing",
+    "one",
+    "ones",
+    "item",
+    "items",
+    "record",
+    "records",
+    "entries",
+    "entry",
+    "total",
+    "assigned",
+    "belong",
+    "belongs",
+    "belonging",
+    "under",
+    "related",
+    "relating",
+    "regarding",
+    "owned",
+    "handled",
+    "just",
+    "also",
+    "so",
+    "then",
+    "than",
+    "as",
+    "into",
+    "out",
+    "up",
+    "listed",
+    "known",
+    "system",
+    "yet",
+    "still",
+    "ever",
+]
+
+# Negation and exclusion (the next condition is inverted).
+NEGATION = (
+    r"除了",
+    r"除去",
+    r"排除",
+    r"不包括",
+    r"不含",
+    r"不是",
+    r"不属于",
+    r"不在",
+    r"还没有?",
+    r"尚未",
+    r"没有(?!多少)",
+    r"没",
+    r"未",
+    r"非",
+    r"不",
+    r"\bnot\b",
+    r"\bnon-?",
+    r"\bexcept(?: for)?\b",
+    r"\bexcluding\b",
+    r"\bother than\b",
+    r"\bapart from\b",
+    r"\bisn't\b",
+    r"\baren't\b",
+    r"\bwasn't\b",
+    r"\bweren't\b",
+    r"\bnor\b",
+    r"\byet to be\b",
+)
+# Asking words that contain a negation but ask yes/no.
+ASKING = re.compile(r"有没有|是不是|有无|是否|存不存在|还有没有")
+
+# Absence / presence of a field's value, built around the field's spellings.
+ABSENCE_BEFORE = (
+    r"(?:(?<!有)没有|(?<!有)没|无|缺少|缺|未设置|未填写?|\bwithout(?: an?| any)?|\bwith no"
+    r"|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
+)
+ABSENCE_AFTER = r"(?:为空|是空的|缺失|\bis (?:missing|empty|not set)|\bmissing)"
+PRESENCE_BEFORE = r"(?:(?<![没])有|\bwith an?|\bhaving an?|\bthat have an?)"
+
+# Comparisons: (pattern, op, whether the number comes after the words).
+_GTE = (
+    r"不少于|不低于|至少|大于等于|大于或等于|\bat least\b|\bno less than\b"
+    r"|\bnot less than\b"
+)
+_LTE = (
+    r"不超过|不多于|不高于|至多|小于等于|小于或等于|\bat most\b|\bno more than\b"
+    r"|\bup to\b|\bnot more than\b"
+)
+_GT = (
+    r"超过|大于|多于|高于|高过|\bover\b|\bmore than\b|\babove\b|\bgreater than\b"
+    r"|\bexceeding\b|\bexceeds?\b|\bhigher than\b|\blarger than\b|\bbigger than\b"
+)
+_LT = (
+    r"低于|小于|少于|不到|不足|\bunder\b|\bbelow\b|\bless than\b|\bfewer than\b"
+    r"|\blower than\b|\bsmaller than\b"
+)
+# Comparisons: (pattern, op, whether the number comes after the words).
+COMPARISONS: tuple[tuple[str, str, bool], ...] = (
+    (_GTE, "gte", True),
+    (_LTE, "lte", True),
+    (_GT, "gt", True),
+    (_LT, "lt", True),
+    (r"等于|\bequal to\b|\bequals\b|\bexactly\b", "eq", True),
+    (r"以上|及以上|或以上|\bor more\b|\band above\b|\bor above\b|\bplus\b", "gte", False),
+    (
+        r"以下|及以下|或以下|以内|之内|\bor less\b|\bor fewer\b|\band below\b|\bor below\b",
+        "lte",
+        False,
+    ),
+    (r"介于|\bbetween\b", "between", True),
+)
+BETWEEN_JOIN = r"(?:和|与|到|至|-|~|\band\b|\bto\b)"
+BETWEEN_END = r"(?:之间|中间)"
+
+# Superlatives: (pattern, direction, about time).
+_LATEST = (
+    r"最新|最近|刚才|刚刚|上次|上一次|\blatest\b|\bnewest\b|\bmost recent(?:ly)?\b"
+    r"|\brecent\b|\blast\b"
+)
+_MOST = (
+    r"最大|最高|最多|最贵|最长|\blargest\b|\bbiggest\b|\bhighest\b|\bmost\b"
+    r"|\bgreatest\b|\bmaximum\b|\bmax\b|\btop\b"
+)
+_LEAST = (
+    r"最小|最低|最少|最便宜|最短|\bsmallest\b|\blowest\b|\bleast\b|\bfewest\b"
+    r"|\bminimum\b|\bmin\b|\bcheapest\b"
+)
+# "by budget", "按预算": the field that follows orders the answer.
+ORDER_BY = r"\b(?:sorted |ordered |ranked )?by\b|按照?"
+DESCENDING = re.compile(r"从高到低|从大到小|从新到旧|降序|倒序|\bdesc(?:ending)?\b|\btop\b")
+ASCENDING = re.compile(r"从低到高|从小到大|从旧到新|升序|\basc(?:ending)?\b|\bbottom\b")
+SUPERLATIVES: tuple[tuple[str, str, bool], ...] = (
+    (_LATEST, "desc", True),
+    (r"最早|最老|最旧|\bearliest\b|\boldest\b|\bfirst\b", "asc", True),
+    (_MOST, "desc", False),
+    (_LEAST, "asc", False),
+)
+# A requested number of items: 前 3 个, top 3, first 5, 3 个 after 列出.
+LIMIT = (
+    r"前\s*(?P<n>\d+)\s*(?:个|项|条|名|家|篇|位)?",
+    r"\btop\s+(?P<n>\d+)\b",
+    r"\bfirst\s+(?P<n>\d+)\b",
+    r"\blast\s+(?P<n>\d+)\b(?!\s*(?:days?|weeks?|months?|years?))",
+    r"(?P<n>\d+)\s*(?:个|项|条|名|家|篇|位)(?![天周月年小])",
+)
+
+# Label conditions: the words after the cue are matched against the label.
+LABEL_CUES = (
+    r"名字里带有?",
+    r"名字里有",
+    r"名字中有",
+    r"名字包含",
+    r"名称包含",
+    r"名称中含有?",
+    r"名称里有",
+    r"标题包含",
+    r"标题中含有?",
+    r"标题里有",
+    r"标题带",
+    r"名为",
+    r"叫做",
+    r"叫",
+    r"\bcalled\b",
+    r"\bnamed\b",
+    r"\btitled\b",
+    r"\bwhose (?:name|title) contains\b",
+    r"\bwith (?:a )?(?:name|title) containing\b",
+    r"\bcontaining\b",
+    r"\babout\b",
+)
+
+# After a text field's name: "主题包含退款", "subject contains refund".
+CONTAINS_AFTER_FIELD = (
+    r"(?:里面?|中)?(?:包含|含有|带有|含|带|有|提到)|\s(?:contains?|containing|including|mentions?"
+    r"|mentioning|with)\b"
+)
+
+PRONOUNS = (
+    r"它们的?",
+    r"它的?",
+    r"这个",
+    r"该",
+    r"此",
+    r"那个",
+    r"\bit\b",
+    r"\bits\b",
+    r"\bthis\b",
+    r"\bthat\b",
+    r"\bthese\b",
+)
+# A pronoun standing alone (it, 它) vs one before an entity (这个项目, this project).
+STANDALONE_PRONOUNS = frozenset({"它", "它的", "它们", "它们的", "it", "its"})

@@ -1,0 +1,275 @@
+"""question_covered: the plan carries everything the *question* states, and the
+result answers it.
+
+The question is read against the catalog independently of whichever planner
+wrote the plan (`qdsl.dsl.question.read_question`; the pipeline reads it once
+and hands the same reading to the rule planner and to this check). Every
+condition of the reading must be a filter of the plan (same field, same
+polarity, same value, number or range; aliases count as their canonical
+value), the asked entity must be the plan's, sort and limit must be kept, the
+plan must state nothing the question does not, and words no field carries
+fail with the sentence that names them. No plan can switch this check off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from qdsl.dsl.catalog import EntitySpec, FieldSpec
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, ValueSource
+from qdsl.dsl.question import Condition, Problem, Reading, problem_sentence
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.executor.result import ResultRow
+from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.model import Issue, Outcome
+
+NAME = "question_covered"
+_CLARIFY = Outcome.RETRY_WITH_CLARIFIED_PLAN
+_POSITIVE = frozenset({Operator.EQUALS, Operator.EQUALS_OR_ALIAS, Operator.IN})
+_NEGATIVE = frozenset({Operator.NOT_EQUALS, Operator.NOT_IN})
+# Query types whose answer a referenced object narrows (compare names its subjects).
+_NARROWABLE = frozenset({QueryType.EXISTENCE, QueryType.COUNT, QueryType.LIST})
+
+
+def _items(value: object) -> tuple[object, ...]:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _canon(spec: FieldSpec | None, value: object) -> str:
+    text = normalize_text(str(value))
+    if spec is not None:
+        group = spec.alias_group(text)
+        if group is not None:
+            return normalize_text(group[0])
+    return text
+
+
+def _moment(value: object) -> datetime | None:
+    try:
+        if isinstance(value, datetime):
+            moment = value
+        elif isinstance(value, date):
+            moment = datetime(value.year, value.month, value.day)
+        else:
+            moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _same_scalar(spec: FieldSpec | None, a: object, b: object) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    ma, mb = _moment(a), _moment(b)
+    if ma is not None and mb is not None and "-" in str(a) and "-" in str(b):
+        return ma == mb
+    return _canon(spec, a) == _canon(spec, b)
+
+
+def _upper_ok(spec: FieldSpec | None, f: Filter, until: object) -> bool:
+    """`lt until` said as `lt until`, or `lte` up to a day before it."""
+    end, got = _moment(until), _moment(f.value)
+    if f.operator is Operator.LT:
+        return _same_scalar(spec, f.value, until)
+    if f.operator is Operator.LTE and end is not None and got is not None:
+        return end - timedelta(days=1) <= got < end
+    return False
+
+
+def carries(c: Condition, f: Filter, spec: FieldSpec | None) -> bool:
+    """Whether plan filter `f` states condition `c` (not wider, not narrower)."""
+    if f.field != c.field:
+        return False
+    if c.operator in _POSITIVE or c.operator in _NEGATIVE:
+        same_side = _POSITIVE if c.operator in _POSITIVE else _NEGATIVE
+        if f.operator not in same_side:
+            return False
+        want = {_canon(spec, v) for v in _items(c.value)}
+        got = {_canon(spec, v) for v in _items(f.value)}
+        return want == got
+    is_date = _moment(c.value) is not None and "-" in str(c.value)
+    if c.operator is Operator.LT and f.operator in (Operator.LT, Operator.LTE) and is_date:
+        return _upper_ok(spec, f, c.value)
+    if c.operator is Operator.CONTAINS:
+        return f.operator is Operator.CONTAINS and _canon(None, f.value) == _canon(None, c.value)
+    if f.operator is not c.operator:
+        return False
+    if c.operator is Operator.BETWEEN:
+        pairs = zip(_items(c.value), _items(f.value), strict=False)
+        return len(_items(f.value)) == 2 and all(_same_scalar(spec, a, b) for a, b in pairs)
+    return _same_scalar(spec, c.value, f.value)
+
+
+def _spec(ent: EntitySpec | None, name: str) -> FieldSpec | None:
+    return ent.filter_spec(name) if ent is not None else None
+
+
+def _residual_carried(p: Problem, plan: Plan) -> bool:
+    """A word the catalog does not know, carried by a text filter of the plan."""
+    if p.reason != "residual":
+        return False
+    term = normalize_text(p.text)
+    return any(
+        f.operator is Operator.CONTAINS and normalize_text(str(f.value)) == term
+        for f in plan.filters
+    )
+
+
+def _zh(reading: Reading) -> bool:
+    return reading.language == "zh"
+
+
+def _missing(reading: Reading, c: Condition) -> str:
+    if _zh(reading):
+        return f"“{c.text}”未被计划应用：缺少条件 {c.field} {c.operator.value} {c.value!r}"
+    wanted = f"{c.field} {c.operator.value} {c.value!r}"
+    return f"“{c.text}” is not applied: the plan has no filter {wanted}"
+
+
+def _unasked(reading: Reading, f: Filter) -> str:
+    if _zh(reading):
+        return f"计划中的条件 {f.field} {f.operator.value} {f.value!r} 不是问题提出的"
+    stated = f"{f.field} {f.operator.value} {f.value!r}"
+    return f"the plan filters on {stated}, which the question does not state"
+
+
+def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterator[str]:
+    if reading.entity_named and plan.entity_type != reading.entity:
+        yield (
+            f"问题问的是 {reading.entity}，计划查询的是 {plan.entity_type}"
+            if _zh(reading)
+            else f"the question asks about {reading.entity}, the plan about {plan.entity_type}"
+        )
+        return
+    used: set[int] = set()
+    for c in reading.conditions:
+        spec = _spec(ent, c.field)
+        hit = next(
+            (i for i, f in enumerate(plan.filters) if i not in used and carries(c, f, spec)), None
+        )
+        if hit is None:
+            yield _missing(reading, c)
+        else:
+            used.add(hit)
+    problems_carried = {
+        i
+        for i, f in enumerate(plan.filters)
+        for p in reading.problems
+        if _residual_carried(p, plan) and f.operator is Operator.CONTAINS
+    }
+    for i, f in enumerate(plan.filters):
+        if i in used or i in problems_carried or f.value_source is not ValueSource.USER_TEXT:
+            continue
+        yield _unasked(reading, f)
+    have = {(s.field, s.direction) for s in plan.sort}
+    for field, direction in reading.sort:
+        if (field, direction) not in have:
+            yield (
+                f"计划没有按 {field} {direction.value} 排序"
+                if _zh(reading)
+                else f"the plan does not sort by {field} {direction.value}"
+            )
+    if reading.limit is not None and plan.limit != reading.limit:
+        yield (
+            f"问题要 {reading.limit} 个，计划的 limit 是 {plan.limit}"
+            if _zh(reading)
+            else f"the question asks for {reading.limit}, the plan's limit is {plan.limit}"
+        )
+    if (
+        reading.pronoun
+        and not plan.scope.referenced_objects
+        and not any(f.value_source is ValueSource.REFERENCED_OBJECT for f in plan.filters)
+        and not reading.ids
+    ):
+        yield (
+            "问题指向上下文中的对象，计划没有限定它"
+            if _zh(reading)
+            else "the question points at an object of the conversation; the plan ignores it"
+        )
+
+
+def _holds(c: Condition, value: Any, spec: FieldSpec | None) -> bool | None:
+    """Whether a row's value satisfies c; None when it cannot be told here."""
+    op = c.operator
+    if op is Operator.IS_NULL:
+        return (value is None) is bool(c.value)
+    if value is None:
+        return op in _NEGATIVE
+    if op in _POSITIVE:
+        return _canon(spec, value) in {_canon(spec, v) for v in _items(c.value)}
+    if op in _NEGATIVE:
+        return _canon(spec, value) not in {_canon(spec, v) for v in _items(c.value)}
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not all(isinstance(v, int | float) for v in _items(c.value)):
+        return None
+    bounds = [float(v) for v in _items(c.value)]  # type: ignore[arg-type]
+    checks = {
+        Operator.GT: lambda x: x > bounds[0],
+        Operator.GTE: lambda x: x >= bounds[0],
+        Operator.LT: lambda x: x < bounds[0],
+        Operator.LTE: lambda x: x <= bounds[0],
+        Operator.EQUALS: lambda x: x == bounds[0],
+        Operator.BETWEEN: lambda x: bounds[0] <= x <= bounds[-1],
+    }
+    test = checks.get(op)
+    return None if test is None else bool(test(float(value)))
+
+
+def _result_issues(
+    reading: Reading, rows: Sequence[ResultRow], ent: EntitySpec | None
+) -> Iterator[str]:
+    for c in reading.conditions:
+        spec = _spec(ent, c.field)
+        if c.textual or spec is None or spec.is_fact:
+            continue
+        for row in rows:
+            if c.field not in row.values:
+                continue
+            if _holds(c, row.values[c.field], spec) is False:
+                yield (
+                    f"结果中的 {row.entity_id} 不满足“{c.text}”"
+                    if _zh(reading)
+                    else f"result row {row.entity_id} does not satisfy “{c.text}”"
+                )
+                break
+
+
+def _row_text(row: ResultRow) -> str:
+    parts = [row.label or "", *map(str, row.values.values()), *row.facts.values()]
+    return normalize_text(" ".join(parts))
+
+
+def _unmentioned(reading: Reading, rows: Sequence[ResultRow]) -> Iterator[str]:
+    """Explain answers: passages that never mention the asked terms answer nothing."""
+    texts = [_row_text(r) for r in rows]
+    for term in reading.text_terms:
+        norm = normalize_text(term)
+        if rows and not any(norm in t for t in texts):
+            yield (
+                f"引用的段落都没有提到“{term}”"
+                if _zh(reading)
+                else f"no cited passage mentions “{term}”"
+            )
+
+
+def question_covered(s: Subject) -> Iterator[Issue]:
+    reading = s.context.question
+    if reading is None:
+        return
+    ent = s.context.catalog.entities.get(s.plan.entity_type)
+    for p in reading.problems:
+        if not _residual_carried(p, s.plan):
+            yield error(NAME, problem_sentence(p, reading.entity, reading.language), _CLARIFY)
+    if reading.entity is None or reading.query_type is None:
+        return
+    for message in _plan_issues(reading, s.plan, ent):
+        yield error(NAME, message, _CLARIFY)
+    for message in _result_issues(reading, s.result.rows, ent):
+        yield error(NAME, message, Outcome.RETRY_WITH_SAME_PLAN)
+    for message in _unmentioned(reading, s.result.rows):
+        yield error(NAME, message, Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE)
