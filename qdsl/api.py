@@ -85,10 +85,11 @@ class AnswerOptions:
     checks: tuple[Check, ...] = ()
     trace_id: str | None = None
     audit_sink: AuditSink | None = None
-    # Where the asking tenant's linkable values come from (None: no value linking).
+    # Where the asking tenant's linkable values come from; None: the answering
+    # database's per-tenant value index (qdsl.facts.value_index), read on first need.
     values: ValueSource | None = None
 
-    def settings(self, *, demo: bool) -> Settings:
+    def settings(self, *, demo: bool, engine: Engine | AsyncEngine | None = None) -> Settings:
         """The options resolved for one request (every default filled in)."""
         now = self.now
         if now is None:
@@ -104,18 +105,25 @@ class AnswerOptions:
             context=self.context,
             lexicon=self.lexicon,
             checks=self.checks,
-            values=self.values,
+            values=self.values if self.values is not None else _default_values(engine, catalog),
         )
+
+
+def _default_values(engine: Engine | AsyncEngine | None, catalog: Catalog) -> ValueSource:
+    """The asking tenant's values from the database that answers (the demo's by default)."""
+    from qdsl.facts.value_index import DeferredValues
+
+    return DeferredValues(lambda: engine if engine is not None else demo_engine(), catalog)
 
 
 _DEFAULTS = AnswerOptions()
 
 
 def _begin(
-    question: str, tenant_id: str, options: AnswerOptions, *, demo: bool
+    question: str, tenant_id: str, options: AnswerOptions, *, engine: Engine | AsyncEngine | None
 ) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
-    settings = options.settings(demo=demo)
+    settings = options.settings(demo=engine is None, engine=engine)
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
     flow = answer_flow(question, tenant_id, settings, audit)
     try:
@@ -137,7 +145,7 @@ def plan_and_answer(
     """
     from qdsl.executor.run import execute
 
-    settings, flow, plan, done = _begin(question, tenant_id, options, demo=engine is None)
+    settings, flow, plan, done = _begin(question, tenant_id, options, engine=engine)
     eng: Engine | None = None
     while done is None:
         assert plan is not None
@@ -163,7 +171,7 @@ async def aplan_and_answer(
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
-    settings, flow, plan, done = _begin(question, tenant_id, options, demo=engine is None)
+    settings, flow, plan, done = _begin(question, tenant_id, options, engine=engine)
     own: AsyncEngine | None = None
     try:
         while done is None:
