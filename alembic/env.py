@@ -18,6 +18,14 @@ from qdsl.facts.tables import metadata
 
 config = context.config
 
+# qdsl's history is kept in its own version table, so a deployer's own Alembic
+# history (`alembic_version`) in the same database is never read or touched.
+VERSION_TABLE = "qdsl_alembic_version"
+
+
+def _owned(name: str | None, type_: str, _parent: object) -> bool:
+    return type_ != "table" or name in metadata.tables
+
 
 def _run(connection: Connection) -> None:
     context.configure(
@@ -26,6 +34,9 @@ def _run(connection: Connection) -> None:
         # SQLite cannot ALTER most things in place; batch mode copies tables.
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        version_table=VERSION_TABLE,
+        # autogenerate compares only qdsl's own tables, never the deployer's
+        include_name=_owned,
     )
     with context.begin_transaction():
         context.run_migrations()

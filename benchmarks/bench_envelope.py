@@ -27,6 +27,7 @@ from typing import Any
 
 from qdsl.envelope.budget import RefFields, dumps, large_envelope
 from qdsl.envelope.emit import emit_success, success_envelope
+from qdsl.envelope.records import encode_header, index_line
 from qdsl.envelope.settings import IoSettings
 from qdsl.envelope.store import RefRecord, RefStore, new_ref_id, system_clock
 
@@ -91,10 +92,10 @@ def fill_store(root: Path, n: int, now: int, ttl_ms: int) -> RefStore:
             hashlib.sha256(payload).hexdigest(),
         )
         path = store.dir / rec.relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(payload)
-        lines.append(json.dumps(rec.to_json(), separators=(",", ":")))
-    (store.dir / "index.jsonl").write_text("\n".join(lines) + "\n")
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.write_bytes(encode_header(rec) + payload)
+        lines.append(index_line(rec))
+    (store.dir / "index.jsonl").write_bytes(b"".join(lines))
     return store
 
 
@@ -119,6 +120,7 @@ def bench_gc(base: Path) -> None:
 
     store = fill_store(base / "gc-cap", n, now, ttl_ms=3_600_000)
     store.max_count = 50
+    store.grace_ms = 0  # the refs were all written in the last few seconds
     t0 = time.perf_counter()
     report = store.gc()
     t = time.perf_counter() - t0

@@ -21,7 +21,7 @@ from qdsl.api import AnswerOptions, demo_engine, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.question import read_question
 from qdsl.executor.run import execute
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.render import render
 from qdsl.verifier import Subject, VerifyContext
 from qdsl.verifier.checks.question import question_covered

@@ -452,11 +452,18 @@ _DEMO: Catalog | None = None
 
 
 def demo_catalog() -> Catalog:
-    """The shipped catalog describing the demo schema (parsed once per process)."""
+    """The shipped catalog describing the demo schema (parsed once per process).
+
+    It lives with the demo (facts/demo/catalog.toml, read as a data file; the
+    demo package imports no database code on import): with no catalog given,
+    the embedded demo is the default deployment.
+    """
     global _DEMO  # noqa: PLW0603 - a process-wide cache of an immutable value
     if _DEMO is None:
-        text = resources.files("qdsl.dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8")
-        _DEMO = catalog_from_mapping(tomllib.loads(text), source="demo_catalog.toml")
+        found = resources.files("qdsl.facts.demo").joinpath("catalog.toml")
+        _DEMO = catalog_from_mapping(
+            tomllib.loads(found.read_text(encoding="utf-8")), source="demo catalog.toml"
+        )
     return _DEMO
 
 

@@ -1,21 +1,75 @@
-"""The file steps of crash-safe writes, one function each.
+"""The file steps of crash-safe writes and safe reads, one function each.
 
 The ref store calls these through the module (`atomic.replace(...)`), so a
 fault-injection test can replace any single step: before the write (open),
-during it (write, e.g. ENOSPC), after it (fsync), before the rename.
+during it (write, e.g. ENOSPC), after it (fsync), before the rename, the
+index append.
+
+No step takes a lock or needs `fcntl`: the store's guarantees rest on
+create-exclusive, rename and unlink, which every platform has. What differs
+by platform is named in `CAPS`; a test turns a capability off to run the
+portable path on Linux (the behaviour under test stays the real one).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-from collections.abc import Iterator
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 
+@dataclass(frozen=True)
+class Caps:
+    # os.open(..., O_NOFOLLOW): the kernel refuses a symlink in the last component.
+    # Without it (Windows) a symlink is refused by lstat before the open.
+    nofollow: bool = hasattr(os, "O_NOFOLLOW")
+    # POSIX owners and mode bits; on Windows the ACLs of the user profile apply.
+    posix_modes: bool = os.name == "posix"
+    # os.kill(pid, 0) probes a process on POSIX; on Windows it would terminate it.
+    pid_probe: bool = os.name == "posix"
+    # A directory can be opened and fsynced (makes a rename durable).
+    dir_fsync: bool = os.name == "posix"
+
+
+CAPS = Caps()
+
+# Windows opens files in text mode unless told otherwise; 0 elsewhere.
+_BINARY = getattr(os, "O_BINARY", 0)
+_ELOOP = getattr(errno, "ELOOP", 40)
+
+
+class SymlinkRefused(OSError):
+    """A symlink where the store expects its own file or directory."""
+
+
+def _nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
+    if CAPS.nofollow:
+        try:
+            return os.open(path, flags | _BINARY | os.O_NOFOLLOW, mode)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST and is_link(path):  # ELOOP (EMLINK on BSD)
+                raise SymlinkRefused(_ELOOP, "is a symbolic link") from None
+            raise
+    if is_link(path):
+        raise SymlinkRefused(_ELOOP, "is a symbolic link")
+    return os.open(path, flags | _BINARY, mode)
+
+
+def is_link(path: Path) -> bool:
+    """A symlink (or, on Windows, any reparse point such as a junction)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISLNK(st.st_mode) or bool(getattr(st, "st_reparse_tag", 0))
+
+
 def open_temp(path: Path) -> int:
-    """A new private file; fails if it exists."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """A new private file; fails if anything (a symlink too) is in its place."""
+    return _nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -29,11 +83,48 @@ def fsync(fd: int) -> None:
 
 
 def replace(src: Path, dst: Path) -> None:
+    """Atomic rename; replaces a symlink at `dst` itself, never its target."""
     os.replace(src, dst)
+
+
+def unlink(path: Path) -> None:
+    """Remove a file (or a symlink itself); on Windows fails while the file is open."""
+    os.unlink(path)
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """One write of a whole line at the end of `path` (created 0600)."""
+    fd = _nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        write_all(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_file(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (at most `limit`), refusing a symlink."""
+    fd = _nofollow(path, os.O_RDONLY)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SymlinkRefused(0, "is not a regular file")
+        chunks: list[bytes] = []
+        left = limit
+        while left is None or left > 0:
+            chunk = os.read(fd, 1 << 20 if left is None else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if left is not None:
+                left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path: Path) -> None:
     """Make a rename durable; best effort (not every platform can)."""
+    if not CAPS.dir_fsync:
+        return
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -42,7 +133,10 @@ def fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool | None:
+    """Whether process `pid` runs; None where that cannot be asked safely."""
+    if not CAPS.pid_probe:
+        return None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -50,19 +144,3 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return True
     return True
-
-
-@contextlib.contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
-    """An inter-process lock on `path` (flock; released when the fd closes)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: single-process use only
-        yield
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

@@ -4,9 +4,11 @@
 plus its newline. The large-result envelope starts with the ref fields, in
 this order: refId, resultPersisted, outputBytes, sha256, expiresAt,
 previewTruncated, largeOutputNotice, degraded; then the envelope with a
-compacted preview. Compaction levels are tried until one fits; if none does,
-a minimal envelope (data null) is printed, which always fits because the
-threshold is never below settings.MIN_THRESHOLD.
+compacted preview of the same shape, whose cuts are listed in `meta.preview`.
+Compaction levels are tried until one fits, first with the rendered answer
+(`data.text`) whole, then with it shortened too; if none fits, a minimal
+envelope (data null) is printed, which always fits because the threshold is
+never below settings.MIN_THRESHOLD.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qdsl.envelope.compact import LEVELS, Limits, compact, compact_data, shorten
+from qdsl.envelope.compact import LEVELS, Limits, compact, compact_with_cuts, shorten
+
+# What a person reads: kept whole whenever the budget allows.
+WHOLE = ("data.text",)
 
 
 def _sanitize(value: Any) -> Any:
@@ -68,6 +73,11 @@ class RefFields:
     expires_at: str | None
     budget: int
     failure: str | None = None
+    tenant: str | None = None  # the ref is readable only with this --tenant
+
+    def get_argv(self, expr: str) -> str:
+        tenant = f" --tenant {_shell_word(self.tenant)}" if self.tenant is not None else ""
+        return f"qdsl --json refs get{tenant} {self.ref_id} {expr}"
 
     def head(self, short: bool = False) -> dict[str, Any]:
         return {
@@ -89,7 +99,7 @@ class RefFields:
             return (
                 f"{size}. The full envelope is stored as ref {self.ref_id} until "
                 f"{self.expires_at}; `data` below is a compacted preview. Read it with "
-                f"`qdsl --json refs get {self.ref_id} <JMESPath>` or pass a value on with "
+                f"`{self.get_argv('<JMESPath>')}` or pass a value on with "
                 f"`--input-ref {self.ref_id} --pick <JMESPath>`."
             )
         if short:
@@ -99,6 +109,12 @@ class RefFields:
             "incomplete preview. Fix the state dir or rerun with QDSL_REF_THRESHOLD=0 "
             "to print the result whole."
         )
+
+
+def _shell_word(text: str) -> str:
+    if text and all(c.isalnum() or c in "-_.:@" for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _cut_warnings(warnings: Sequence[str], lim: Limits) -> list[str]:
@@ -117,23 +133,34 @@ def large_envelope(env: dict[str, Any], ref: RefFields, budget: int) -> str:
     if ref.persisted and ref.ref_id:
         path = first_list_path(env.get("data"))
         if path:
-            suggestions.append(refs_get_op(ref.ref_id, path, "the first item of the result"))
-        suggestions.append(refs_get_op(ref.ref_id, "data", "the whole result data"))
-    for lim in LEVELS:
-        body = {
-            "schemaVersion": env["schemaVersion"],
-            "ok": env["ok"],
-            "operation": env["operation"],
-            "data": compact_data(env["operation"], env.get("data"), lim),
-            "warnings": _cut_warnings(env.get("warnings", []), lim),
-            "meta": {
-                **compact({k: v for k, v in meta.items() if k != "next"}, lim),
-                "next": suggestions + [compact(n, lim) for n in meta.get("next", [])[: lim.items]],
-            },
-        }
-        text = dumps({**ref.head(), **body})
-        if stdout_bytes(text) <= budget:
-            return text
+            suggestions.append(
+                refs_get_op(ref.ref_id, path, "the first item of the result", tenant=ref.tenant)
+            )
+        suggestions.append(
+            refs_get_op(ref.ref_id, "data", "the whole result data", tenant=ref.tenant)
+        )
+    for whole in (WHOLE, ()):
+        for lim in LEVELS:
+            data, cuts = compact_with_cuts(env.get("data"), lim, path="data", whole=whole)
+            preview: dict[str, Any] = {"cuts": cuts[: lim.items]}
+            if len(cuts) > lim.items:
+                preview["moreCuts"] = len(cuts) - lim.items
+            body = {
+                "schemaVersion": env["schemaVersion"],
+                "ok": env["ok"],
+                "operation": env["operation"],
+                "data": data,
+                "warnings": _cut_warnings(env.get("warnings", []), lim),
+                "meta": {
+                    **compact({k: v for k, v in meta.items() if k != "next"}, lim),
+                    "preview": preview,
+                    "next": suggestions
+                    + [compact(n, lim) for n in meta.get("next", [])[: lim.items]],
+                },
+            }
+            text = dumps({**ref.head(), **body})
+            if stdout_bytes(text) <= budget:
+                return text
     return minimal_envelope(env, ref, budget, suggestions[-1:])
 
 

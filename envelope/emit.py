@@ -107,6 +107,7 @@ def persist(
     *,
     store: RefStore | None,
     warnings: list[str],
+    tenant: str | None = None,
 ) -> RefFields:
     """Store the full envelope; on failure say so on stderr and degrade."""
     import hashlib
@@ -116,14 +117,15 @@ def persist(
     sha = hashlib.sha256(payload).hexdigest()
     try:
         store = store or open_store()
-        record = store.put(operation, payload)
+        record = store.put(operation, payload, tenant=tenant)
     except (StoreWriteError, OSError, QdslError) as exc:
         reason = exc.message if isinstance(exc, QdslError) else str(exc)
         _warn(f"could not persist the large result ({reason}); printing an incomplete preview")
         warnings.append(f"result not persisted ({reason}); the preview is incomplete")
         return RefFields(None, False, output_bytes, sha, None, budget, reason)
     warnings.extend(store.gc().warnings)
-    return RefFields(record.ref_id, True, output_bytes, sha, iso_ms(record.expires_ms), budget)
+    expires = iso_ms(record.expires_ms)
+    return RefFields(record.ref_id, True, output_bytes, sha, expires, budget, tenant=tenant)
 
 
 def emit_success(
@@ -138,6 +140,7 @@ def emit_success(
     out: TextIO | None = None,
     store: RefStore | None = None,
     settings: IoSettings | None = None,
+    tenant: str | None = None,
 ) -> int:
     stream = out or sys.stdout
     budget = (settings or _settings()).threshold
@@ -148,7 +151,15 @@ def emit_success(
             _write_bytes(stream, payload)
             return 0
         env_warnings = list(env["warnings"])
-        ref = persist(operation, payload, len(payload), budget, store=store, warnings=env_warnings)
+        ref = persist(
+            operation,
+            payload,
+            len(payload),
+            budget,
+            store=store,
+            warnings=env_warnings,
+            tenant=tenant,
+        )
         _write(stream, large_envelope({**env, "warnings": env_warnings}, ref, budget))
         return 0
 
@@ -167,6 +178,7 @@ def emit_success(
         budget,
         store=store,
         warnings=extra,
+        tenant=tenant,
     )
     for w in extra:
         _warn(w)

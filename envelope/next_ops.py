@@ -29,11 +29,19 @@ def next_op(
     return op
 
 
-def refs_get_op(ref_id: str, expr: str = "data", why: str | None = None) -> dict[str, Any]:
+def refs_get_op(
+    ref_id: str, expr: str = "data", why: str | None = None, *, tenant: str | None = None
+) -> dict[str, Any]:
+    """`refs get`; a ref made for a tenant is read with that `--tenant`."""
+    argv = ["qdsl", "--json", "refs", "get"]
+    step: dict[str, Any] = {"ref": ref_id, "expr": expr}
+    if tenant is not None:
+        argv += ["--tenant", tenant]
+        step["tenant"] = tenant
     return next_op(
         "refs get",
-        ["qdsl", "--json", "refs", "get", ref_id, expr],
-        input={"ref": ref_id, "expr": expr},
+        [*argv, ref_id, expr],
+        input=step,
         why=why or "read the full stored result (JMESPath)",
     )
 

@@ -1,14 +1,24 @@
-"""Ref ids, timestamps and index records of the ref store.
+"""Ref ids, timestamps, records and the ref file header of the ref store.
 
 An id is `r<UTC yyyymmddThhmmssmmm>-<operation slug>-<10 hex>`: sortable by
 time, readable, unique across processes (40 random bits per millisecond), and
-safe as a file name (the pattern is checked before any path is built from it).
+safe as a file name on every platform (ASCII letters, digits, `-` and `_`; no
+reserved Windows name). The pattern and the date are checked before any path
+is built from an id.
+
+A ref file is its record's header line followed by the stored bytes. The
+header is the truth about the ref (tenant, expiry, size, sha256); the index
+line repeats it. The header carries a seal, the sha256 of its own fields, so
+a changed byte anywhere in the file reads as `ref_corrupt`, never as another
+tenant, another expiry or another size.
 """
 
 from __future__ import annotations
 
 import calendar
 import functools
+import hashlib
+import json
 import re
 import secrets
 import time
@@ -19,7 +29,11 @@ from typing import Any
 
 Clock = Callable[[], int]  # epoch milliseconds
 
-REF_ID = re.compile(r"r(\d{8})T(\d{9})-([a-z0-9_]{1,24})-([0-9a-f]{10})\Z")
+REF_ID = re.compile(r"r([0-9]{8})T([0-9]{9})-([a-z0-9_]{1,24})-([0-9a-f]{10})\Z", re.ASCII)
+HEADER_MAGIC = "qdslRef"
+HEADER_VERSION = 1
+# A header holds a record (a tenant id is short); anything longer is not one.
+MAX_HEADER_BYTES = 64 * 1024
 
 
 def system_clock() -> int:
@@ -56,12 +70,28 @@ def new_ref_id(operation: str, now_ms: int) -> str:
 
 
 def ref_id_time_ms(ref_id: str) -> int | None:
+    """The creation time an id names; None for anything that is not a ref id."""
     m = REF_ID.match(ref_id)
     if m is None:
         return None
     day, clock = m.group(1), m.group(2)
-    stamp = datetime.strptime(day + clock[:6], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    try:  # the pattern admits month 13 and Feb 30; the calendar does not
+        stamp = datetime(
+            int(day[:4]),
+            int(day[4:6]),
+            int(day[6:]),
+            int(clock[:2]),
+            int(clock[2:4]),
+            int(clock[4:6]),
+            tzinfo=UTC,
+        )
+    except ValueError:
+        return None
     return int(stamp.timestamp()) * 1000 + int(clock[6:])
+
+
+def is_ref_id(text: str) -> bool:
+    return ref_id_time_ms(text) is not None
 
 
 @dataclass(frozen=True)
@@ -72,6 +102,8 @@ class RefRecord:
     expires_ms: int
     bytes: int
     sha256: str
+    # The tenant the result was made for; None: made without one, readable by all.
+    tenant: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,10 +113,14 @@ class RefRecord:
             "expiresAt": iso_ms(self.expires_ms),
             "bytes": self.bytes,
             "sha256": self.sha256,
+            "tenant": self.tenant,
         }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RefRecord:
+        tenant = doc.get("tenant")
+        if tenant is not None and not isinstance(tenant, str):
+            raise TypeError("tenant")
         return cls(
             ref_id=str(doc["refId"]),
             operation=str(doc["operation"]),
@@ -92,9 +128,61 @@ class RefRecord:
             expires_ms=parse_iso_ms(str(doc["expiresAt"])),
             bytes=int(doc["bytes"]),
             sha256=str(doc["sha256"]),
+            tenant=tenant,
         )
+
+    def readable_by(self, tenant: str | None) -> bool:
+        return self.tenant is None or self.tenant == tenant
 
     @property
     def relpath(self) -> str:
-        day = self.ref_id[1:9]
-        return f"{day[:4]}-{day[4:6]}-{day[6:]}/{self.ref_id}.json"
+        return relpath(self.ref_id)
+
+
+def index_line(record: RefRecord) -> bytes:
+    return (json.dumps(record.to_json(), separators=(",", ":")) + "\n").encode()
+
+
+def encode_header(record: RefRecord) -> bytes:
+    """The first line of the ref file."""
+    fields = record.to_json()
+    doc = {HEADER_MAGIC: HEADER_VERSION, **fields, "seal": _seal(fields)}
+    return (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+
+
+def decode_header(data: bytes) -> tuple[RefRecord, int]:
+    """The record of a ref file and where its stored bytes start.
+
+    ValueError for anything but an intact header of a well-formed record.
+    """
+    end = data.find(b"\n", 0, MAX_HEADER_BYTES)
+    if end < 0:
+        raise ValueError("no header line")
+    try:
+        doc = json.loads(data[:end])
+        if not isinstance(doc, dict) or doc.pop(HEADER_MAGIC, None) != HEADER_VERSION:
+            raise ValueError("not a ref header")
+        seal = doc.pop("seal", None)
+        record = RefRecord.from_json(doc)
+    except (KeyError, TypeError, OverflowError, RecursionError) as exc:
+        raise ValueError(f"bad header: {type(exc).__name__}") from None
+    if set(doc) != set(record.to_json()) or seal != _seal(record.to_json()):
+        raise ValueError("the header does not match its seal")
+    if not is_ref_id(record.ref_id):
+        raise ValueError("bad ref id in header")
+    return record, end + 1
+
+
+def day_of(ref_id: str) -> str:
+    day = ref_id[1:9]
+    return f"{day[:4]}-{day[4:6]}-{day[6:]}"
+
+
+def relpath(ref_id: str) -> str:
+    """`<YYYY-MM-DD>/<refId>.json`, for an id already checked by `is_ref_id`."""
+    return f"{day_of(ref_id)}/{ref_id}.json"
+
+
+def _seal(fields: dict[str, Any]) -> str:
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()

@@ -28,6 +28,9 @@ MIN_THRESHOLD = 1024
 DEFAULT_TTL_MS = 30 * 60 * 1000
 DEFAULT_MAX_COUNT = 50
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+# A ref younger than this is never evicted by the caps (another writer's
+# collection), so a printed refId is still there when its caller reads it.
+DEFAULT_GRACE_MS = 5 * 60 * 1000
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -76,6 +79,7 @@ class IoSettings:
     ttl_ms: int = DEFAULT_TTL_MS
     max_count: int = DEFAULT_MAX_COUNT
     max_bytes: int = DEFAULT_MAX_BYTES
+    grace_ms: int = DEFAULT_GRACE_MS
     file_input: FileInputPolicy = "warn"
     # Where file_input came from, for the deny hint: "env", "config" or "default".
     file_input_source: str = "default"
@@ -139,6 +143,7 @@ def io_settings(env: Mapping[str, str] | None = None, root: Path | None = None) 
         max_bytes=_int_setting(
             env, config, "QDSL_REF_MAX_BYTES", "ref_max_bytes", DEFAULT_MAX_BYTES
         ),
+        grace_ms=_int_setting(env, config, "QDSL_REF_GRACE_MS", "ref_grace_ms", DEFAULT_GRACE_MS),
         file_input=policy,
         file_input_source=source,
     )

@@ -1,17 +1,31 @@
 """The ref store: large results kept privately for a while (SPEC 9).
 
-Layout under `<state dir>/refs/`: `<YYYY-MM-DD>/<refId>.json` holds the full
-envelope exactly as it would have been printed; `index.jsonl` holds one line
-per ref (`refId`, `operation`, `createdAt`, `expiresAt`, `bytes`, `sha256`).
-The index is the authority: a file without an index line is not a ref.
+Layout under `<state dir>/refs/`: `<YYYY-MM-DD>/<refId>.json` is one ref, a
+header line (its sealed record: tenant, expiry, size, sha256) followed by the
+stored bytes, the full envelope exactly as it would have been printed;
+`index.jsonl` repeats the records, one line each, and is derived.
 
-Crash safety: a ref file is written to a temp file in its own directory,
-fsynced and renamed into place; the rename and the index append happen under
-one lock (`.lock`, flock) so that the collector, which takes the same lock,
-never sees a finished file without its index line, and an index rewrite
-(temp + replace) never loses a concurrent append. Readers take no lock: files
-are never modified in place and every read is checked against the sha256 of
-the index, so a read returns the stored bytes or a typed error, never others.
+The ref files are the truth and nothing takes a lock (no `fcntl`, no lock
+file), so one code path serves POSIX and Windows hosts:
+
+* a write goes to a temp file in its day's directory, is fsynced and renamed
+  into place, so a ref file is whole or absent; its index line is appended
+  afterwards in one write, and losing it loses nothing:
+* listing and collecting scan the day directories: a file without an index
+  line is known by its header, an index line without a file is dropped, and
+  the collector rewrites the index (temp file + rename) from what it found;
+* a read opens the one file and checks seal, tenant, expiry and sha256, so it
+  returns the stored bytes or a typed error, never other bytes;
+* a delete is an unlink; one that fails (a file in use on Windows) is retried
+  by the next collection;
+* the collector never evicts a ref younger than the grace period, so a result
+  printed `resultPersisted: true` is there when its caller reads it, however
+  many processes write at once.
+
+A ref made for a tenant is readable only with that tenant; to anyone else it
+is missing, with the very error a missing ref gives, so ids cannot be probed.
+Every file is opened without following symlinks, and every directory is the
+user's own, mode 0700 (`private_dir`).
 """
 
 from __future__ import annotations
@@ -27,29 +41,30 @@ from typing import Any
 
 from qdsl.dsl.errors import RefError
 from qdsl.envelope import atomic
+from qdsl.envelope.collect import IN_FLIGHT, INDEX, TMP_SUFFIX, collect
+from qdsl.envelope.private_dir import UnsafeDirectory, ensure_child, ensure_root
 from qdsl.envelope.records import (
+    MAX_HEADER_BYTES,
     REF_ID,
     Clock,
     RefRecord,
+    day_of,
+    decode_header,
+    encode_header,
+    index_line,
+    is_ref_id,
     iso_ms,
     new_ref_id,
     parse_iso_ms,
     ref_id_time_ms,
     system_clock,
 )
+from qdsl.envelope.settings import DEFAULT_GRACE_MS
 
 # ids and records live in envelope.records; re-exported for callers
 __all__ = ["REF_ID", "Clock", "GcReport", "RefRecord", "RefStore", "StoreWriteError"]
-__all__ += ["collect_at_start", "iso_ms", "new_ref_id", "open_store", "parse_iso_ms"]
-__all__ += ["ref_id_time_ms", "system_clock"]
-
-INDEX = "index.jsonl"
-LOCK = ".lock"
-TMP_SUFFIX = ".tmp"
-# A temp file of a live process younger than this may be a write in flight.
-TEMP_GRACE_MS = 10 * 60 * 1000
-
-_IN_FLIGHT: set[str] = set()  # temp names this process is writing now
+__all__ += ["collect_at_start", "is_ref_id", "iso_ms", "new_ref_id", "open_store"]
+__all__ += ["parse_iso_ms", "ref_id_time_ms", "system_clock"]
 
 
 @dataclass
@@ -66,6 +81,25 @@ class StoreWriteError(Exception):
     """Persisting failed; the caller degrades (resultPersisted: false)."""
 
 
+@dataclass
+class Scan:
+    """What the store holds: the ref files found, known by index or header."""
+
+    records: list[RefRecord]  # oldest first
+    stale_lines: int = 0  # index lines without a file, duplicates, unparseable
+    unindexed: int = 0  # ref files without an index line
+    index_usable: bool = True
+    temps: list[Path] = field(default_factory=list)
+    junk: list[Path] = field(default_factory=list)  # not a ref, not a temp
+    unreadable: list[Path] = field(default_factory=list)  # ref name, no valid header
+    day_dirs: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def index_stale(self) -> bool:
+        return bool(self.stale_lines or self.unindexed or not self.index_usable)
+
+
 class RefStore:
     def __init__(
         self,
@@ -74,16 +108,19 @@ class RefStore:
         ttl_ms: int,
         max_count: int,
         max_bytes: int,
+        grace_ms: int = DEFAULT_GRACE_MS,
         clock: Clock = system_clock,
     ) -> None:
+        self.root = state_root
         self.dir = state_root / "refs"
         self.ttl_ms = ttl_ms
         self.max_count = max_count
         self.max_bytes = max_bytes
+        self.grace_ms = grace_ms
         self.clock = clock
 
     # ----------------------------------------------------------------- write
-    def put(self, operation: str, payload: bytes) -> RefRecord:
+    def put(self, operation: str, payload: bytes, *, tenant: str | None = None) -> RefRecord:
         now = self.clock()
         ref_id = new_ref_id(operation, now)
         record = RefRecord(
@@ -93,285 +130,275 @@ class RefStore:
             expires_ms=now + self.ttl_ms,
             bytes=len(payload),
             sha256=hashlib.sha256(payload).hexdigest(),
+            tenant=tenant,
         )
         final = self.dir / record.relpath
         temp = final.with_name(f".{ref_id}.{os.getpid()}{TMP_SUFFIX}")
-        _IN_FLIGHT.add(temp.name)
+        IN_FLIGHT.add(temp.name)
         try:
-            self._ensure_dir(final.parent)
-            fd = atomic.open_temp(temp)
+            fd = self._open_temp(temp)
             try:
+                atomic.write_all(fd, encode_header(record))
                 atomic.write_all(fd, payload)
                 atomic.fsync(fd)
             finally:
                 os.close(fd)
-            line = (json.dumps(record.to_json(), separators=(",", ":")) + "\n").encode()
-            with self._locked():
-                atomic.replace(temp, final)
-                try:
-                    self._append_index(line)
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        final.unlink()
-                    raise
-            atomic.fsync_dir(final.parent)
+            atomic.replace(temp, final)
+        except UnsafeDirectory as exc:
+            raise StoreWriteError(str(exc)) from exc
         except OSError as exc:
             # strerror only: str(exc) would carry the absolute path of the store.
             raise StoreWriteError(exc.strerror or type(exc).__name__) from exc
         finally:
             with contextlib.suppress(OSError):
-                temp.unlink()
-            _IN_FLIGHT.discard(temp.name)
+                atomic.unlink(temp)
+            IN_FLIGHT.discard(temp.name)
+        atomic.fsync_dir(final.parent)
+        # The file is the ref; its index line only saves the next scan a read.
+        with contextlib.suppress(OSError):
+            atomic.append_line(self.dir / INDEX, index_line(record))
         return record
 
-    def _ensure_dir(self, path: Path) -> None:
-        for d in (self.dir.parent, self.dir, path):
-            if not d.is_dir():
-                d.mkdir(mode=0o700, parents=True, exist_ok=True)
-                os.chmod(d, 0o700)
+    def _open_temp(self, temp: Path) -> int:
+        for attempt in range(3):
+            self._secure(create=True, day_dir=temp.parent)
+            try:
+                return atomic.open_temp(temp)
+            except FileNotFoundError:
+                # A collector removed the (then empty) day directory between
+                # our mkdir and open: make it again.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
-    def _append_index(self, line: bytes) -> None:
-        fd = os.open(self.dir / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            atomic.write_all(fd, line)
-            atomic.fsync(fd)
-        finally:
-            os.close(fd)
-
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
-        return atomic.exclusive_lock(self.dir / LOCK)
+    def _secure(self, *, create: bool, day_dir: Path | None = None) -> bool:
+        """The store's directories, private; False if they do not exist."""
+        if not ensure_root(self.root, create=create):
+            return False
+        if not ensure_child(self.dir, "the refs directory", create=create):
+            return False
+        if day_dir is not None:
+            return ensure_child(day_dir, f"refs/{day_dir.name}", create=create)
+        return True
 
     # ------------------------------------------------------------------ read
-    def records(self) -> list[RefRecord]:
-        """Index records, last line per id wins; unparseable lines are skipped."""
+    def load(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, bytes]:
+        """The record and stored bytes of a ref readable by `tenant`."""
+        ref_id = self._checked_id(ref_id)
+        day_dir = self.dir / day_of(ref_id)
         try:
-            raw = (self.dir / INDEX).read_bytes()
+            if not self._secure(create=False, day_dir=day_dir):
+                raise self._missing(ref_id)
+            data = atomic.read_file(day_dir / f"{ref_id}.json")
+        except UnsafeDirectory as exc:
+            raise _unsafe(str(exc)) from None
         except (FileNotFoundError, NotADirectoryError):
-            return []
-        lines = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
-        try:  # one parse for the whole index; line by line only when a line is bad
-            docs: list[Any] = json.loads("[" + ",".join(lines) + "]")
+            raise self._missing(ref_id) from None
+        except atomic.SymlinkRefused:
+            raise _unsafe(f"ref {ref_id} is not a regular file") from None
+        except OSError as exc:
+            raise RefError(
+                "ref_unreadable",
+                f"cannot read ref {ref_id}: {exc.strerror}",
+                hint="check the permissions of the state dir (`qdsl refs path`)",
+                retryable=True,
+            ) from None
+        try:
+            record, start = decode_header(data)
         except ValueError:
+            raise _corrupt(ref_id) from None
+        if record.ref_id != ref_id:
+            raise _corrupt(ref_id)
+        if not record.readable_by(tenant):
+            raise self._missing(ref_id)
+        if record.expires_ms <= self.clock():
+            raise _expired(ref_id)
+        body = data[start:]
+        if len(body) != record.bytes or hashlib.sha256(body).hexdigest() != record.sha256:
+            raise _corrupt(ref_id)
+        return record, body
+
+    def record(self, ref_id: str, *, tenant: str | None = None) -> RefRecord:
+        return self.load(ref_id, tenant=tenant)[0]
+
+    def read_bytes(self, ref_id: str, *, tenant: str | None = None) -> bytes:
+        return self.load(ref_id, tenant=tenant)[1]
+
+    def read_json(self, ref_id: str, *, tenant: str | None = None) -> Any:
+        return self.load_json(ref_id, tenant=tenant)[1]
+
+    def load_json(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, Any]:
+        record, data = self.load(ref_id, tenant=tenant)
+        try:
+            return record, json.loads(data)
+        except (ValueError, RecursionError):
+            raise RefError(
+                "ref_corrupt", f"ref {record.ref_id} is not JSON", hint="rerun the command"
+            ) from None
+
+    def _checked_id(self, ref_id: str) -> str:
+        ref_id = ref_id.strip()
+        if not is_ref_id(ref_id):
+            shown = ref_id if len(ref_id) <= 80 else ref_id[:80] + "…"
+            raise RefError(
+                "ref_not_found",
+                f"{shown!r} is not a ref id",
+                hint="ref ids look like r20261101T120000123-run-0123456789; see `qdsl refs list`",
+            )
+        return ref_id
+
+    def _missing(self, ref_id: str) -> RefError:
+        """The error of a ref that is not there, or not there for this caller."""
+        born = ref_id_time_ms(ref_id)
+        if born is not None and born + self.ttl_ms <= self.clock():
+            return _expired(ref_id)
+        return RefError(
+            "ref_not_found",
+            f"no ref {ref_id} in the store",
+            hint="it may have been pruned or evicted by the count/size caps; "
+            "rerun the command that produced it (see `qdsl refs list`)",
+        )
+
+    # --------------------------------------------------------------- listing
+    def records(self) -> list[RefRecord]:
+        """Every ref in the store (expired too), oldest first."""
+        return self.scan().records
+
+    def live(self, *, tenant: str | None = None) -> list[RefRecord]:
+        """The unexpired refs `tenant` may read, oldest first."""
+        try:
+            if not self._secure(create=False):
+                return []
+        except UnsafeDirectory as exc:
+            raise _unsafe(str(exc)) from None
+        now = self.clock()
+        return [r for r in self.records() if r.expires_ms > now and r.readable_by(tenant)]
+
+    def scan(self) -> Scan:
+        indexed, stale, usable = self._read_index()
+        scan = Scan(records=[], stale_lines=stale, index_usable=usable)
+        found: dict[str, RefRecord] = {}
+        for day_dir, entry in self._entries(scan):
+            name = entry.name
+            ref_id = name[:-5] if name.endswith(".json") else ""
+            rec = indexed.pop(ref_id, None) if ref_id else None
+            if (
+                rec is not None
+                and day_of(ref_id) == day_dir.name
+                and entry.is_file(follow_symlinks=False)
+            ):
+                found[ref_id] = rec  # the common case: a file its index line describes
+                continue
+            path = day_dir / name
+            if name.endswith(TMP_SUFFIX):
+                scan.temps.append(path)
+            elif (
+                not is_ref_id(ref_id)
+                or day_of(ref_id) != day_dir.name
+                or not entry.is_file(follow_symlinks=False)
+            ):
+                scan.junk.append(path)
+            elif (rec := _header_record(path)) is None or rec.ref_id != ref_id:
+                scan.unreadable.append(path)
+            else:
+                scan.unindexed += 1
+                found[ref_id] = rec
+        with contextlib.suppress(OSError):
+            scan.temps += [self.dir / e.name for e in os.scandir(self.dir) if _is_temp(e.name)]
+        scan.stale_lines += len(indexed)  # lines whose file is gone
+        scan.records = sorted(found.values(), key=lambda r: (r.created_ms, r.ref_id))
+        return scan
+
+    def _read_index(self) -> tuple[dict[str, RefRecord], int, bool]:
+        try:
+            raw = atomic.read_file(self.dir / INDEX)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}, 0, True
+        except OSError:  # a symlink or unreadable: rebuilt from the ref files
+            return {}, 0, False
+        lines = [line for line in raw.splitlines() if line.strip()]
+        try:  # one parse for the whole index; line by line only when a line is bad
+            docs: list[Any] = json.loads(b"[" + b",".join(lines) + b"]")
+        except (ValueError, RecursionError):
             docs = []
             for line in lines:
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, RecursionError):
                     docs.append(json.loads(line))
         found: dict[str, RefRecord] = {}
         for doc in docs:
             try:
                 rec = RefRecord.from_json(doc)
-            except (ValueError, KeyError, TypeError, OverflowError):
+            except (ValueError, KeyError, TypeError, OverflowError, AttributeError):
                 continue
-            if REF_ID.match(rec.ref_id):
+            if REF_ID.match(rec.ref_id):  # and it counts only with its file (scan)
                 found[rec.ref_id] = rec
-        return sorted(found.values(), key=lambda r: (r.created_ms, r.ref_id))
+        return found, len(lines) - len(found), True
 
-    def live(self) -> list[RefRecord]:
-        now = self.clock()
-        return [r for r in self.records() if r.expires_ms > now]
-
-    def record(self, ref_id: str) -> RefRecord:
-        ref_id = ref_id.strip()
-        if REF_ID.match(ref_id) is None:
-            raise RefError(
-                "ref_not_found",
-                f"{ref_id!r} is not a ref id",
-                hint="ref ids look like r20261101T120000123-run-0123456789; see `qdsl refs list`",
-            )
-        now = self.clock()
-        rec = next((r for r in self.records() if r.ref_id == ref_id), None)
-        if rec is None:
-            born = ref_id_time_ms(ref_id)
-            if born is not None and born + self.ttl_ms <= now:
-                raise self._expired(ref_id)
-            raise RefError(
-                "ref_not_found",
-                f"no ref {ref_id} in the store",
-                hint="it may have been pruned or evicted by the count/size caps; "
-                "rerun the command that produced it (see `qdsl refs list`)",
-            )
-        if rec.expires_ms <= now:
-            raise self._expired(ref_id)
-        return rec
-
-    def read_bytes(self, ref_id: str) -> bytes:
-        rec = self.record(ref_id)
+    def _entries(self, scan: Scan) -> Iterator[tuple[Path, os.DirEntry[str]]]:
         try:
-            data = (self.dir / rec.relpath).read_bytes()
-        except FileNotFoundError:
-            raise RefError(
-                "ref_not_found",
-                f"the file of ref {rec.ref_id} is gone",
-                hint="rerun the command that produced it",
-            ) from None
-        except OSError as exc:
-            raise RefError(
-                "ref_unreadable",
-                f"cannot read ref {rec.ref_id}: {exc.strerror}",
-                hint="check the permissions of the state dir (`qdsl refs path`)",
-                retryable=True,
-            ) from None
-        if len(data) != rec.bytes or hashlib.sha256(data).hexdigest() != rec.sha256:
-            raise RefError(
-                "ref_corrupt",
-                f"ref {rec.ref_id} does not match its sha256; it was changed after writing",
-                hint="rerun the command that produced it; `qdsl refs prune --all` clears the store",
-            )
-        return data
-
-    def read_json(self, ref_id: str) -> Any:
-        data = self.read_bytes(ref_id)
-        try:
-            return json.loads(data)
-        except ValueError:
-            raise RefError(
-                "ref_corrupt", f"ref {ref_id} is not JSON", hint="rerun the command"
-            ) from None
-
-    @staticmethod
-    def _expired(ref_id: str) -> RefError:
-        return RefError(
-            "ref_expired",
-            f"ref {ref_id} has expired",
-            hint="rerun the command that produced it (QDSL_REF_TTL_MS sets the lifetime)",
-        )
+            tops = list(os.scandir(self.dir))
+        except OSError:
+            return
+        for top in tops:
+            if top.is_symlink():
+                scan.warnings.append(f"refs/{top.name} is a symbolic link; not followed")
+            elif top.is_dir(follow_symlinks=False):
+                day_dir = Path(top.path)
+                scan.day_dirs.append(day_dir)
+                with contextlib.suppress(OSError):
+                    for entry in os.scandir(day_dir):
+                        yield day_dir, entry
 
     # -------------------------------------------------------------- collect
     def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport:
-        """Drop expired refs, then the oldest over the count and byte caps.
-
-        The newest ref is always kept, even alone over the byte cap. Files
-        that vanished or cannot be removed are tolerated; leftovers of crashed
-        writes (temp files, files without an index line) are swept.
-        """
+        """Drop expired refs, then the oldest over the caps (see `collect`)."""
         report = GcReport()
-        if not self.dir.is_dir():
-            return report
-        if prune_before_ms is None and not prune_all and not self._needs_gc():
-            return report
         try:
-            with self._locked():
-                self._gc_locked(report, prune_before_ms, prune_all)
-        except OSError as exc:
-            report.warnings.append(
-                f"ref store cleanup skipped ({exc.strerror or type(exc).__name__})"
-            )
+            if not os.path.isdir(self.root) or not self._secure(create=False):
+                return report
+            collect(self, report, prune_before_ms=prune_before_ms, prune_all=prune_all)
+        except (UnsafeDirectory, OSError) as exc:
+            reason = str(exc) if isinstance(exc, UnsafeDirectory) else exc.strerror
+            report.warnings.append(f"ref store cleanup skipped ({reason or type(exc).__name__})")
         return report
 
-    def _needs_gc(self) -> bool:
-        now = self.clock()
-        records = self.records()
-        if any(r.expires_ms <= now for r in records) or len(records) > self.max_count:
-            return True
-        if len(records) > 1 and sum(r.bytes for r in records) > self.max_bytes:
-            return True
-        indexed = {r.relpath for r in records}
-        return any(
-            name.endswith(TMP_SUFFIX) or f"{day}/{name}" not in indexed
-            for day, name in self._files()
-        )
 
-    def _files(self) -> Iterator[tuple[str, str]]:
-        try:
-            days = [d for d in os.scandir(self.dir) if d.is_dir(follow_symlinks=False)]
-        except OSError:
-            return
-        for day in days:
-            with contextlib.suppress(OSError):
-                for entry in os.scandir(day.path):
-                    yield day.name, entry.name
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(self.dir):
-                if entry.name.endswith(TMP_SUFFIX):
-                    yield "", entry.name
-
-    def _gc_locked(self, report: GcReport, prune_before_ms: int | None, prune_all: bool) -> None:
-        now = self.clock()
-        records = self.records()
-        keep: list[RefRecord] = []
-        for r in records:
-            if prune_all or (prune_before_ms is not None and r.created_ms < prune_before_ms):
-                report.evicted += 1
-            elif r.expires_ms <= now:
-                report.expired += 1
-            elif not (self.dir / r.relpath).is_file():
-                report.vanished += 1
-            else:
-                keep.append(r)
-        while len(keep) > max(self.max_count, 1):
-            keep.pop(0)
-            report.evicted += 1
-        while len(keep) > 1 and sum(r.bytes for r in keep) > self.max_bytes:
-            keep.pop(0)
-            report.evicted += 1
-        if keep and keep[-1].bytes > self.max_bytes:
-            report.warnings.append(
-                f"ref {keep[-1].ref_id} ({keep[-1].bytes} bytes) is over the ref store's byte cap "
-                f"({self.max_bytes}); it is kept alone until the next result"
-            )
-        if len(keep) != len(records):
-            self._rewrite_index(keep)
-        kept = {r.relpath for r in keep}
-        for day, name in list(self._files()):
-            rel = f"{day}/{name}" if day else name
-            path = self.dir / rel
-            if name.endswith(TMP_SUFFIX):
-                if self._stale_temp(path, name, now):
-                    report.temps += self._unlink(path)
-            elif day and rel not in kept:
-                report.orphans += self._unlink(path)
-        for day_dir in {self.dir / d for d, _n in self._files() if d} | self._day_dirs():
-            with contextlib.suppress(OSError):
-                day_dir.rmdir()  # only succeeds when empty
-
-    def _day_dirs(self) -> set[Path]:
-        try:
-            return {Path(e.path) for e in os.scandir(self.dir) if e.is_dir(follow_symlinks=False)}
-        except OSError:
-            return set()
-
-    def _stale_temp(self, path: Path, name: str, now: int) -> bool:
-        if name in _IN_FLIGHT:
-            return False
-        parts = name.split(".")
-        pid = int(parts[-2]) if len(parts) >= 3 and parts[-2].isdigit() else -1
-        if pid != os.getpid() and pid > 0 and atomic.pid_alive(pid):
-            try:
-                return now - path.stat().st_mtime * 1000 > TEMP_GRACE_MS
-            except OSError:
-                return False
-        return True
-
-    @staticmethod
-    def _unlink(path: Path) -> int:
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            return 0
-        except OSError:
-            return 0
-        return 1
-
-    def _rewrite_index(self, keep: list[RefRecord]) -> None:
-        body = "".join(json.dumps(r.to_json(), separators=(",", ":")) + "\n" for r in keep).encode()
-        temp = self.dir / f"{INDEX}.{os.getpid()}{TMP_SUFFIX}"
-        fd = _open_temp_replacing(temp)
-        try:
-            atomic.write_all(fd, body)
-            atomic.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            atomic.replace(temp, self.dir / INDEX)
-        finally:
-            with contextlib.suppress(OSError):
-                temp.unlink()
+def _is_temp(name: str) -> bool:
+    return name.endswith(TMP_SUFFIX)
 
 
-def _open_temp_replacing(path: Path) -> int:
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    return atomic.open_temp(path)
+def _header_record(path: Path) -> RefRecord | None:
+    try:
+        head = atomic.read_file(path, limit=MAX_HEADER_BYTES)
+        return decode_header(head)[0]
+    except (OSError, ValueError):
+        return None
+
+
+def _unsafe(message: str) -> RefError:
+    return RefError(
+        "ref_store_unsafe",
+        f"the ref store refuses to read: {message}",
+        hint="the state dir and its refs directories must be real directories of your own, "
+        "mode 0700; fix or remove them (`qdsl refs path` shows where)",
+        retryable=False,
+    )
+
+
+def _corrupt(ref_id: str) -> RefError:
+    return RefError(
+        "ref_corrupt",
+        f"ref {ref_id} does not match its sha256; it was changed after writing",
+        hint="rerun the command that produced it; `qdsl refs prune --all` clears the store",
+    )
+
+
+def _expired(ref_id: str) -> RefError:
+    return RefError(
+        "ref_expired",
+        f"ref {ref_id} has expired",
+        hint="rerun the command that produced it (QDSL_REF_TTL_MS sets the lifetime)",
+    )
 
 
 def open_store(clock: Clock = system_clock) -> RefStore:
@@ -383,6 +410,7 @@ def open_store(clock: Clock = system_clock) -> RefStore:
         ttl_ms=settings.ttl_ms,
         max_count=settings.max_count,
         max_bytes=settings.max_bytes,
+        grace_ms=settings.grace_ms,
         clock=clock,
     )
 

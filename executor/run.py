@@ -31,7 +31,8 @@ from qdsl.dsl.ir import Plan
 from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.result import ExecutionResult
-from qdsl.facts.db import READER_ROLE
+from qdsl.facts.db import READER_ROLE, display_url
+from qdsl.facts.dberrors import StatementTimeout, classify
 
 if TYPE_CHECKING:
     # annotations only: importing sqlalchemy.ext.asyncio (and asyncio) costs ~70 ms,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 DEFAULT_TIMEOUT_MS = 5000
-_QUERY_CANCELED = "57014"  # PostgreSQL: statement_timeout or cancel request
 
 
 def timeout_from_env(timeout_ms: int | None = None) -> int:
@@ -60,26 +60,30 @@ def _rows(result: sa.CursorResult[Any]) -> list[Row]:
 
 
 def _timeout(timeout_ms: int) -> DatabaseError:
-    return DatabaseError(
-        "timeout",
+    return StatementTimeout(
         f"the query was cancelled after the statement timeout ({timeout_ms} ms)",
         hint="narrow the plan (filters, limit) or raise QDSL_STATEMENT_TIMEOUT_MS",
-        retryable=True,
         details={"timeout_ms": timeout_ms},
     )
 
 
-def db_error(exc: sa_exc.SQLAlchemyError, timeout_ms: int, *, interrupted: bool) -> DatabaseError:
-    """Map a driver error without echoing its message (it may quote bound values)."""
-    orig = getattr(exc, "orig", None)
-    sqlstate = getattr(orig, "sqlstate", None)
-    if sqlstate == _QUERY_CANCELED or interrupted:
-        return _timeout(timeout_ms)
-    return DatabaseError(
-        "query_failed",
-        f"the database refused the query ({type(orig or exc).__name__})",
-        hint="check that the database is migrated (`qdsl db upgrade`) and reachable",
-        details={"sqlstate": sqlstate, "error_class": type(orig or exc).__name__},
+def db_error(
+    exc: sa_exc.SQLAlchemyError,
+    timeout_ms: int,
+    *,
+    interrupted: bool,
+    catalog: Catalog | None = None,
+    url: sa.URL | None = None,
+) -> DatabaseError:
+    """The typed error naming the cause (facts.dberrors), without echoing the driver's
+    message (it may quote bound values) unless QDSL_DEBUG is set."""
+    tables = {spec.table for spec in catalog.entities.values()} if catalog is not None else set()
+    return classify(
+        exc,
+        where=display_url(url.render_as_string(hide_password=False)) if url else "the database",
+        catalog_tables=tables,
+        timeout_ms=timeout_ms,
+        interrupted=interrupted,
     )
 
 
@@ -203,7 +207,9 @@ def execute(
                 read_only(conn)
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
-        raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
+        raise db_error(
+            exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=engine.url
+        ) from None
     return result
 
 
@@ -273,7 +279,9 @@ async def aexecute(
                 await conn.execution_options(postgresql_readonly=True)
             result = await _arun(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
-        raise db_error(exc, timeout, interrupted=state["interrupted"]) from None
+        raise db_error(
+            exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=engine.url
+        ) from None
     return result
 
 

@@ -1,4 +1,4 @@
-"""Fast bulk loading of many rows into one table (demo seed, benchmarks).
+"""Fast bulk loading of many rows into one table (demo seed, facts load staging, benchmarks).
 
 Core `executemany` spends most of its time per row in Python; for the gram
 index (over 100k rows in the demo, millions in a benchmark) that dominates
@@ -59,7 +59,8 @@ def _tuples(
     return out
 
 
-def _bypasses_rls(conn: Connection) -> bool:
+def bypasses_rls(conn: Connection) -> bool:
+    """Whether the current PostgreSQL user is a superuser or has BYPASSRLS."""
     found = conn.execute(
         select(or_(pg_roles.c.rolsuper, pg_roles.c.rolbypassrls)).where(
             pg_roles.c.rolname == func.current_user()
@@ -68,14 +69,17 @@ def _bypasses_rls(conn: Connection) -> bool:
     return bool(found)
 
 
-def bulk_insert(conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]]) -> int:
+def bulk_insert(
+    conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]], *, rls_free: bool = False
+) -> int:
     """Insert `rows` (missing keys become NULL; autoincrement keys must be absent).
 
-    Returns the number of rows written.
+    `rls_free`: the table has no row-level security (a temporary staging
+    table), so COPY is used whoever the user is. Returns the number of rows written.
     """
     cols = [c for c in table.columns if not (c.primary_key and c.autoincrement is True)]
     is_pg = conn.dialect.name == "postgresql"
-    if len(cols) != len(table.columns) or (is_pg and not _bypasses_rls(conn)):
+    if len(cols) != len(table.columns) or (is_pg and not rls_free and not bypasses_rls(conn)):
         # Autoincrement ids (semantic_facts) keep the ordinary Core path, which
         # lets the database assign them in insertion order; so does COPY-less RLS.
         materialized = [dict(r) for r in rows]

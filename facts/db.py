@@ -1,69 +1,59 @@
-"""Database URLs, engines, migrations and the demo database.
+"""Database URLs, engines, migrations and tenant-bound transactions.
 
 * URLs and engines (`default_database_url`, `make_engine`, `display_url`, ...)
   live in facts.engines and are re-exported here.
-* `upgrade(url)`: runs the Alembic history programmatically. The migration
-  scripts ship inside the package as `qdsl/migrations` (the repository's
-  top-level `alembic/` folder, mapped by pyproject's package-dir); see
+* `upgrade(url)`: runs qdsl's Alembic history programmatically. It creates
+  only qdsl's own tables (semantic_facts, text_grams; the reader role on
+  PostgreSQL) and records its revision in `qdsl_alembic_version`, so it lives
+  beside a deployer's own tables and Alembic history. The migration scripts
+  ship inside the package as `qdsl/migrations` (the repository's top-level
+  `alembic/` folder, mapped by pyproject's package-dir); see
   `migrations_dir()`. No alembic.ini is needed.
-* `ensure_demo(url)`: upgrade, then insert the demo data for every tenant that
-  does not have it yet. Safe to run any number of times.
+* The demo schema and data are not here: `qdsl demo init` (facts.demo.setup).
 """
 
 from __future__ import annotations
 
 import importlib.resources
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    exists,
-    func,
-    inspect,
-    select,
-    text,
-)
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, func, inspect, select, table, text
+from sqlalchemy import column as sa_column
+from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.errors import DatabaseError, InternalError
-from qdsl.facts.demo_constants import DEMO_NOW, DEMO_TENANTS
+from qdsl.facts.dberrors import classify
 from qdsl.facts.engines import (
     default_database_url,
     display_url,
+    existing_engine,
     make_async_engine,
     make_engine,
     normalize_url,
     state_dir,
 )
-from qdsl.facts.tables import TABLES_BY_NAME, TENANT_TABLES, projects
 
 __all__ = [
-    "DEMO_NOW",
-    "DEMO_TENANTS",
     "HEAD_REVISION",
     "READER_ROLE",
-    "DemoStatus",
+    "VERSION_TABLE",
+    "current_revision",
+    "db_error",
     "default_database_url",
     "display_url",
-    "ensure_demo",
+    "existing_engine",
     "make_async_engine",
     "make_engine",
     "migrations_dir",
     "normalize_url",
-    "row_counts",
     "setup_lock",
     "state_dir",
     "tenant_transaction",
     "upgrade",
+    "upgrade_engine",
 ]
-
 
 
 def migrations_dir() -> Path:
@@ -89,31 +79,19 @@ def migrations_dir() -> Path:
     )
 
 # The newest revision under migrations_dir()/versions (a test keeps this in step).
-# ensure_demo compares against it to skip loading Alembic when nothing is due.
+# facts.demo.setup compares against it to skip loading Alembic when nothing is due.
 HEAD_REVISION = "0002"
-_UNREACHABLE_HINTS = ("connect", "unable to open", "could not translate host", "timeout expired")
+# Where qdsl's history is recorded (alembic/env.py passes it to Alembic).
+VERSION_TABLE = "qdsl_alembic_version"
 
 
-def _db_error(exc: SQLAlchemyError, url: str) -> DatabaseError:
-    shown = display_url(url)
-    detail = str(getattr(exc, "orig", None) or exc)
-    if isinstance(exc, OperationalError) and any(h in detail.lower() for h in _UNREACHABLE_HINTS):
-        return DatabaseError(
-            "unreachable",
-            f"cannot connect to the database {shown}",
-            hint="check that the database is running and --db / QDSL_DATABASE_URL is right",
-            details={"error": detail[:500]},
-        )
-    return DatabaseError(
-        "setup_failed",
-        f"migrating or seeding {shown} failed: {type(exc).__name__}",
-        hint="check the database user's privileges; `qdsl db upgrade` shows the failing step",
-        retryable=False,
-        details={"error": detail[:500]},
-    )
+def db_error(exc: SQLAlchemyError, url: str) -> DatabaseError:
+    """The typed error naming the cause of `exc` raised against `url` (facts.dberrors)."""
+    return classify(exc, where=display_url(url))
 
 
-def _upgrade_engine(engine: Engine) -> None:
+def upgrade_engine(engine: Engine) -> None:
+    """Run qdsl's migrations to head on `engine` (the caller holds setup_lock)."""
     from alembic import command
     from alembic.config import Config
 
@@ -128,13 +106,30 @@ def _upgrade_engine(engine: Engine) -> None:
 _PG_SETUP_LOCK = 0x71D5_1A7E
 
 
+def _has_flock() -> bool:
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# flock serializes SQLite set-up on POSIX; without it (Windows) SQLite's own lock does.
+FLOCK = _has_flock()
+# How long a set-up waits for another process's (seconds); a demo seed takes a few.
+SETUP_LOCK_WAIT_S = 600.0
+
+
 @contextmanager
 def setup_lock(engine: Engine) -> Iterator[None]:
     """Serialize migration and seeding across processes (parallel first calls).
 
-    SQLite: an exclusive flock on `<database file>.lock`; PostgreSQL: a
-    session advisory lock (scoped to the database) on its own connection.
-    Without it, two first-time `qdsl` calls race on CREATE TABLE.
+    SQLite: an exclusive flock on `<database file>.lock`, or where there is no
+    fcntl an exclusive transaction on that file as a SQLite database (SQLite
+    locks it with the platform's own calls, LockFileEx on Windows); either is
+    released when its holder closes or dies. PostgreSQL: a session advisory
+    lock (scoped to the database) on its own connection. Without it, two
+    first-time `qdsl` calls race on CREATE TABLE.
     """
     if engine.dialect.name == "postgresql":
         with engine.connect() as lock_conn:
@@ -150,11 +145,12 @@ def setup_lock(engine: Engine) -> Iterator[None]:
     if engine.dialect.name != "sqlite" or not database or database == ":memory:":
         yield
         return
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no cross-process lock, IntegrityError still caught
-        yield
+    if not FLOCK:
+        with _sqlite_lock(f"{database}.lock"):
+            yield
         return
+    import fcntl
+
     try:
         handle = open(f"{database}.lock", "a+b")  # noqa: SIM115 - held across the yield
     except OSError:
@@ -169,17 +165,46 @@ def setup_lock(engine: Engine) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def _sqlite_lock(path: str) -> Iterator[None]:
+    """An exclusive transaction on the SQLite database `path`, held across the yield."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(path, timeout=SETUP_LOCK_WAIT_S, isolation_level=None)
+    except sqlite3.Error:
+        # No writable directory: SQLite itself will report that precisely.
+        yield
+        return
+    try:
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise DatabaseError(
+                    "setup_lock_timeout",
+                    f"another process held the set-up lock for over {SETUP_LOCK_WAIT_S:.0f} s",
+                    hint="wait for the other qdsl set-up to finish, then retry",
+                    retryable=True,
+                ) from None
+            yield  # cannot lock (read-only directory): SQLite reports the real fault
+            return
+        yield
+    finally:
+        conn.close()  # ends the transaction, and with it the lock
+
+
 def upgrade(url: str) -> str:
     """Migrate the database at `url` to the newest revision; returns that revision."""
     engine = make_engine(url)
     try:
         with setup_lock(engine):
-            _upgrade_engine(engine)
-        with engine.connect() as conn:
-            rev = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
-        return str(rev)
+            upgrade_engine(engine)
+        rev = current_revision(engine)
+        assert rev is not None
+        return rev
     except SQLAlchemyError as exc:
-        raise _db_error(exc, url) from exc
+        raise db_error(exc, url) from exc
     finally:
         engine.dispose()
 
@@ -227,108 +252,11 @@ def tenant_transaction(
                 conn.commit()
 
 
-@dataclass(frozen=True)
-class DemoStatus:
-    url: str
-    revision: str
-    seeded_tenants: tuple[str, ...]
-    rows: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-
-def _seed_tenant(conn: Connection, tenant_id: str, rows: dict[str, list[dict[str, Any]]]) -> None:
-    from qdsl.facts.bulk import bulk_insert
-
-    for table_name, table_rows in rows.items():
-        bulk_insert(conn, TABLES_BY_NAME[table_name], table_rows)
-
-
-def _revision(engine: Engine) -> str | None:
-    if not inspect(engine).has_table("alembic_version"):
+def current_revision(engine: Engine) -> str | None:
+    """qdsl's schema revision in this database, or None before `qdsl db upgrade`."""
+    if not inspect(engine).has_table(VERSION_TABLE):
         return None
+    version = table(VERSION_TABLE, sa_column("version_num"))
     with engine.connect() as conn:
-        found = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        found = conn.execute(select(version.c.version_num)).scalar()
     return None if found is None else str(found)
-
-
-def _tenant_seeded(conn: Connection, tenant_id: str) -> bool:
-    return bool(
-        conn.execute(select(exists().where(projects.c.tenant_id == tenant_id))).scalar_one()
-    )
-
-
-def _demo_ready(engine: Engine) -> bool:
-    if _revision(engine) != HEAD_REVISION:
-        return False
-    for tenant_id in DEMO_TENANTS:
-        with tenant_transaction(engine, tenant_id) as conn:
-            if not _tenant_seeded(conn, tenant_id):
-                return False
-    return True
-
-
-def _migrate_and_seed(engine: Engine) -> list[str]:
-    """Under setup_lock: upgrade if due, seed each missing tenant; the tenants seeded."""
-    if _revision(engine) != HEAD_REVISION:
-        _upgrade_engine(engine)
-    data: Any = None
-    seeded = []
-    for tenant_id in DEMO_TENANTS:
-        # One transaction per tenant with the RLS tenant set, so a
-        # non-superuser owner passes the policies' WITH CHECK too.
-        try:
-            with tenant_transaction(engine, tenant_id) as conn:
-                if _tenant_seeded(conn, tenant_id):
-                    continue
-                if data is None:
-                    from qdsl.facts.demo_data import build_demo
-
-                    data = build_demo()
-                _seed_tenant(conn, tenant_id, data.rows_for(tenant_id))
-            seeded.append(tenant_id)
-        except IntegrityError:
-            # Seeded concurrently by a process that does not take setup_lock.
-            continue
-    return seeded
-
-
-def ensure_demo(url: str, *, count_rows: bool = False) -> DemoStatus:
-    """Upgrade if needed, then seed each demo tenant that has no rows yet (idempotent).
-
-    On an up-to-date, seeded database this is two cheap queries per tenant and
-    no Alembic at all: every CLI call of the demo goes through here.
-    `count_rows` fills DemoStatus.rows (one COUNT per table and tenant).
-    """
-    started = time.perf_counter()
-    engine = make_engine(url)
-    seeded: list[str] = []
-    try:
-        if not _demo_ready(engine):
-            with setup_lock(engine):
-                seeded = _migrate_and_seed(engine)
-        counts = row_counts(engine) if count_rows else {}
-        revision = _revision(engine) or HEAD_REVISION
-    except SQLAlchemyError as exc:
-        raise _db_error(exc, url) from exc
-    finally:
-        engine.dispose()
-    return DemoStatus(
-        url=make_url(normalize_url(url)).render_as_string(hide_password=True),
-        revision=revision,
-        seeded_tenants=tuple(seeded),
-        rows=counts,
-        seconds=time.perf_counter() - started,
-    )
-
-
-def row_counts(engine: Engine) -> dict[str, int]:
-    """Rows per tenant table over the demo tenants (tenant set per tenant for RLS)."""
-    counts = {t.name: 0 for t in TENANT_TABLES}
-    for tenant_id in DEMO_TENANTS:
-        with tenant_transaction(engine, tenant_id) as conn:
-            for table in TENANT_TABLES:
-                n = conn.execute(
-                    select(func.count()).select_from(table).where(table.c.tenant_id == tenant_id)
-                ).scalar_one()
-                counts[table.name] += int(n)
-    return counts

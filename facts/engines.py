@@ -26,9 +26,11 @@ __all__ = [
     "DEMO_DB_NAME",
     "default_database_url",
     "display_url",
+    "existing_engine",
     "make_async_engine",
     "make_engine",
     "normalize_url",
+    "require_database",
     "state_dir",
 ]
 
@@ -112,6 +114,33 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def require_database(url: str) -> None:
+    """Refuse a SQLite URL whose file does not exist (DatabaseMissing).
+
+    SQLite creates a missing file on first connect, so a mistyped path would
+    answer every question from an empty database. Only `qdsl db upgrade` and
+    `qdsl demo init` may create one; readers (`ask`, `run`) call this first.
+    """
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return
+    if parsed.query.get("mode") == "memory" or Path(parsed.database or "").exists():
+        return
+    from qdsl.facts.dberrors import DatabaseMissing
+
+    raise DatabaseMissing(
+        f"the SQLite database {display_url(url)} does not exist",
+        hint="check --db / QDSL_DATABASE_URL; `qdsl db upgrade` creates a new database",
+        details={"file": Path(parsed.database or "").name},
+    )
+
+
+def existing_engine(url: str, **kwargs: Any) -> Engine:
+    """`make_engine` for a database that must already exist (see require_database)."""
+    require_database(url)
+    return make_engine(url, **kwargs)
 
 
 def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:

@@ -32,7 +32,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import UsageError
 from qdsl.dsl.suggest import did_you_mean, suggest
-from qdsl.facts.bulk import _bypasses_rls
+from qdsl.facts.bulk import bypasses_rls
 from qdsl.facts.db import tenant_transaction
 from qdsl.facts.index_findings import IndexFinding, index_findings
 from qdsl.facts.index_state import (
@@ -177,7 +177,7 @@ def refresh_index(
             raise refresh_failed(name, spec, exc) from None
     if tenants is None and engine.dialect.name == "postgresql":
         with engine.connect() as conn:
-            if not _bypasses_rls(conn):
+            if not bypasses_rls(conn):
                 warnings.append(
                     "tenants were listed by a user that row-level security restricts; "
                     "tenants it cannot see were not refreshed (pass --tenant)"

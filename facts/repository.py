@@ -9,7 +9,7 @@ level security holds even if a predicate were missing.
 Freshness (`fresh_at`): a fact is fresh at time T when it has not expired
 (`valid_until` is NULL or later than T) and was observed at most
 `STALE_AFTER` (90 days) before T. Callers pass T explicitly (the demo uses
-`facts.demo_data.DEMO_NOW`), so answers do not change with the wall clock.
+`facts.demo.DEMO_NOW`), so answers do not change with the wall clock.
 """
 
 from __future__ import annotations

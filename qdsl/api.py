@@ -53,14 +53,15 @@ def demo_engine() -> Engine:
 
 @lru_cache(maxsize=8)
 def _seeded_engine(url: str) -> Engine:
-    from qdsl.facts.db import ensure_demo, make_engine
+    from qdsl.facts.db import make_engine
+    from qdsl.facts.demo.setup import ensure_demo
 
     ensure_demo(url)
     return make_engine(url)
 
 
 def _demo_now() -> datetime:
-    from qdsl.facts.db import DEMO_NOW
+    from qdsl.facts.demo import DEMO_NOW
 
     return DEMO_NOW
 

@@ -1,14 +1,28 @@
-"""Audit events: one structlog JSON line per pipeline stage, keyed by trace_id.
+"""The audit log: one JSON line per request, on by default, with no values in it.
 
-What an operator needs to replay a decision (gate kind, plan hash, template,
-SQL fingerprints, row counts, verdict, timings) and nothing a tenant would not
-want in a log: no question text, no filter values, no row data. The guarantee
-is structural: only whitelisted keys with scalar (or list-of-scalar) values
-are written; anything else is dropped and its key named in `dropped`.
+Every request that ends (answered, refused, gated, clarify, ...) or fails with
+an error (a policy error such as a foreign tenant, a database fault) writes one
+**summary** line: timestamp, `trace_id`, `tenant_id`, `question_hash`,
+`plan_hash`, query type and entity, `template`, `sql_fingerprints`, the
+verdict (`outcome`, `failed`, and `drift`: checks that failed on an earlier
+attempt that was retried), the request's `status` (or `error_code`), counts and
+`elapsed_ms`. The question text is added only when `QDSL_AUDIT_TEXT=1`.
 
-Events go to a sink: `QDSL_AUDIT_LOG=<path>` appends to a file,
-`QDSL_AUDIT_LOG=stderr` (or `-`) writes to stderr, unset is quiet. Never
-stdout: with `--json` stdout holds the envelope alone.
+Nothing a tenant would not want in a log is written: no filter values, no row
+data, no values of sensitive fields. The guarantee is structural: only
+whitelisted keys with scalar (or list-of-scalar) values are kept; anything
+else is dropped and its key named in `dropped`.
+
+Where lines go (`default_sink()`): a rotating JSONL file in the state dir
+(`<state>/audit/audit.jsonl`, rotated at 10 MB, 5 kept; `qdsl audit tail`
+reads it), plus `QDSL_AUDIT_LOG=<path>` or `stderr` when set. Never stdout:
+with `--json` stdout holds the envelope alone. `QDSL_AUDIT=off` turns the
+state-dir file off. A sink whose `stages` is true (MemorySink, for tests and
+embedding hosts) also gets one line per pipeline stage, keyed by trace_id.
+
+Cost: stage fields are folded into the summary with a few dict operations;
+JSON is rendered once per request, and for a summary-only sink no stage line
+is ever built.
 """
 
 from __future__ import annotations
@@ -19,13 +33,13 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-import structlog
-
+from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 
 ALLOWED_KEYS: frozenset[str] = frozenset(
@@ -67,9 +81,36 @@ ALLOWED_KEYS: frozenset[str] = frozenset(
         "reason_code",
         "dropped",
         "expected_query_type",
+        # the summary's own
+        "tenant_id",
+        "question_hash",
+        "drift",
+        "question",
     }
 )
 _SCALARS = (str, int, float, bool, type(None))
+# Stage fields the summary keeps (the last value a stage gave wins).
+_SUMMARY_KEYS = (
+    "route_mode",
+    "language",
+    "planner",
+    "plan_hash",
+    "query_type",
+    "entity_type",
+    "answer_contract",
+    "filter_fields",
+    "template",
+    "sql_fingerprints",
+    "row_count",
+    "evidence_count",
+    "used_fallback",
+    "outcome",
+    "failed",
+    "kind",
+)
+ROTATE_BYTES = 10 * 1024 * 1024
+ROTATE_KEEP = 5
+AUDIT_FILE = "audit.jsonl"
 
 
 class AuditSink(Protocol):
@@ -77,25 +118,112 @@ class AuditSink(Protocol):
 
 
 class StreamSink:
-    def __init__(self, stream: TextIO) -> None:
+    """Writes to `stream`, or to whatever sys.stderr is at the time (None)."""
+
+    stages = False
+
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
     def write(self, line: str) -> None:
-        self.stream.write(line + "\n")
-        self.stream.flush()
+        stream = self.stream if self.stream is not None else sys.stderr
+        stream.write(line + "\n")
+        stream.flush()
 
 
 class FileSink:
+    """Appends to a file (created 0600)."""
+
+    stages = False
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
 
     def write(self, line: str) -> None:
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            # One write of one line: concurrent processes do not interleave lines.
+            os.write(fd, (line + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+
+
+class RotatingFileSink:
+    """Appends to a file (0600) and renames it to `.1` (… `.keep`) past `max_bytes`.
+
+    The file stays open between writes (a server writes many); each write is
+    one `write(2)` of one line with O_APPEND, so processes do not interleave
+    lines. Rotation happens under an exclusive lock on `<file>.lock` after
+    re-checking the size, so two writers past the limit rotate once; a writer
+    whose file was rotated by another process notices (the inode changed) and
+    reopens.
+    """
+
+    stages = False
+
+    def __init__(
+        self, path: str | os.PathLike[str], max_bytes: int = ROTATE_BYTES, keep: int = ROTATE_KEEP
+    ) -> None:
+        self.path = Path(path)
+        self.max_bytes, self.keep = max_bytes, keep
+        self._fd: int | None = None
+
+    def _open(self) -> int:
+        if self._fd is not None:
+            try:
+                if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
+                    return self._fd
+            except FileNotFoundError:
+                pass
+            os.close(self._fd)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return self._fd
+
+    def write(self, line: str) -> None:
+        fd = self._open()
+        os.write(fd, (line + "\n").encode("utf-8"))
+        if os.fstat(fd).st_size > self.max_bytes:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        import fcntl
+
+        with open(f"{self.path}.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if not self.path.exists() or self.path.stat().st_size <= self.max_bytes:
+                    return  # another process rotated it meanwhile
+                for n in range(self.keep - 1, 0, -1):
+                    older = Path(f"{self.path}.{n}")
+                    if older.exists():
+                        older.replace(f"{self.path}.{n + 1}")
+                self.path.replace(f"{self.path}.1")
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class TeeSink:
+    def __init__(self, *sinks: AuditSink) -> None:
+        self.sinks = sinks
+        self.stages = any(getattr(s, "stages", False) for s in sinks)
+
+    def write(self, line: str) -> None:
+        for sink in self.sinks:
+            sink.write(line)
 
 
 class MemorySink:
-    """Keeps events as dicts; what tests read."""
+    """Keeps events as dicts, stage events included; what tests read."""
+
+    stages = True
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
@@ -107,6 +235,8 @@ class MemorySink:
 
 
 class NullSink:
+    stages = False
+
     def write(self, line: str) -> None:
         return None
 
@@ -114,16 +244,46 @@ class NullSink:
 _OVERRIDE: ContextVar[AuditSink | None] = ContextVar("qdsl_audit_sink", default=None)
 
 
+def audit_path() -> Path:
+    """The state dir's audit file (`qdsl audit tail` reads it)."""
+    from qdsl.facts.engines import state_dir
+
+    folder = state_dir() / "audit"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder / AUDIT_FILE
+
+
+# Sinks per configuration (state dir, QDSL_AUDIT, QDSL_AUDIT_LOG): a process
+# answering many questions keeps one open audit file instead of one per request.
+_SINKS: dict[tuple[str | None, ...], AuditSink] = {}
+
+
 def default_sink() -> AuditSink:
     override = _OVERRIDE.get()
     if override is not None:
         return override
+    env = os.environ
+    key = (env.get("QDSL_STATE_DIR"), env.get("QDSL_AUDIT"), env.get("QDSL_AUDIT_LOG"))
+    sink = _SINKS.get(key)
+    if sink is None:
+        sink = _SINKS[key] = _build_sink()
+    return sink
+
+
+def _build_sink() -> AuditSink:
+    sinks: list[AuditSink] = []
+    if os.environ.get("QDSL_AUDIT", "").strip().lower() not in ("off", "0", "false", "no"):
+        # no usable state dir: the extra target below may still hold the log
+        with suppress(OSError, QdslError):
+            sinks.append(RotatingFileSink(audit_path()))
     target = os.environ.get("QDSL_AUDIT_LOG", "").strip()
-    if not target:
-        return NullSink()
     if target in ("-", "stderr"):
-        return StreamSink(sys.stderr)
-    return FileSink(target)
+        sinks.append(StreamSink())
+    elif target:
+        sinks.append(FileSink(target))
+    if not sinks:
+        return NullSink()
+    return sinks[0] if len(sinks) == 1 else TeeSink(*sinks)
 
 
 @contextmanager
@@ -136,6 +296,9 @@ def use_sink(sink: AuditSink) -> Iterator[AuditSink]:
         _OVERRIDE.reset(token)
 
 
+_DROP = object()
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, _SCALARS):
         return value
@@ -144,22 +307,13 @@ def _clean(value: Any) -> Any:
     return _DROP
 
 
-_DROP = object()
-
-
-class _SinkLogger:
-    def __init__(self, sink: AuditSink) -> None:
-        self.sink = sink
-
-    def msg(self, message: str) -> None:
-        self.sink.write(message)
-
-    info = msg
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def plan_hash(plan: Plan) -> str:
     canonical = json.dumps(plan.to_json_dict(), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    return _short_hash(canonical)
 
 
 def plan_shape(plan: Plan) -> dict[str, Any]:
@@ -174,31 +328,86 @@ def plan_shape(plan: Plan) -> dict[str, Any]:
     }
 
 
-class Audit:
-    """The audit trail of one request."""
+def _render(stage: str, trace_id: str, fields: dict[str, Any]) -> str:
+    event: dict[str, Any] = {
+        "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "event": f"qdsl.{stage}",
+        "trace_id": trace_id,
+        "stage": stage,
+    }
+    dropped: list[str] = []
+    for key, value in fields.items():
+        kept = _clean(value) if key in ALLOWED_KEYS else _DROP
+        if kept is _DROP:
+            dropped.append(key)
+        else:
+            event[key] = kept
+    if dropped:
+        event["dropped"] = sorted(dropped)
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
-    def __init__(self, trace_id: str, sink: AuditSink | None = None) -> None:
+
+class Audit:
+    """The audit trail of one request: stage events folded into one summary line."""
+
+    def __init__(
+        self,
+        trace_id: str,
+        sink: AuditSink | None = None,
+        *,
+        tenant_id: str | None = None,
+        question: str | None = None,
+    ) -> None:
         self.trace_id = trace_id
-        self._log = structlog.wrap_logger(
-            _SinkLogger(sink or default_sink()),
-            processors=[
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.processors.JSONRenderer(ensure_ascii=False, sort_keys=False),
-            ],
-        )
+        self.sink = sink if sink is not None else default_sink()
+        self._stages = bool(getattr(self.sink, "stages", False))
+        self.tenant_id = tenant_id
+        self.question = question
+        self._summary: dict[str, Any] = {}
+        self._drift: list[str] = []
+        self._started = time.perf_counter()
+        self._written = False
+
+    def begin(self, tenant_id: str, question: str | None) -> None:
+        """Name the request's tenant and question (hashed unless QDSL_AUDIT_TEXT=1)."""
+        self.tenant_id, self.question = tenant_id, question
+        self._started = time.perf_counter()
 
     def event(self, stage: str, **fields: Any) -> None:
-        clean: dict[str, Any] = {}
-        dropped: list[str] = []
-        for key, value in fields.items():
-            kept = _clean(value) if key in ALLOWED_KEYS else _DROP
-            if kept is _DROP:
-                dropped.append(key)
-            else:
-                clean[key] = kept
-        if dropped:
-            clean["dropped"] = sorted(dropped)
-        self._log.info(f"qdsl.{stage}", trace_id=self.trace_id, stage=stage, **clean)
+        """Record a stage; the summary is written when the request ends (`result`)."""
+        summary = self._summary
+        if stage == "verify" and fields.get("failed"):
+            # a failed verdict that a retry may still turn around: contract drift
+            self._drift.extend(f for f in fields["failed"] if f not in self._drift)
+        for key in _SUMMARY_KEYS:
+            if key in fields:
+                summary[key] = fields[key]
+        if stage == "result":
+            self._finish(fields)
+            return
+        if self._stages:
+            self.sink.write(_render(stage, self.trace_id, fields))
+
+    def failed(self, exc: QdslError) -> None:
+        """The request ended in an error (policy, plan, database): one summary line."""
+        if not self._written:
+            self._finish({"status": "error", "error_code": exc.code})
+
+    def _finish(self, fields: dict[str, Any]) -> None:
+        if self._written:
+            return
+        self._written = True
+        out = dict(self._summary)
+        out.update(fields)
+        out["tenant_id"] = self.tenant_id
+        if self.question:
+            out["question_hash"] = _short_hash(self.question)
+            if os.environ.get("QDSL_AUDIT_TEXT") == "1":
+                out["question"] = self.question
+        if self._drift:
+            out["drift"] = list(self._drift)
+        out.setdefault("elapsed_ms", round((time.perf_counter() - self._started) * 1000, 3))
+        self.sink.write(_render("result", self.trace_id, out))
 
     @contextmanager
     def timed(self, stage: str, **fields: Any) -> Iterator[dict[str, Any]]:
@@ -210,3 +419,21 @@ class Audit:
         finally:
             extra["elapsed_ms"] = round((time.perf_counter() - start) * 1000, 3)
             self.event(stage, **extra)
+
+
+def read_tail(path: Path, count: int) -> list[dict[str, Any]]:
+    """The last `count` events of the audit file (reaching into `.1` when short)."""
+    lines: list[str] = []
+    for candidate in (path, Path(f"{path}.1")):
+        if len(lines) >= count or not candidate.exists():
+            continue
+        with candidate.open("rb") as fh:
+            older = fh.read().decode("utf-8", errors="replace").splitlines()
+        lines = older[-(count - len(lines)) :] + lines
+    events = []
+    for line in lines[-count:]:
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line cut by a crash: skip it, keep the rest
+    return events

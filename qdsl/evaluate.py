@@ -379,15 +379,22 @@ def plan_and_answer_asker(
     default_now: datetime,
     planner: Planner | None = None,
 ) -> Ask:
-    """`ask` for `run_cases`: the whole pipeline, each case on its own clock."""
-    from qdsl.api import AnswerOptions, plan_and_answer
+    """`ask` for `run_cases`: the whole pipeline, each case on its own clock.
+
+    Names only the data knows are linked as a deployment links them: through
+    the value index of `engine` (the embedded demo database without one), read
+    per asking tenant and cached across the cases.
+    """
+    from qdsl.api import AnswerOptions, demo_engine, plan_and_answer
+    from qdsl.facts.value_index import value_source_for
+
+    eng = engine if engine is not None else demo_engine()
+    values = value_source_for(eng, catalog)
 
     def ask(case: Case) -> AnswerResult:
-        return plan_and_answer(
-            case.question,
-            case.tenant,
-            engine=engine,
-            options=AnswerOptions(catalog=catalog, planner=planner, now=case.now or default_now),
+        options = AnswerOptions(
+            catalog=catalog, planner=planner, now=case.now or default_now, values=values
         )
+        return plan_and_answer(case.question, case.tenant, engine=eng, options=options)
 
     return ask

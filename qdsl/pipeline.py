@@ -322,6 +322,7 @@ def verified_answer(
     """
     run = _Run("", tenant_id, settings, audit)
     run.lang = language
+    audit.begin(tenant_id, None)
     audit.event("plan", **plan_shape(plan), planner="caller")
     if plan.query_type is QueryType.UNKNOWN:
         return run.clarify(plan)
@@ -351,6 +352,16 @@ def _only_question_gaps(verdict: Verdict) -> bool:
 
 
 def answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flow:
+    """The pipeline for one question; every way it ends leaves one audit summary."""
+    audit.begin(tenant_id, question)
+    try:
+        return (yield from _answer_flow(question, tenant_id, s, audit))
+    except QdslError as exc:
+        audit.failed(exc)
+        raise
+
+
+def _answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Flow:
     run = _Run(question, tenant_id, s, audit)
     audit.event("request", route_mode=s.route_mode, language=run.lang, question_chars=len(question))
     try:

@@ -29,7 +29,8 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from qdsl.facts.db import ensure_demo, make_engine, normalize_url
+from qdsl.facts.db import make_engine, normalize_url
+from qdsl.facts.demo.setup import ensure_demo
 
 # The second deployment (support tickets) and its databases.
 pytest_plugins = ["deployments.fixtures"]

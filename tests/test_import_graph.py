@@ -84,3 +84,41 @@ def test_every_import_spells_the_one_root(package: str) -> None:
         if module.split(".")[0] in COMPONENTS
     ]
     assert bare == []
+
+
+# The demo (catalog, schema, rows) is one deployment, not product code. Only
+# these facade entry points reach it: the embedded demo is the default
+# database (`plan_and_answer` without an engine, `ask`/`run` without --db) and
+# `qdsl demo` seeds it. dsl.catalog reads the demo's catalog.toml as a data
+# file for the same default, without importing demo code.
+DEMO = "qdsl.facts.demo"
+DEMO_ENTRY_POINTS = {
+    "qdsl/api.py",
+    "qdsl/cli/db_cmds.py",
+    "qdsl/cli/exec_cmds.py",
+    "qdsl/cli/answer_cmds.py",
+    "qdsl/cli/eval_cmd.py",
+}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_product_code_never_imports_the_demo(package: str) -> None:
+    bad = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path, module in _imports(package)
+        if (module == DEMO or module.startswith(DEMO + "."))
+        and "demo" not in path.relative_to(ROOT).parts[:-1]
+        and path.relative_to(ROOT).as_posix() not in DEMO_ENTRY_POINTS
+    ]
+    assert bad == []
+
+
+def test_the_demo_lives_in_one_place() -> None:
+    stray = [
+        p.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for p in (ROOT / package).rglob("*demo*.py")
+        if "demo" not in p.relative_to(ROOT).parts[:-1]
+    ]
+    # the facade's `qdsl demo` walkthrough is the demo command itself
+    assert stray == ["qdsl/demo_show.py"]

@@ -1,8 +1,14 @@
-"""Initial schema: semantic_facts, the demo tables, text_grams; PostgreSQL security.
+"""qdsl's own schema: semantic_facts and text_grams; on PostgreSQL the reader role.
 
-On PostgreSQL this also installs pg_trgm with trigram indexes on the fallback
-text columns, forced row-level security on every tenant table (an unset
-`app.tenant_id` sees nothing), and the read-only role `qdsl_reader`.
+Only qdsl's own tables: a deployer's tables (and the demo's, which `qdsl demo
+init` creates) are never touched, and the history is recorded in its own
+version table (`qdsl_alembic_version`, see env.py) so it lives beside the
+deployer's own Alembic history. Before release this revision also created the
+demo tables; it was rewritten in place (a database migrated by that version
+must be recreated).
+
+On PostgreSQL this also installs forced row-level security on both tables (an
+unset `app.tenant_id` sees nothing) and the read-only role `qdsl_reader`.
 
 `qdsl_reader` is NOLOGIN: the executor connects as the application user and
 runs `SET LOCAL ROLE qdsl_reader` inside its read-only transaction, so the
@@ -32,90 +38,14 @@ depends_on: str | Sequence[str] | None = None
 
 READER_ROLE = "qdsl_reader"
 TENANT_EXPR = "tenant_id = NULLIF(current_setting('app.tenant_id', true), '')"
-DEMO_TABLES = ("projects", "tasks", "docs", "runs", "signals", "users", "configs")
-TENANT_TABLES = (*DEMO_TABLES, "semantic_facts", "text_grams")
-TRIGRAM_COLUMNS = {
-    "projects": ("title", "summary"),
-    "tasks": ("title",),
-    "docs": ("title", "body"),
-    "runs": ("question", "error"),
-    "signals": ("message",),
-    "users": ("name",),
-    "configs": ("key", "value"),
-}
+TENANT_TABLES = ("semantic_facts", "text_grams")
 
 
 def _dt() -> sa.DateTime:
     return sa.DateTime(timezone=True)
 
 
-def _tenant_table(name: str, *columns: sa.Column) -> None:  # type: ignore[type-arg]
-    op.create_table(
-        name,
-        sa.Column("tenant_id", sa.String(64), nullable=False),
-        sa.Column("id", sa.String(64), nullable=False),
-        *columns,
-        sa.PrimaryKeyConstraint("tenant_id", "id", name=f"pk_{name}"),
-    )
-
-
 def _create_tables() -> None:
-    _tenant_table(
-        "projects",
-        sa.Column("title", sa.String(500), nullable=False),
-        sa.Column("summary", sa.Text(), nullable=True),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("budget", sa.Numeric(14, 2), nullable=True),
-        sa.Column("owner_email", sa.String(320), nullable=True),
-        sa.Column("created_at", _dt(), nullable=False),
-    )
-    _tenant_table(
-        "tasks",
-        sa.Column("project_id", sa.String(64), nullable=True),
-        sa.Column("title", sa.String(500), nullable=False),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("assignee", sa.String(200), nullable=True),
-        sa.Column("created_at", _dt(), nullable=False),
-        sa.Column("due_at", _dt(), nullable=True),
-    )
-    op.create_index("ix_tasks_tenant_id_project_id", "tasks", ["tenant_id", "project_id"])
-    _tenant_table(
-        "docs",
-        sa.Column("title", sa.String(500), nullable=False),
-        sa.Column("section", sa.String(200), nullable=True),
-        sa.Column("body", sa.Text(), nullable=False),
-        sa.Column("updated_at", _dt(), nullable=False),
-    )
-    _tenant_table(
-        "runs",
-        sa.Column("project_id", sa.String(64), nullable=True),
-        sa.Column("question", sa.Text(), nullable=False),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("error", sa.Text(), nullable=True),
-        sa.Column("started_at", _dt(), nullable=False),
-        sa.Column("finished_at", _dt(), nullable=True),
-    )
-    _tenant_table(
-        "signals",
-        sa.Column("project_id", sa.String(64), nullable=True),
-        sa.Column("kind", sa.String(16), nullable=False),
-        sa.Column("severity", sa.Integer(), nullable=False),
-        sa.Column("message", sa.Text(), nullable=False),
-        sa.Column("created_at", _dt(), nullable=False),
-    )
-    _tenant_table(
-        "users",
-        sa.Column("name", sa.String(200), nullable=False),
-        sa.Column("email", sa.String(320), nullable=True),
-        sa.Column("role", sa.String(16), nullable=False),
-    )
-    _tenant_table(
-        "configs",
-        sa.Column("key", sa.String(200), nullable=False),
-        sa.Column("value", sa.Text(), nullable=True),
-        sa.Column("secret_value", sa.Text(), nullable=True),
-        sa.Column("updated_at", _dt(), nullable=False),
-    )
     op.create_table(
         "semantic_facts",
         sa.Column(
@@ -165,13 +95,6 @@ def _create_tables() -> None:
 
 
 def _postgresql_security() -> None:
-    op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    for table, columns in TRIGRAM_COLUMNS.items():
-        for column in columns:
-            op.execute(
-                f'CREATE INDEX "ix_{table}_{column}_trgm" ON "{table}" '
-                f'USING gin ("{column}" gin_trgm_ops)'
-            )
     # Roles are cluster-wide and test databases are created concurrently:
     # another session may create the role between the check and the CREATE.
     op.execute(

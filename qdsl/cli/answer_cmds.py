@@ -44,7 +44,7 @@ def _now(raw: str | None, *, demo: bool) -> datetime:
     if moment is not None:
         return moment
     if demo:
-        from qdsl.facts.db import DEMO_NOW
+        from qdsl.facts.demo import DEMO_NOW
 
         return DEMO_NOW
     return datetime.now(UTC)
@@ -117,9 +117,9 @@ def ask_cmd(
         url = current_state().db_url
         engine = None
         if url is not None:
-            from qdsl.facts.db import make_engine
+            from qdsl.facts.db import existing_engine
 
-            engine = make_engine(url)
+            engine = existing_engine(url)
         try:
             res = plan_and_answer(
                 question,

@@ -20,6 +20,10 @@ Outcome back instead of printing. Only the last result is printed, through
 the same envelope and budget; a step that fails stops the chain with its error
 (details name the step), and a step that ends with a non-zero exit code (a
 failed verdict) ends the chain there with its result.
+
+All steps serve one tenant (a step for another is `usage/chain_mixed_tenants`),
+and a chain's result too large to print is stored as a ref of that tenant; a
+`refs get` step reads a tenant's ref only with `"tenant"` in its input.
 """
 
 from __future__ import annotations
@@ -201,11 +205,13 @@ def run_chain(steps: list[dict[str, Any]]) -> Outcome:
     envelopes: list[dict[str, Any]] = []
     warnings: list[str] = []
     last = Outcome(data=None)
+    tenants: set[str] = set()
     for i, step in enumerate(steps):
         op = canonical_op(step["op"])
         try:
             inputs = _resolve_refs(step.get("input", {}), envelopes, i)
             last = resolve_op(op)(inputs)
+            tenants |= _one_tenant(tenants, last.tenant, i)
         except QdslError as exc:
             exc.details = {**exc.details, "chainStep": i, "chainOp": op}
             exc.message = f"chain step {i} ({op}): {exc.message}"
@@ -227,7 +233,26 @@ def run_chain(steps: list[dict[str, Any]]) -> Outcome:
         human=last.human,
         trace_id=last.trace_id,
         exit_code=last.exit_code,
+        tenant=next(iter(tenants), None),
     )
+
+
+def _one_tenant(seen: set[str], tenant: str | None, index: int) -> set[str]:
+    """A chain passes values between its steps, so all of them serve one tenant.
+
+    The chain's result (and its ref, if too large to print) belongs to it.
+    """
+    if tenant is None or tenant in seen:
+        return set()
+    if seen:
+        raise UsageError(
+            "chain_mixed_tenants",
+            f"step {index} runs for another tenant than the steps before it",
+            hint="a chain serves one tenant: give every step the same tenant, "
+            "or run a chain per tenant",
+            details={"step": index},
+        )
+    return {tenant}
 
 
 @click.command("chain")
@@ -258,6 +283,10 @@ def chain_cmd(ctx: click.Context, steps_json: str) -> None:
     A failing step stops the chain with its error (details name the step);
     a step that exits non-zero (a failed verdict) ends the chain with its
     result. At most 50 steps.
+
+    All steps serve one tenant: a "refs get" step reads a tenant's ref only
+    with "tenant" in its input, and a result too large to print is stored
+    as a ref of that tenant.
     """
 
     def body() -> Outcome:

@@ -84,7 +84,7 @@ def demo_group(ctx: click.Context) -> None:
 def _quiet_init() -> int:
     from qdsl.dsl.errors import QdslError
     from qdsl.envelope import emit_error
-    from qdsl.facts.db import ensure_demo
+    from qdsl.facts.demo.setup import ensure_demo
 
     try:
         ensure_demo(_url())
@@ -99,7 +99,7 @@ def init_cmd(ctx: click.Context) -> None:
     """Create (migrate) and seed the demo database; does nothing if already seeded."""
 
     def body() -> Outcome:
-        from qdsl.facts.db import ensure_demo
+        from qdsl.facts.demo.setup import ensure_demo
 
         url = _url()
         status = ensure_demo(url, count_rows=True)

@@ -78,7 +78,7 @@ def _default_now(raw: str | None, *, demo: bool) -> datetime:
     if moment is not None:
         return moment
     if demo:
-        from qdsl.facts.db import DEMO_NOW
+        from qdsl.facts.demo import DEMO_NOW
 
         return DEMO_NOW
     return datetime.now(UTC)
@@ -110,9 +110,9 @@ def eval_cmd(ctx: click.Context, /, cases_path: str, now_text: str | None, show:
         default_now = _default_now(now_text, demo=url is None)
         engine = None
         if url is not None:
-            from qdsl.facts.db import make_engine
+            from qdsl.facts.db import existing_engine
 
-            engine = make_engine(url)
+            engine = existing_engine(url)
         try:
             ask = plan_and_answer_asker(engine=engine, catalog=catalog, default_now=default_now)
             report = run_cases(cases, ask)

@@ -17,7 +17,7 @@ from qdsl.cli.inputs import plan_input_options, read_plan_input
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import UsageError
+from qdsl.dsl.errors import QdslError, UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.executor.result import ExecutionResult
 
@@ -64,8 +64,9 @@ def run_plan(
     database, else the current time. Returns the result and the `now` used.
     """
     from qdsl.executor.run import execute
-    from qdsl.facts.db import default_database_url, ensure_demo, make_engine
-    from qdsl.facts.demo_data import DEMO_NOW
+    from qdsl.facts.db import default_database_url, existing_engine
+    from qdsl.facts.demo import DEMO_NOW
+    from qdsl.facts.demo.setup import ensure_demo
 
     url = db_url or default_database_url()
     is_demo = db_url is None
@@ -74,7 +75,7 @@ def run_plan(
     moment = now or parse_now(os.environ.get("QDSL_NOW"))
     if moment is None:
         moment = DEMO_NOW if is_demo else datetime.now(UTC)
-    engine = make_engine(url)
+    engine = existing_engine(url)
     try:
         return execute(plan, catalog, engine, tenant_id, timeout_ms=timeout_ms, now=moment), moment
     finally:
@@ -154,6 +155,17 @@ def _run_human(result: ExecutionResult) -> str:
     return "\n".join(lines)
 
 
+def _audit_failure(tenant: str, exc: QdslError) -> None:
+    """A plan that failed before it was answered (policy, plan, database) is audited too."""
+    import uuid
+
+    from qdsl.audit import Audit
+
+    audit = Audit(uuid.uuid4().hex)
+    audit.begin(tenant, None)
+    audit.failed(exc)
+
+
 @click.command("run")
 @plan_input_options
 @click.option(
@@ -174,15 +186,19 @@ def run_cmd(
 
     def body() -> Outcome:
         catalog = _catalog()
-        plan, warnings = load_normalized(inputs, tenant, catalog)
-        result, moment = run_plan(
-            plan,
-            catalog,
-            tenant,
-            db_url=current_state().db_url,
-            timeout_ms=timeout_ms,
-            now=parse_now(now_text),
-        )
+        try:
+            plan, warnings = load_normalized(inputs, tenant, catalog)
+            result, moment = run_plan(
+                plan,
+                catalog,
+                tenant,
+                db_url=current_state().db_url,
+                timeout_ms=timeout_ms,
+                now=parse_now(now_text),
+            )
+        except QdslError as exc:
+            _audit_failure(tenant, exc)
+            raise
         from qdsl.cli.answer_cmds import verified_run
 
         # The answer layer renders and verifies the result (SPEC 7: run is verified).

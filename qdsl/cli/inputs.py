@@ -180,11 +180,17 @@ def read_plan_input(
 
 
 def read_ref_value(ref_id: str, pick: str | None) -> Any:
-    """The value of JMESPath `pick` (default `data`) over a stored envelope."""
+    """The value of JMESPath `pick` (default `data`) over a stored envelope.
+
+    The ref is read as the command's `--tenant`: a ref made for another
+    tenant is `ref/ref_not_found`, exactly like one that does not exist.
+    """
+    from qdsl.cli.refs_cmds import reader_tenant
+    from qdsl.cli.runner import command_tenant
     from qdsl.envelope.jmes import search
     from qdsl.envelope.store import open_store
 
-    document = open_store().read_json(ref_id)
+    document = open_store().read_json(ref_id, tenant=reader_tenant(command_tenant()))
     expr = pick if pick is not None and pick.strip() else "data"
     value = search(expr, document)
     if value is None:

@@ -23,10 +23,12 @@ COMMANDS: dict[str, str] = {
     "run": "qdsl.cli.exec_cmds:run_cmd",
     "db": "qdsl.cli.db_cmds:db_group",
     "demo": "qdsl.cli.db_cmds:demo_group",
+    "facts": "qdsl.cli.facts_cmds:facts_group",
     "ask": "qdsl.cli.answer_cmds:ask_cmd",
     "verify": "qdsl.cli.answer_cmds:verify_cmd",
     "refs": "qdsl.cli.refs_cmds:refs_group",
     "chain": "qdsl.cli.chain_cmd:chain_cmd",
+    "audit": "qdsl.cli.audit_cmds:audit_group",
     "eval": "qdsl.cli.eval_cmd:eval_cmd",
     "index": "qdsl.cli.index_cmd:index_group",
 }

@@ -1,6 +1,8 @@
 """`qdsl refs path|list|show|get|prune`: the ref store (SPEC 9).
 
-`refs path` is the one command that prints an absolute path.
+`refs path` is the one command that prints an absolute path. A ref made for
+a tenant is listed and read only with the same `--tenant`; to anyone else it
+does not exist (`ref/ref_not_found`). Refs made without a tenant are shared.
 """
 
 from __future__ import annotations
@@ -15,6 +17,25 @@ from qdsl.dsl.errors import UsageError
 
 _DURATION = re.compile(r"\s*(\d+)\s*(ms|s|m|h|d|w)\s*\Z")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+
+tenant_option = click.option(
+    "--tenant",
+    metavar="ID",
+    help="The caller's tenant: refs made for it (and refs made without one) are readable.",
+)
+
+
+def reader_tenant(tenant: object) -> str | None:
+    """The tenant a ref is read as; blank or malformed is a usage error."""
+    if tenant is None:
+        return None
+    if not isinstance(tenant, str) or not tenant.strip() or not tenant.isprintable():
+        raise UsageError(
+            "bad_tenant",
+            "the tenant must be a printable, non-blank string",
+            hint="pass the tenant the ref was made for, e.g. --tenant t1",
+        )
+    return tenant
 
 
 def parse_duration_ms(text: str) -> int:
@@ -52,22 +73,32 @@ def path_cmd(ctx: click.Context) -> None:
 
 
 @refs_group.command("list")
+@tenant_option
 @click.pass_context
-def list_cmd(ctx: click.Context) -> None:
-    """List live refs, newest first."""
+def list_cmd(ctx: click.Context, tenant: str | None) -> None:
+    """List the live refs this tenant may read, newest first."""
 
     def body() -> Outcome:
         from qdsl.envelope.next_ops import next_op, refs_get_op
         from qdsl.envelope.store import open_store
 
-        refs = list(reversed(open_store().live()))
+        caller = reader_tenant(tenant)
+        refs = list(reversed(open_store().live(tenant=caller)))
         rows = [r.to_json() for r in refs]
         next_ops: list[dict[str, Any]] = []
         if refs:
-            newest = refs[0].ref_id
+            newest = refs[0]
+            show = ["qdsl", "--json", "refs", "show"]
+            if newest.tenant is not None:
+                show += ["--tenant", newest.tenant]
             next_ops = [
-                refs_get_op(newest, "keys(data)", "the top-level keys of the newest ref"),
-                next_op("refs show", ["qdsl", "--json", "refs", "show", newest]),
+                refs_get_op(
+                    newest.ref_id,
+                    "keys(data)",
+                    "the top-level keys of the newest ref",
+                    tenant=newest.tenant,
+                ),
+                next_op("refs show", [*show, newest.ref_id]),
             ]
         from qdsl.cli.tables import Table, render
 
@@ -86,8 +117,9 @@ def list_cmd(ctx: click.Context) -> None:
 
 @refs_group.command("show")
 @click.argument("ref_id", metavar="REF")
+@tenant_option
 @click.pass_context
-def show_cmd(ctx: click.Context, ref_id: str) -> None:
+def show_cmd(ctx: click.Context, ref_id: str, tenant: str | None) -> None:
     """Print a small stored result whole; a large one is refused (use `refs get`)."""
 
     def body() -> Outcome:
@@ -98,21 +130,21 @@ def show_cmd(ctx: click.Context, ref_id: str) -> None:
         from qdsl.envelope.store import open_store
 
         store = open_store()
-        record = store.record(ref_id)
-        document = store.read_json(record.ref_id)
+        record, document = store.load_json(ref_id, tenant=reader_tenant(tenant))
         data = {"ref": record.to_json(), "envelope": document}
         budget = io_settings().threshold
+        tenant_arg = f" --tenant {record.tenant}" if record.tenant is not None else ""
         if budget and stdout_bytes(dumps(data)) + 512 > budget:
             keys = search("keys(data)", document) if isinstance(document, dict) else None
             raise UsageError(
                 "ref_too_large",
                 f"ref {record.ref_id} holds {record.bytes} bytes, over the {budget}-byte "
                 "output budget; `refs show` prints only small results",
-                hint=f"read a part: qdsl --json refs get {record.ref_id} 'data'"
+                hint=f"read a part: qdsl --json refs get{tenant_arg} {record.ref_id} 'data'"
                 " (any JMESPath, e.g. 'data.items[0]' or 'keys(data)')",
                 details={"ref": record.to_json(), "dataKeys": keys},
             )
-        return Outcome(data=data, next_ops=[refs_get_op(record.ref_id)])
+        return Outcome(data=data, next_ops=[refs_get_op(record.ref_id, tenant=record.tenant)])
 
     ctx.exit(run_operation("refs show", body))
 
@@ -120,30 +152,47 @@ def show_cmd(ctx: click.Context, ref_id: str) -> None:
 @refs_group.command("get")
 @click.argument("ref_id", metavar="REF")
 @click.argument("expr", metavar="EXPR", default="data")
+@tenant_option
 @click.pass_context
-def get_cmd(ctx: click.Context, ref_id: str, expr: str) -> None:
+def get_cmd(ctx: click.Context, ref_id: str, expr: str, tenant: str | None) -> None:
     """Evaluate a JMESPath expression (default `data`) over a stored envelope."""
 
     def body() -> Outcome:
-        return op_refs_get({"ref": ref_id, "expr": expr})
+        return op_refs_get({"ref": ref_id, "expr": expr, "tenant": tenant})
 
     ctx.exit(run_operation("refs get", body))
 
 
 def op_refs_get(inputs: dict[str, Any]) -> Outcome:
-    """`refs get` as a chain operation: input {"ref": ID, "expr": JMESPath}."""
+    """`refs get` as a chain operation: {"ref": ID, "expr": JMESPath, "tenant": T}.
+
+    What is read from a tenant's ref stays that tenant's: the outcome carries
+    the ref's tenant, so a result too large to print is stored for it alone.
+    """
     from qdsl.envelope.jmes import search
     from qdsl.envelope.store import open_store
 
+    unknown = set(inputs) - {"ref", "expr", "tenant"}
+    if unknown:
+        raise UsageError(
+            "unknown_input",
+            f"refs get has no input {sorted(unknown)[0]!r}",
+            hint="inputs: expr, ref, tenant",
+        )
     ref_id = inputs.get("ref")
     if not isinstance(ref_id, str):
         raise UsageError("missing_ref", "refs get needs a ref id", hint='{"ref": "r2026..."}')
     expr = inputs.get("expr") or "data"
     if not isinstance(expr, str):
         raise UsageError("bad_expression", "expr must be a string", hint="e.g. data.items[0]")
-    value = search(expr, open_store().read_json(ref_id))
-    warnings = [] if value is not None else [f"{expr!r} selects nothing in ref {ref_id}"]
-    return Outcome(data={"refId": ref_id, "expr": expr, "value": value}, warnings=warnings)
+    record, document = open_store().load_json(ref_id, tenant=reader_tenant(inputs.get("tenant")))
+    value = search(expr, document)
+    warnings = [] if value is not None else [f"{expr!r} selects nothing in ref {record.ref_id}"]
+    return Outcome(
+        data={"refId": record.ref_id, "expr": expr, "value": value},
+        warnings=warnings,
+        tenant=record.tenant,
+    )
 
 
 @refs_group.command("prune")

@@ -31,6 +31,16 @@ class Outcome:
     # A non-zero exit for a result that is still printed as data (e.g. `verify`
     # printing a failed verdict exits 5 with the verdict on stdout).
     exit_code: int = 0
+    # The tenant whose data this is: a result too large to print is stored as
+    # a ref readable only with this tenant. None: the command's --tenant.
+    tenant: str | None = None
+
+
+def command_tenant() -> str | None:
+    """The running command's `--tenant` (every command spells it so), if any."""
+    ctx = click.get_current_context(silent=True)
+    value = ctx.params.get("tenant") if ctx is not None else None
+    return value if isinstance(value, str) else None
 
 
 # Set by `qdsl chain`: run_operation hands the Outcome (or raises the error)
@@ -44,6 +54,8 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
     captured = CAPTURE.get()
     if captured is not None:
         outcome = body()
+        if outcome.tenant is None:
+            outcome.tenant = command_tenant()
         captured.append(outcome)
         return outcome.exit_code
     from qdsl.envelope.store import collect_at_start
@@ -64,6 +76,7 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
         trace_id=outcome.trace_id,
         json_mode=state.json_mode,
         human=outcome.human,
+        tenant=command_tenant() if outcome.tenant is None else outcome.tenant,
     )
     return outcome.exit_code or code
 

@@ -2,11 +2,13 @@
 
 The deployment is what a deployer writes (tests/deployments/tickets/):
 `catalog.toml`, the desk's own tables as portable DDL (`schema.sql`), its rows
-(`data.sql`) and one fact field as `semantic_facts` rows (`facts.jsonl`). A
-database is built the way a deployer sets one up: the desk's DDL and data,
-`qdsl.facts.db.upgrade` for qdsl's own tables, on PostgreSQL `qdsl db secure`
-(reader grants, forced row-level security), the facts, and the text index over
-the catalog's `text_search` columns.
+(`data.sql`) and one fact field's facts (`facts.jsonl`, the `qdsl facts load`
+format). A database is built the way a deployer sets one up: the desk's DDL
+and data, `qdsl.facts.db.upgrade` for qdsl's own tables, on PostgreSQL
+`qdsl db secure` (reader grants, forced row-level security), `qdsl facts load`
+and `qdsl index refresh`
+(the text index over `text_search` columns and the value index of
+`link_values` fields).
 
 Fixtures (registered from tests/conftest.py):
 * `tickets_catalog`: the loaded catalog.
@@ -19,23 +21,20 @@ Fixtures (registered from tests/conftest.py):
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from qdsl.dsl.catalog import Catalog, load_catalog
-from qdsl.facts.bulk import bulk_insert
+from qdsl.facts import fact_files
 from qdsl.facts.db import READER_ROLE, make_engine, upgrade
+from qdsl.facts.index_refresh import refresh_index
+from qdsl.facts.load import load_facts
 from qdsl.facts.secure import secure
-from qdsl.facts.tables import semantic_facts, text_grams
-from qdsl.facts.textindex import gram_rows
 
 TICKETS_DIR = Path(__file__).parent / "tickets"
 TICKETS_CATALOG = TICKETS_DIR / "catalog.toml"
@@ -63,32 +62,6 @@ def _run_file(conn: Connection, path: Path) -> None:
         conn.exec_driver_sql(stmt)
 
 
-def _facts(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        for key in ("observed_at", "valid_until"):
-            if row.get(key) is not None:
-                row[key] = datetime.fromisoformat(row[key])
-        rows.append(row)
-    return rows
-
-
-def _index_rows(conn: Connection, catalog: Catalog) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    for name, spec in catalog.entities.items():
-        if not spec.text_search:
-            continue
-        cols = [spec.tenant, spec.id, *spec.text_search]
-        table = sa.table(spec.table, *(sa.column(c) for c in cols))
-        for row in conn.execute(sa.select(*table.c)).mappings():
-            texts = [row[c] for c in spec.text_search]
-            out.extend(gram_rows(row[spec.tenant], name, row[spec.id], texts))
-    return out
-
-
 def build_tickets_database(url: str) -> None:
     """Create the desk's tables and rows, migrate qdsl's own, load facts, index text."""
     catalog = load_catalog(TICKETS_CATALOG)
@@ -104,9 +77,11 @@ def build_tickets_database(url: str) -> None:
         if engine.dialect.name == "postgresql":
             # as a deployer runs `qdsl db secure`: reader grants and forced RLS
             secure(engine, catalog, reader=READER_ROLE, apply=True)
-        with engine.begin() as conn:
-            bulk_insert(conn, semantic_facts, _facts(TICKETS_DIR / "facts.jsonl"))
-            bulk_insert(conn, text_grams, _index_rows(conn, catalog))
+        # as a deployer runs `qdsl facts load facts.jsonl` (normalized like the planner)
+        with (TICKETS_DIR / "facts.jsonl").open("rb") as stream:
+            load_facts(fact_files.read_rows(stream, "jsonl"), engine=engine, catalog=catalog)
+        # as a deployer runs `qdsl index refresh`: the text and value indexes
+        refresh_index(engine, catalog)
     finally:
         engine.dispose()
 

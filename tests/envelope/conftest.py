@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,9 +33,18 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def make_store(tmp_path: Path, clock: FakeClock) -> Callable[..., RefStore]:
-    def make(*, ttl_ms: int = 60_000, max_count: int = 50, max_bytes: int = 10_000_000) -> RefStore:
+    # grace_ms=0 by default: these stores run on a fake clock, and the cap
+    # tests want eviction at once; the grace period has tests of its own.
+    def make(
+        *, ttl_ms: int = 60_000, max_count: int = 50, max_bytes: int = 10_000_000, grace_ms: int = 0
+    ) -> RefStore:
         return RefStore(
-            tmp_path / "state", ttl_ms=ttl_ms, max_count=max_count, max_bytes=max_bytes, clock=clock
+            tmp_path / "state",
+            ttl_ms=ttl_ms,
+            max_count=max_count,
+            max_bytes=max_bytes,
+            grace_ms=grace_ms,
+            clock=clock,
         )
 
     return make
@@ -44,3 +56,22 @@ def files_under() -> Callable[[Path], list[str]]:
         return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
     return list_files
+
+
+@pytest.fixture
+def ram_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory on tmpfs when there is one, else tmp_path.
+
+    The concurrency and kill -9 suites test processes racing and dying, not
+    power loss: on tmpfs their fsyncs cost nothing (20 ms each on this CI
+    disk), so they can run thousands of operations in CI.
+    """
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    path = Path(tempfile.mkdtemp(prefix="qdsl-refs-", dir=shm))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

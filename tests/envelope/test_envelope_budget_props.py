@@ -1,5 +1,8 @@
 """For results of any JSON shape and size, the printed envelope parses, fits the
-budget, leads with refId when persisted, and the stored result is the original."""
+budget, leads with refId when persisted, and the stored result is the original;
+the preview has the result's shape (a list stays a list of its first items,
+its count in `meta.preview.cuts`), and the rendered answer `data.text` stays
+whole whenever the budget has room for it."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qdsl.envelope.budget import dumps
+from qdsl.envelope.compact import jmes_child
 from qdsl.envelope.emit import emit_success, success_envelope
 from qdsl.envelope.settings import IoSettings
 from qdsl.envelope.store import RefStore
@@ -82,6 +86,51 @@ def _json_bytes_bound(value: Any, memo: dict[int, int] | None = None) -> int:
     return size
 
 
+texts = st.text(max_size=400) | st.builds(
+    lambda c, n: c * n, st.sampled_from(["a", "港", "😀", "\n"]), st.integers(0, 3000)
+)
+# results with a rendered answer first, as ask and run print them
+answers = st.builds(
+    lambda text, rest: {
+        "text": text,
+        **({k: v for k, v in rest.items() if k != "text"} if isinstance(rest, dict) else {}),
+        **({} if isinstance(rest, dict) else {"answer": rest}),
+    },
+    texts,
+    json_values,
+)
+# Room the tightest level needs besides the text: ref fields, suggestions and
+# the rest of a result of at most 40 leaves.
+SLACK = 8192
+
+
+def assert_same_shape(orig: Any, shown: Any, path: str, cuts: dict[str, tuple[int, int]]) -> None:
+    if isinstance(orig, dict):
+        assert isinstance(shown, dict), path
+        assert len(shown) <= len(orig), path
+        for (key, value), (shown_key, shown_value) in zip(
+            orig.items(), shown.items(), strict=False
+        ):
+            assert shown_key == key, path  # the first keys, in order (keys here are short)
+            assert_same_shape(value, shown_value, jmes_child(path, key), cuts)
+        if len(shown) < len(orig) and path in cuts:
+            assert cuts[path] == (len(orig), len(shown)), path
+    elif isinstance(orig, list):
+        assert isinstance(shown, list), path  # a list stays a list
+        assert len(shown) <= len(orig), path
+        if len(shown) < len(orig) and path in cuts:
+            assert cuts[path] == (len(orig), len(shown)), path
+        for i, (value, shown_value) in enumerate(zip(orig, shown, strict=False)):
+            assert_same_shape(value, shown_value, f"{path}[{i}]", cuts)
+    elif isinstance(orig, str):
+        assert isinstance(shown, str), path
+        if shown != orig:
+            head, _, tail = shown.rpartition("…[+")
+            assert orig.startswith(head) and tail == f"{len(orig) - len(head)} chars]", path
+    else:
+        assert shown == orig, path
+
+
 def emit(data: Any, store: RefStore, threshold: int, warnings: list[str]) -> str:
     out = io.StringIO()
     emit_success(
@@ -102,7 +151,7 @@ def emit(data: Any, store: RefStore, threshold: int, warnings: list[str]) -> str
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    data=json_values,
+    data=json_values | answers,
     threshold=st.sampled_from([1024, 2000, 4096, 24576]),
     warnings=st.lists(st.text(max_size=300), max_size=40),
 )
@@ -129,6 +178,14 @@ def test_printed_envelope_parses_fits_and_keeps_the_result(
     assert stored == full_text.encode("utf-8")
     assert json.loads(stored) == full
     assert str(tmp_path) not in printed
+
+    if env["data"] is not None:  # not the minimal envelope
+        cuts = {c["path"]: (c["total"], c["shown"]) for c in env["meta"]["preview"]["cuts"]}
+        assert_same_shape(json.loads(dumps(data)), env["data"], "data", cuts)
+    if isinstance(data, dict) and isinstance(data.get("text"), str):
+        room = len(dumps(data["text"]).encode()) + SLACK <= threshold
+        if room:
+            assert env["data"]["text"] == data["text"]
 
 
 def test_non_finite_floats_still_print_strict_json(tmp_path: Path) -> None:

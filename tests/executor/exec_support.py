@@ -26,8 +26,11 @@ from qdsl.dsl.ir import (
     SortDirection,
 )
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.facts.demo_data import DEMO_NOW
-from qdsl.facts.tables import TABLES_BY_NAME
+from qdsl.facts.demo.data import DEMO_NOW
+from qdsl.facts.demo.tables import TABLES_BY_NAME as DEMO_TABLES
+from qdsl.facts.tables import TABLES_BY_NAME as OWN_TABLES
+
+TABLES_BY_NAME = {**DEMO_TABLES, **OWN_TABLES}
 
 CATALOG: Catalog = demo_catalog()
 NOW = DEMO_NOW

@@ -8,7 +8,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from qdsl.cli.main import cli
-from qdsl.facts.demo_data import T1_A_SHARE
+from qdsl.facts.demo.data import T1_A_SHARE
 
 A_SHARE = 'existence project where market_theme ~= "{}"'
 

@@ -139,7 +139,7 @@ def test_a_catalog_loaded_again_shares_statements_and_is_not_kept(tmp_path: Path
     # must hit the statement cache, and the executor must not keep each copy alive.
     source = tmp_path / "catalog.toml"
     source.write_text(
-        resources.files("qdsl.dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8"),
+        resources.files("qdsl.facts.demo").joinpath("catalog.toml").read_text(encoding="utf-8"),
         encoding="utf-8",
     )
     STATEMENTS.clear()

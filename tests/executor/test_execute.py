@@ -13,7 +13,7 @@ from qdsl.dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalP
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import aexecute, execute
 from qdsl.facts.db import make_async_engine
-from qdsl.facts.demo_data import T1_A_SHARE, T1_A_SHARE_FRESH, T1_HK_TEXT_ONLY, T1_RUN_12_ERRORS
+from qdsl.facts.demo.data import T1_A_SHARE, T1_A_SHARE_FRESH, T1_HK_TEXT_ONLY, T1_RUN_12_ERRORS
 
 
 def theme(value: str, **policy: object) -> Plan:
@@ -221,7 +221,7 @@ def _projects_containing(engine: Engine, tenant: str, spellings: tuple[str, ...]
     import sqlalchemy as sa
 
     from qdsl.dsl.textnorm import normalize_text
-    from qdsl.facts.tables import projects
+    from qdsl.facts.demo.tables import projects
 
     with engine.connect() as conn:
         rows = conn.execute(

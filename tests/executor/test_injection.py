@@ -13,7 +13,8 @@ from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute
-from qdsl.facts.tables import projects, semantic_facts
+from qdsl.facts.demo.tables import projects
+from qdsl.facts.tables import semantic_facts
 
 HOSTILE = [
     "'; DROP TABLE projects; --",

@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from qdsl.facts.bulk import bulk_insert
-from qdsl.facts.tables import projects, text_grams
+from qdsl.facts.demo.tables import projects
+from qdsl.facts.tables import text_grams
 
 TENANT = "zz_bulk"
 

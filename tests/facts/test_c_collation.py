@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from qdsl.facts.db import ensure_demo, make_engine, tenant_transaction
+from qdsl.facts.db import make_engine, tenant_transaction
+from qdsl.facts.demo.setup import ensure_demo
 from qdsl.facts.textindex import candidate_ids_query
 
 pytestmark = pytest.mark.pg

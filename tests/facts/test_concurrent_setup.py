@@ -6,8 +6,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from qdsl.facts.db import DemoStatus, ensure_demo
-from qdsl.facts.demo_data import DEMO_TENANTS, build_demo
+from qdsl.facts.demo.data import DEMO_TENANTS, build_demo
+from qdsl.facts.demo.setup import DemoStatus, ensure_demo
 
 
 def _race(url: str, workers: int = 3) -> list[DemoStatus]:

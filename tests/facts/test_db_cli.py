@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from qdsl.cli.main import cli
 from qdsl.facts.db import HEAD_REVISION, default_database_url, state_dir
-from qdsl.facts.demo_data import DEMO_TENANTS
+from qdsl.facts.demo.data import DEMO_TENANTS
 
 
 def _json(args: list[str]) -> tuple[int, dict[str, object]]:
@@ -85,13 +85,20 @@ def test_bare_demo_seeds_then_runs_the_demo_show(monkeypatch: pytest.MonkeyPatch
     assert calls == [True]
 
 
-def test_sqlite_file_in_a_missing_directory_is_unreachable(tmp_path: Path) -> None:
+def test_sqlite_file_in_a_missing_directory_is_a_missing_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = f"sqlite:///{tmp_path / 'missing' / 'x.sqlite3'}"
     result = CliRunner().invoke(cli, ["--json", "--db", url, "demo", "init"])
     assert result.exit_code == 8
     error = json.loads(result.stderr or result.output)["error"]
-    assert error["code"] == "database/unreachable"
-    assert error["details"]["error"] == "unable to open database file"
+    assert error["code"] == "database/database_missing" and error["retryable"] is False
+    assert "driver_message" not in error["details"]
+    # QDSL_DEBUG=1 shows the driver's own words
+    monkeypatch.setenv("QDSL_DEBUG", "1")
+    result = CliRunner().invoke(cli, ["--json", "--db", url, "demo", "init"])
+    error = json.loads(result.stderr or result.output)["error"]
+    assert error["details"]["driver_message"] == "unable to open database file"
 
 
 def test_database_errors_show_no_absolute_path(tmp_path: Path) -> None:
@@ -101,7 +108,7 @@ def test_database_errors_show_no_absolute_path(tmp_path: Path) -> None:
     assert result.exit_code == 8
     assert str(tmp_path) not in result.stderr + result.stdout
     error = json.loads(result.stderr)["error"]
-    assert error["message"] == "cannot connect to the database sqlite+pysqlite:///…/x.sqlite3"
+    assert error["message"] == "cannot open the SQLite database sqlite+pysqlite:///…/x.sqlite3"
 
 
 def test_unusable_state_dir_is_a_usage_error(

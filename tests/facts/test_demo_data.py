@@ -9,8 +9,8 @@ from sqlalchemy import Engine, func, select
 
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.facts.db import ensure_demo, make_engine, row_counts, tenant_transaction
-from qdsl.facts.demo_data import (
+from qdsl.facts.db import make_engine, tenant_transaction
+from qdsl.facts.demo.data import (
     DEMO_NOW,
     DEMO_TENANTS,
     T1_A_SHARE,
@@ -28,8 +28,13 @@ from qdsl.facts.demo_data import (
     build_demo,
     t3_a_share_ids,
 )
+from qdsl.facts.demo.setup import ensure_demo, row_counts
+from qdsl.facts.demo.tables import DEMO_TABLES
 from qdsl.facts.repository import Fact, alias_norms
-from qdsl.facts.tables import TENANT_TABLES, semantic_facts
+from qdsl.facts.tables import TENANT_TABLES as OWN_TABLES
+from qdsl.facts.tables import semantic_facts
+
+TENANT_TABLES = (*DEMO_TABLES, *OWN_TABLES)
 
 DATA = build_demo()
 CATALOG = demo_catalog()

@@ -7,8 +7,8 @@ import os
 from sqlalchemy import Engine, func, select
 
 from qdsl.facts.db import tenant_transaction
-from qdsl.facts.demo_data import T3_PROJECT_COUNT
-from qdsl.facts.tables import projects
+from qdsl.facts.demo.data import T3_PROJECT_COUNT
+from qdsl.facts.demo.tables import projects
 
 
 def test_engine_and_url_point_at_the_same_seeded_database(

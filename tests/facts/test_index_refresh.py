@@ -184,7 +184,8 @@ def test_on_the_demo_refresh_agrees_with_the_seeded_index(tmp_path: Path) -> Non
     """The demo seeds text_grams itself: a refresh must find nothing to change."""
     from qdsl.dsl.catalog import demo_catalog
     from qdsl.dsl.linking import LinkedValue
-    from qdsl.facts.db import ensure_demo, make_engine
+    from qdsl.facts.db import make_engine
+    from qdsl.facts.demo.setup import ensure_demo
     from qdsl.facts.value_index import forget, value_source_for
 
     url = f"sqlite+pysqlite:///{tmp_path / 'demo.sqlite3'}"

@@ -1,4 +1,5 @@
-"""One Alembic history creates the whole schema on SQLite and PostgreSQL, idempotently."""
+"""qdsl's Alembic history creates only qdsl's own tables, on SQLite and PostgreSQL,
+idempotently, in its own version table beside a deployer's own history."""
 
 from __future__ import annotations
 
@@ -9,22 +10,22 @@ import pytest
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
-from qdsl.facts.db import HEAD_REVISION, READER_ROLE, make_engine, upgrade
-from qdsl.facts.tables import DEMO_TABLES, TENANT_TABLES, TRIGRAM_COLUMNS, metadata
+from qdsl.facts.db import HEAD_REVISION, READER_ROLE, VERSION_TABLE, make_engine, upgrade
+from qdsl.facts.tables import TENANT_TABLES, metadata
 
 
 def _assert_schema_matches_metadata(engine: Engine) -> None:
     from alembic.autogenerate import compare_metadata
 
     with engine.connect() as conn:
-        # Trigram indexes exist only on PostgreSQL and are not in the portable
-        # MetaData; they are checked explicitly below.
         ctx = MigrationContext.configure(
             conn,
             opts={
                 "compare_type": True,
-                "include_object": lambda _obj, name, type_, *_: (
-                    not (type_ == "index" and str(name).endswith("_trgm"))
+                "version_table": VERSION_TABLE,
+                # a deployer's own tables are theirs, not drift
+                "include_name": lambda name, type_, _parent: (
+                    type_ != "table" or name in metadata.tables
                 ),
             },
         )
@@ -35,7 +36,7 @@ def _assert_schema_matches_metadata(engine: Engine) -> None:
 def _assert_core_schema(engine: Engine) -> None:
     insp = inspect(engine)
     names = set(insp.get_table_names())
-    assert {t.name for t in TENANT_TABLES} | {"alembic_version"} <= names
+    assert {t.name for t in TENANT_TABLES} | {VERSION_TABLE} <= names
     fact_indexes = {ix["name"]: ix["column_names"] for ix in insp.get_indexes("semantic_facts")}
     assert fact_indexes["ix_semantic_facts_lookup"] == [
         "tenant_id",
@@ -47,20 +48,63 @@ def _assert_core_schema(engine: Engine) -> None:
     # The gram lookup index is the primary key's prefix.
     pk = insp.get_pk_constraint("text_grams")["constrained_columns"]
     assert pk[:3] == ["tenant_id", "entity_type", "gram"]
-    for table in DEMO_TABLES:
-        assert insp.get_pk_constraint(table.name)["constrained_columns"] == ["tenant_id", "id"]
     # qdsl's own indexes are keyed by the tenant first.
     for name in ("value_index", "index_state"):
         assert insp.get_pk_constraint(name)["constrained_columns"][0] == "tenant_id"
     _assert_schema_matches_metadata(engine)
 
 
-def test_sqlite_upgrade_creates_everything_and_is_idempotent(tmp_path: Path) -> None:
+def test_sqlite_upgrade_creates_only_qdsl_tables_and_is_idempotent(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.sqlite3'}"
     assert upgrade(url) == HEAD_REVISION
     assert upgrade(url) == HEAD_REVISION
     engine = make_engine(url)
     try:
+        _assert_core_schema(engine)
+        assert set(inspect(engine).get_table_names()) == {
+            *(t.name for t in TENANT_TABLES),
+            VERSION_TABLE,
+        }
+    finally:
+        engine.dispose()
+
+
+def _deployers_schema(engine: Engine) -> None:
+    """A deployer's own tables and Alembic history, with a `users` table qdsl's demo has too."""
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)"))
+        conn.execute(text("INSERT INTO alembic_version VALUES ('d3ad6e3f')"))
+        conn.execute(text("CREATE TABLE users (id INTEGER PRIMARY KEY, login TEXT NOT NULL)"))
+        conn.execute(text("INSERT INTO users VALUES (1, 'ada')"))
+
+
+def _assert_deployers_schema_untouched(engine: Engine) -> None:
+    insp = inspect(engine)
+    assert [c["name"] for c in insp.get_columns("users")] == ["id", "login"]
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).all() == [
+            ("d3ad6e3f",)
+        ]
+        assert conn.execute(text("SELECT id, login FROM users")).all() == [(1, "ada")]
+        assert conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all() == [
+            (HEAD_REVISION,)
+        ]
+    assert {"projects", "tasks", "docs"}.isdisjoint(insp.get_table_names())
+
+
+def test_upgrade_lives_beside_a_deployers_own_history(
+    dialect: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if dialect == "sqlite":
+        url = f"sqlite:///{tmp_path / 'deployer.sqlite3'}"
+    else:
+        url = request.getfixturevalue("pg_database_factory")()
+    engine = make_engine(url)
+    try:
+        _deployers_schema(engine)
+        assert upgrade(url) == HEAD_REVISION
+        assert upgrade(url) == HEAD_REVISION
+        _assert_deployers_schema_untouched(engine)
         _assert_core_schema(engine)
     finally:
         engine.dispose()
@@ -81,7 +125,7 @@ def test_sqlite_downgrade_then_upgrade_again(tmp_path: Path) -> None:
         with engine.begin() as conn:
             cfg.attributes["connection"] = conn
             command.downgrade(cfg, "base")
-        assert set(inspect(engine).get_table_names()) == {"alembic_version"}
+        assert set(inspect(engine).get_table_names()) == {VERSION_TABLE}
     finally:
         engine.dispose()
     assert upgrade(url) == HEAD_REVISION
@@ -104,19 +148,6 @@ def test_postgresql_upgrade_creates_everything_and_is_idempotent(
         assert upgrade(url) == HEAD_REVISION
         _assert_core_schema(engine)
         with engine.connect() as conn:
-            assert (
-                conn.execute(
-                    text("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'")
-                ).scalar_one()
-                == 1
-            )
-            trgm = set(
-                conn.execute(
-                    text("SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'")
-                ).scalars()
-            )
-            expected = {f"ix_{t}_{c}_trgm" for t, cols in TRIGRAM_COLUMNS.items() for c in cols}
-            assert expected <= trgm
             rls = {
                 row.relname: (row.relrowsecurity, row.relforcerowsecurity)
                 for row in conn.execute(

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import Engine
 
 from qdsl.dsl.catalog import demo_catalog
-from qdsl.facts.demo_data import (
+from qdsl.facts.demo.data import (
     DEMO_NOW,
     T1_A_SHARE,
     T1_A_SHARE_FRESH,

@@ -7,7 +7,11 @@ from sqlalchemy import Engine, Table, delete, func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from qdsl.facts.db import READER_ROLE, tenant_transaction
-from qdsl.facts.tables import TENANT_TABLES, projects, semantic_facts
+from qdsl.facts.demo.tables import DEMO_TABLES, projects
+from qdsl.facts.tables import TENANT_TABLES as OWN_TABLES
+from qdsl.facts.tables import semantic_facts
+
+TENANT_TABLES = (*DEMO_TABLES, *OWN_TABLES)
 
 pytestmark = pytest.mark.pg
 
@@ -95,3 +99,25 @@ def test_reader_cannot_write_facts_or_grams(pg_engine: Engine) -> None:
             conn.execute(text(f"SET LOCAL ROLE {READER_ROLE}"))
             conn.execute(select(func.set_config("app.tenant_id", "t1", True)))
             conn.execute(delete(table).where(table.c.tenant_id == "t1"))
+
+
+def test_demo_init_gives_the_demo_tables_trigram_indexes_and_forced_rls(pg_engine: Engine) -> None:
+    from qdsl.facts.demo.tables import TRIGRAM_COLUMNS
+
+    with pg_engine.connect() as conn:
+        trgm = set(
+            conn.execute(
+                text("SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%gin_trgm_ops%'")
+            ).scalars()
+        )
+        forced = {
+            row.relname
+            for row in conn.execute(
+                text(
+                    "SELECT relname FROM pg_class WHERE relkind = 'r' AND relrowsecurity "
+                    "AND relforcerowsecurity AND relnamespace = current_schema()::regnamespace"
+                )
+            )
+        }
+    assert {f"ix_{t}_{c}_trgm" for t, cols in TRIGRAM_COLUMNS.items() for c in cols} <= trgm
+    assert {t.name for t in TENANT_TABLES} <= forced

@@ -15,9 +15,10 @@ from sqlalchemy import Engine, create_engine, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from qdsl.facts.db import READER_ROLE, ensure_demo, make_engine, tenant_transaction
-from qdsl.facts.demo_data import build_demo
-from qdsl.facts.tables import projects
+from qdsl.facts.db import READER_ROLE, make_engine, tenant_transaction
+from qdsl.facts.demo.data import build_demo
+from qdsl.facts.demo.setup import ensure_demo
+from qdsl.facts.demo.tables import projects
 
 pytestmark = pytest.mark.pg
 
@@ -89,3 +90,24 @@ def test_owner_may_become_the_reader(owner_engine: Engine) -> None:
         assert conn.execute(text("SELECT current_user")).scalar_one() == READER_ROLE
         n = conn.execute(select(func.count()).select_from(projects)).scalar_one()
     assert n == len(build_demo().rows_for("t1")["projects"])
+
+
+def test_the_owner_loads_facts_of_every_tenant_under_forced_rls(owner_engine: Engine) -> None:
+    from qdsl.dsl.catalog import demo_catalog
+    from qdsl.facts.load import load_facts
+    from qdsl.facts.tables import semantic_facts as sf
+
+    rows = [
+        {"tenant_id": t, "entity_type": "project", "entity_id": "64",
+         "predicate": "market_theme", "value_text": "Ａ股", "source_ref": f"load-test:{t}"}
+        for t in ("t1", "t2", "t3")
+    ]
+    first = load_facts(rows, engine=owner_engine, catalog=demo_catalog())
+    again = load_facts(rows, engine=owner_engine, catalog=demo_catalog())
+    assert (first.inserted, again.inserted, again.updated) == (3, 0, 0)
+    for tenant in ("t1", "t2", "t3"):
+        with tenant_transaction(owner_engine, tenant) as conn:
+            found = conn.execute(
+                select(sf.c.value_norm).where(sf.c.source_ref == f"load-test:{tenant}")
+            ).scalars().all()
+        assert found == ["a股"]

@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import DBAPIError
 
-from qdsl.facts.db import ensure_demo, make_engine, tenant_transaction
-from qdsl.facts.tables import users
+from qdsl.facts.db import make_engine, tenant_transaction
+from qdsl.facts.demo.setup import ensure_demo
+from qdsl.facts.demo.tables import users
 
 
 def test_read_only_refuses_writes_on_sqlite_and_resets(tmp_path: Path) -> None:

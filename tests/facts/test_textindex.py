@@ -10,7 +10,7 @@ from sqlalchemy import Engine, select
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import tenant_transaction
-from qdsl.facts.tables import TABLES_BY_NAME
+from qdsl.facts.demo.tables import TABLES_BY_NAME
 from qdsl.facts.textindex import candidate_ids_query, grams_for_term, grams_for_text
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.audit import MemorySink
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 
 EXISTENCE_QUESTIONS = [
     "帮我看看系统里面有没有 A 股项目",

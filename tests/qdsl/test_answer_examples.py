@@ -14,7 +14,7 @@ from sqlalchemy import Engine, text
 from qdsl.api import AnswerOptions, AnswerResult, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 
 CATALOG = demo_catalog()
 

@@ -10,8 +10,9 @@ import pytest
 from sqlalchemy import Engine
 
 from qdsl.api import AnswerOptions, aplan_and_answer, plan_and_answer
-from qdsl.audit import ALLOWED_KEYS, Audit, MemorySink, use_sink
-from qdsl.facts.db import DEMO_NOW, make_async_engine
+from qdsl.audit import ALLOWED_KEYS, Audit, MemorySink, audit_path, read_tail, use_sink
+from qdsl.facts.db import make_async_engine
+from qdsl.facts.demo import DEMO_NOW
 
 QUESTIONS = [
     "帮我看看系统里面有没有 A 股项目",
@@ -73,31 +74,34 @@ def test_gate_decision_is_audited(sqlite_engine: Engine) -> None:
     assert sink.events[2]["trace_id"] == res.trace_id
 
 
-def test_quiet_by_default_and_file_by_env(
+def test_one_summary_per_request_in_the_state_dir_and_the_env_target(
     sqlite_engine: Engine,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     monkeypatch.delenv("QDSL_AUDIT_LOG", raising=False)
-    plan_and_answer(
+    first = plan_and_answer(
         "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
     )
     out = capsys.readouterr()
-    assert out.out == "" and out.err == ""
+    assert out.out == "" and out.err == ""  # on by default, but into the state dir
+    (event,) = read_tail(audit_path(), 10)
+    assert event["trace_id"] == first.trace_id and event["stage"] == "result"
     log = tmp_path / "audit.jsonl"
     monkeypatch.setenv("QDSL_AUDIT_LOG", str(log))
     res = plan_and_answer(
         "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
     )
     lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
-    assert [x["trace_id"] for x in lines] == [res.trace_id] * 6
+    assert [x["trace_id"] for x in lines] == [res.trace_id]
+    assert [e["trace_id"] for e in read_tail(audit_path(), 10)] == [first.trace_id, res.trace_id]
     monkeypatch.setenv("QDSL_AUDIT_LOG", "stderr")
     plan_and_answer(
         "现在有多少个项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
     )
     out = capsys.readouterr()
-    assert out.out == "" and out.err.count("\n") == 6
+    assert out.out == "" and out.err.count("\n") == 1
 
 
 @pytest.mark.parametrize(

@@ -110,3 +110,34 @@ def test_cases_run_against_another_deployment(
         sum(t["tenant_id"] == case["tenant"] for t in tickets_rows["tickets"]) for case in lines
     )
     assert [r["text"] for r in results] == [f"There are {acme} tickets.", f"共有 {globex} 个工单。"]
+
+
+def test_eval_links_names_only_the_tenant_data_knows(
+    tickets_sqlite_url: str, tickets_rows: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    # a requester of acme's only: linked for acme, unknown (never linked) for globex
+    acme = {t["requester"] for t in tickets_rows["tickets"] if t["tenant_id"] == "acme"}
+    globex = {t["requester"] for t in tickets_rows["tickets"] if t["tenant_id"] == "globex"}
+    name = sorted(n for n in acme - globex if n.isascii())[0]
+    count = sum(t["requester"] == name for t in tickets_rows["tickets"] if t["tenant_id"] == "acme")
+    question = f"{name} 提交的工单有多少个"
+    cases = [
+        {"id": "mine", "question": question, "tenant": "acme", "expect": {"count": count}},
+        {"id": "theirs", "question": question, "tenant": "globex", "expect": {"count": 0}},
+    ]
+    path = _write(tmp_path, "\n".join(json.dumps(x) for x in cases), "cases.jsonl")
+    res = _eval(
+        "--json",
+        "--db",
+        tickets_sqlite_url,
+        "--catalog",
+        str(TICKETS_CATALOG),
+        "eval",
+        "--now",
+        "2026-06-15T12:00:00Z",
+        str(path),
+    )
+    results = {r["id"]: r for r in json.loads(res.stdout)["data"]["results"]}
+    assert results["mine"]["verdict"] == "right", results["mine"]
+    assert results["theirs"]["status"] == "clarify", results["theirs"]
+    assert name in results["theirs"]["text"]

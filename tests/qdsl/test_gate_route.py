@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.errors import PolicyError
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.gate import GateKind, GateLexicon, gate
 
 GATED = [

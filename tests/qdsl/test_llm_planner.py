@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import PlanError, PolicyError
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.planner import LLMPlanner, extract_plan
 
 CATALOG = demo_catalog()

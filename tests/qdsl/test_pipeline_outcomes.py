@@ -13,7 +13,7 @@ from qdsl.audit import MemorySink
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import PolicyError
 from qdsl.dsl.normalize import PlanContext
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.planner import PlanDraft
 from qdsl.verifier import Issue, Outcome, Subject
 

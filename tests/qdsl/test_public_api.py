@@ -12,7 +12,7 @@ from test_cli_startup import _loaded_after
 
 import qdsl
 from qdsl.dsl.catalog import demo_catalog
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 
 
 def test_every_public_name_is_importable_from_qdsl() -> None:
@@ -43,7 +43,7 @@ def test_catalog_option_takes_a_path_or_a_catalog(
 ) -> None:
     path = tmp_path / "catalog.toml"
     path.write_text(
-        files("qdsl.dsl").joinpath("demo_catalog.toml").read_text(encoding="utf-8"),
+        files("qdsl.facts.demo").joinpath("catalog.toml").read_text(encoding="utf-8"),
         encoding="utf-8",
     )
     question = "现在有多少个项目"

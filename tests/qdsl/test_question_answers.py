@@ -18,7 +18,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import ObjectRef
 from qdsl.dsl.linking import LinkedValue, TenantValues
 from qdsl.dsl.normalize import PlanContext
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 
 
 class MemoryValues:

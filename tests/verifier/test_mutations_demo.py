@@ -15,7 +15,7 @@ from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import execute
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.phrases import detect_language
 from qdsl.planner import RulePlanner, intended_query_type
 from qdsl.render import render

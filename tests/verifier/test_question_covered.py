@@ -20,7 +20,7 @@ from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.dsl.question import read_question
 from qdsl.executor.result import ExecutionResult, ResultRow
-from qdsl.facts.db import DEMO_NOW
+from qdsl.facts.demo import DEMO_NOW
 from qdsl.planner import LLMPlanner, plan_from_reading
 from qdsl.verifier import Answer, Outcome, Subject, VerifyContext
 from qdsl.verifier.checks.question import question_covered

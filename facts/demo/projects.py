@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from qdsl.facts.demo_builder import Builder, ts
-from qdsl.facts.demo_constants import DEMO_SEED, T3_PROJECT_COUNT, T3_TASK_COUNT, t3_a_share_ids
+from qdsl.facts.demo.builder import Builder, ts
+from qdsl.facts.demo.constants import DEMO_SEED, T3_PROJECT_COUNT, T3_TASK_COUNT, t3_a_share_ids
 
 
 def t1_projects(b: Builder) -> None:

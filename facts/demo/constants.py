@@ -1,6 +1,6 @@
 """The demo's fixed clock, tenants and published facts, importable without building any data.
 
-Kept apart from facts.demo_data so that `facts.db` (imported on every CLI
+Kept apart from facts.demo.data so that `facts.db` (imported on every CLI
 call) does not pay for the catalog and the demo builder. The published facts
 are what tests may rely on; tests/facts/test_demo_data.py checks them against
 the rows.

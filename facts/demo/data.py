@@ -13,18 +13,18 @@ budgets and themes. Every row carries its tenant. Nothing here is random at run
 time: the bulk rows of t3 come from `random.Random(DEMO_SEED)`, so two builds
 are equal row for row (and, inserted into fresh databases, so are the fact ids).
 
-The published constants (facts.demo_constants, re-exported here) describe the
+The published constants (facts.demo.constants, re-exported here) describe the
 data for tests; tests/facts/test_demo_data.py checks them against the rows.
-The rows are built per family: facts.demo_projects (projects, tasks),
-facts.demo_docs (passages), facts.demo_activity (runs, signals, users, configs).
+The rows are built per family: facts.demo.projects (projects, tasks),
+facts.demo.docs (passages), facts.demo.activity (runs, signals, users, configs).
 """
 
 from __future__ import annotations
 
 from qdsl.dsl.catalog import Catalog, demo_catalog
-from qdsl.facts.demo_activity import runs_and_signals, users_and_configs
-from qdsl.facts.demo_builder import TABLE_ORDER, Builder, DemoData, ts
-from qdsl.facts.demo_constants import (
+from qdsl.facts.demo.activity import runs_and_signals, users_and_configs
+from qdsl.facts.demo.builder import TABLE_ORDER, Builder, DemoData, ts
+from qdsl.facts.demo.constants import (
     DEMO_NOW,
     DEMO_SEED,
     DEMO_TENANTS,
@@ -44,8 +44,8 @@ from qdsl.facts.demo_constants import (
     T3_TASK_COUNT,
     t3_a_share_ids,
 )
-from qdsl.facts.demo_docs import doc_rows
-from qdsl.facts.demo_projects import t1_projects, t2_projects, t3_bulk, tasks
+from qdsl.facts.demo.docs import doc_rows
+from qdsl.facts.demo.projects import t1_projects, t2_projects, t3_bulk, tasks
 from qdsl.facts.textindex import gram_rows
 
 __all__ = [

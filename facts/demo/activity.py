@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from qdsl.facts.demo_builder import Builder, ts
-from qdsl.facts.demo_constants import DEMO_TENANTS, T1_RUN_12_ERRORS
+from qdsl.facts.demo.builder import Builder, ts
+from qdsl.facts.demo.constants import DEMO_TENANTS, T1_RUN_12_ERRORS
 
 
 def runs_and_signals(b: Builder) -> None:

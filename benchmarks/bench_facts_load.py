@@ -1,0 +1,165 @@
+"""`facts load` rows per second beside a plain bulk load of the same rows (issue 10 item 4).
+
+    .venv/bin/python -m benchmarks.bench_facts_load [--rows N] [--pg-rows N] [--no-pg]
+
+Per dialect, into a fresh database after `qdsl db upgrade`, side by side in one
+run: `load_facts` (validate against the catalog, normalize, stage, upsert on
+the natural key, one transaction) and the plain load it is measured against:
+a COPY (PostgreSQL) or one executemany (SQLite) of the same, already
+normalized rows straight into semantic_facts. Then `load_facts` of the same
+rows again (every row found unchanged). Defaults are small so `python -m
+benchmarks` stays quick: 20,000 rows; the issue's sizes are `--rows 100000
+--pg-rows 1000000`. PostgreSQL is QDSL_TEST_PG_URL (default the local test
+server); without one it is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.textnorm import normalize_text
+from qdsl.facts.db import make_engine, upgrade
+from qdsl.facts.load import load_facts
+from qdsl.facts.tables import semantic_facts
+
+PG_ADMIN = os.environ.get("QDSL_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+THEMES = ("A股", "Ａ－ｓｈａｒｅ", "港股", " Hong  Kong equities ", "美股", "US Stocks")
+
+
+def fact_rows(n: int) -> list[dict[str, Any]]:
+    base = datetime(2026, 10, 1, tzinfo=UTC)
+    return [
+        {
+            "tenant_id": f"t{i % 8}",
+            "entity_type": "project" if i % 3 else "doc",
+            "entity_id": str(i // 2),
+            "predicate": "market_theme" if i % 3 else "topic",
+            "value_text": THEMES[i % len(THEMES)],
+            "source_type": "crm",
+            "source_ref": f"crm:{i}",
+            "confidence": 0.9,
+            "observed_at": base + timedelta(minutes=i % 1000),
+        }
+        for i in range(n)
+    ]
+
+
+def _plain(engine: sa.Engine, rows: list[dict[str, Any]]) -> None:
+    """The baseline: the rows as they are, normalized, in one COPY / executemany."""
+    cols = [c.name for c in semantic_facts.c if c.name != "id"]
+    data = [
+        tuple(normalize_text(r["value_text"]) if c == "value_norm" else r.get(c) for c in cols)
+        for r in rows
+    ]
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            from psycopg import sql
+
+            raw = conn.connection.driver_connection
+            assert raw is not None
+            stmt = sql.SQL("COPY {} ({}) FROM STDIN").format(
+                sql.Identifier(semantic_facts.name),
+                sql.SQL(", ").join(sql.Identifier(c) for c in cols),
+            )
+            with raw.cursor() as cur, cur.copy(stmt) as copy:
+                for record in data:
+                    copy.write_row(record)
+        else:
+            conn.execute(semantic_facts.insert(), [dict(zip(cols, d, strict=True)) for d in data])
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _run(label: str, url_for: Callable[[], str], n: int) -> None:
+    rows = fact_rows(n)
+    catalog = demo_catalog()
+    plain_url, load_url = url_for(), url_for()
+    for url in (plain_url, load_url):
+        upgrade(url)
+    plain_engine, load_engine = make_engine(plain_url), make_engine(load_url)
+    try:
+        plain = _timed(lambda: _plain(plain_engine, rows))
+        loaded = _timed(lambda: load_facts(rows, engine=load_engine, catalog=catalog))
+        again = _timed(lambda: load_facts(rows, engine=load_engine, catalog=catalog))
+    finally:
+        plain_engine.dispose()
+        load_engine.dispose()
+    print(
+        f"| {label} | {n:,} | {n / plain:,.0f} | {n / loaded:,.0f} | {loaded / plain:.2f}x "
+        f"| {n / again:,.0f} |"
+    )
+
+
+def _pg_factory(created: list[str]) -> Callable[[], str] | None:
+    admin = make_engine(PG_ADMIN, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except sa.exc.OperationalError:
+        admin.dispose()
+        return None
+
+    def create() -> str:
+        name = f"qdsl_bench_{uuid.uuid4().hex[:10]}"
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))  # generated hex name
+        created.append(name)
+        return sa.make_url(PG_ADMIN).set(database=name).render_as_string(hide_password=False)
+
+    return create
+
+
+def _drop(created: list[str]) -> None:
+    if not created:
+        return
+    admin = make_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        for name in created:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_facts_load")
+    parser.add_argument("--rows", type=int, default=20_000, help="SQLite rows")
+    parser.add_argument("--pg-rows", type=int, default=20_000, help="PostgreSQL rows")
+    parser.add_argument("--no-pg", action="store_true")
+    args, _ = parser.parse_known_args(argv)
+    print("| dialect | rows | plain rows/s | facts load rows/s | load / plain time "
+          "| reload rows/s |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    with tempfile.TemporaryDirectory() as tmp:
+        counter = iter(range(1_000))
+        _run("sqlite", lambda: f"sqlite:///{Path(tmp) / f'b{next(counter)}.sqlite3'}", args.rows)
+    if args.no_pg:
+        return 0
+    created: list[str] = []
+    try:
+        factory = _pg_factory(created)
+        if factory is None:
+            print(f"| postgresql | skipped: no server at {PG_ADMIN} | | | | |")
+        else:
+            _run("postgresql", factory, args.pg_rows)
+    finally:
+        _drop(created)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

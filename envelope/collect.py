@@ -1,0 +1,165 @@
+"""The ref store's collector: expiry, caps with a grace period, leftovers.
+
+Several collectors may run at once, each from its own scan and without a
+lock. That is safe because each decision only removes: a scan that misses a
+newer ref evicts no more than a full scan would (the oldest of a subset are
+among the oldest of the whole), a ref younger than the grace period is never
+evicted by anyone, and an index rewrite that loses a concurrent append loses
+only a cache line (the next scan reads that ref's header).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qdsl.envelope import atomic
+from qdsl.envelope.records import RefRecord, index_line, ref_id_time_ms
+
+if TYPE_CHECKING:
+    from qdsl.envelope.store import GcReport, RefStore
+
+INDEX = "index.jsonl"
+TMP_SUFFIX = ".tmp"
+# A temp file younger than this may be a write in flight (where the writer
+# cannot be asked whether it still runs).
+TEMP_GRACE_MS = 10 * 60 * 1000
+IN_FLIGHT: set[str] = set()  # temp names this process is writing now
+
+
+def collect(
+    store: RefStore, report: GcReport, *, prune_before_ms: int | None, prune_all: bool
+) -> None:
+    scan = store.scan()
+    report.warnings += scan.warnings
+    report.vanished = scan.stale_lines if scan.index_usable else 0
+    now = store.clock()
+    keep, drop = _plan(
+        store, scan.records, now, report, prune_before_ms=prune_before_ms, prune_all=prune_all
+    )
+    doomed = [p for p in scan.unreadable if _expired_by_name(store, p, now)]
+    temps = [p for p in scan.temps if _stale_temp(p)]
+    if not (drop or doomed or temps or scan.junk or scan.index_stale):
+        return
+    for rec in drop:
+        _unlink(store.dir / rec.relpath)
+    report.orphans += sum(_unlink(p) for p in [*scan.junk, *doomed])
+    report.temps += sum(_unlink(p) for p in temps)
+    if drop or scan.index_stale:
+        # In use elsewhere (Windows): the index is only a cache, next time then.
+        with contextlib.suppress(PermissionError):
+            _rewrite_index(store.dir / INDEX, keep)
+    recent = {day_of_ms(now - store.grace_ms), day_of_ms(now)}
+    for day_dir in scan.day_dirs:
+        if day_dir.name not in recent:
+            with contextlib.suppress(OSError):
+                os.rmdir(day_dir)  # only succeeds when empty
+
+
+def _plan(
+    store: RefStore,
+    records: list[RefRecord],
+    now: int,
+    report: GcReport,
+    *,
+    prune_before_ms: int | None,
+    prune_all: bool,
+) -> tuple[list[RefRecord], list[RefRecord]]:
+    """(kept, dropped): expired first, then the oldest over the caps.
+
+    A ref younger than the grace period is never evicted by the caps (an
+    explicit prune still removes it); the newest ref is kept even alone over
+    the byte cap.
+    """
+    keep: list[RefRecord] = []
+    drop: list[RefRecord] = []
+    for r in records:
+        if prune_all or (prune_before_ms is not None and r.created_ms < prune_before_ms):
+            report.evicted += 1
+            drop.append(r)
+        elif r.expires_ms <= now:
+            report.expired += 1
+            drop.append(r)
+        else:
+            keep.append(r)
+
+    def protected(r: RefRecord) -> bool:
+        return now - r.created_ms < store.grace_ms
+
+    excess = len(keep) - max(store.max_count, 1)
+    total = sum(r.bytes for r in keep)
+    evict: set[str] = set()
+    for r in keep[:-1]:  # oldest first; the newest always stays
+        if excess <= 0 and total <= store.max_bytes:
+            break
+        if not protected(r):
+            evict.add(r.ref_id)
+            excess -= 1
+            total -= r.bytes
+    report.evicted += len(evict)
+    drop += [r for r in keep if r.ref_id in evict]
+    keep = [r for r in keep if r.ref_id not in evict]
+    if keep and keep[-1].bytes > store.max_bytes:
+        report.warnings.append(
+            f"ref {keep[-1].ref_id} ({keep[-1].bytes} bytes) is over the ref store's byte cap "
+            f"({store.max_bytes}); it is kept alone until the next result"
+        )
+    return keep, drop
+
+
+def day_of_ms(ms: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
+
+
+def _expired_by_name(store: RefStore, path: Path, now: int) -> bool:
+    born = ref_id_time_ms(path.name.removesuffix(".json"))
+    return born is None or born + store.ttl_ms <= now
+
+
+def _stale_temp(path: Path) -> bool:
+    """A temp left by a crashed write (never one being written now)."""
+    if path.name in IN_FLIGHT:
+        return False
+    parts = path.name.split(".")  # `.<refId>.<pid>.tmp`, `index.jsonl.<hex>.<pid>.tmp`
+    pid = int(parts[-2]) if len(parts) >= 3 and parts[-2].isdigit() else -1
+    if pid == os.getpid():
+        return True  # ours and not in flight: a failed write's leftover
+    alive = atomic.pid_alive(pid) if pid > 0 else False
+    if alive is False:
+        return True
+    try:  # alive, or cannot tell (Windows): only once old
+        age_ms = time.time() * 1000 - os.lstat(path).st_mtime * 1000
+    except OSError:
+        return False
+    return age_ms > TEMP_GRACE_MS
+
+
+def _unlink(path: Path) -> int:
+    """1 if removed; a file in use or already gone is left to the next collection."""
+    try:
+        atomic.unlink(path)
+    except OSError:
+        return 0
+    return 1
+
+
+def _rewrite_index(index: Path, keep: list[RefRecord]) -> None:
+    body = b"".join(index_line(r) for r in keep)
+    temp = index.with_name(f"{index.name}.{secrets.token_hex(4)}.{os.getpid()}{TMP_SUFFIX}")
+    IN_FLIGHT.add(temp.name)
+    try:
+        fd = atomic.open_temp(temp)
+        try:
+            atomic.write_all(fd, body)
+            atomic.fsync(fd)
+        finally:
+            os.close(fd)
+        atomic.replace(temp, index)
+    finally:
+        with contextlib.suppress(OSError):
+            atomic.unlink(temp)
+        IN_FLIGHT.discard(temp.name)

@@ -1,0 +1,139 @@
+"""`qdsl eval` over the curated case files: no wrong answer, and the rule planner right on ≥ 90%.
+
+tests/cases/demo.toml runs on the demo, tests/cases/tickets.toml on the support
+desk (tests/deployments/tickets/), each on SQLite and PostgreSQL. The files'
+expectations come from hand-written filters over the rows (tests/cases/*_oracle.py);
+the first test proves the files still match the rows they were computed from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+
+import pytest
+from cases.build_cases import DEMO_FILE, TICKETS_FILE, demo_text, tickets_text
+from click.testing import CliRunner
+from deployments.fixtures import TICKETS_CATALOG
+
+from qdsl.cli.main import cli
+
+RIGHT_AT_LEAST = 0.90
+
+
+def _sqlite_path(url: str) -> str:
+    return url.removeprefix("sqlite+pysqlite:///")
+
+
+def test_case_files_match_their_rows(sqlite_url: str, tickets_sqlite_path: str) -> None:
+    assert DEMO_FILE.read_text(encoding="utf-8") == demo_text(_sqlite_path(sqlite_url)), (
+        "tests/cases/demo.toml is stale: run tests/cases/build_cases.py"
+    )
+    assert TICKETS_FILE.read_text(encoding="utf-8") == tickets_text(tickets_sqlite_path), (
+        "tests/cases/tickets.toml is stale: run tests/cases/build_cases.py"
+    )
+
+
+def test_the_cases_are_many_and_half_chinese() -> None:
+    questions = [
+        case["question"]
+        for path in (DEMO_FILE, TICKETS_FILE)
+        for case in tomllib.loads(path.read_text(encoding="utf-8"))["case"]
+    ]
+    zh = sum(bool(re.search(r"[\u4e00-\u9fff]", q)) for q in questions)
+    assert len(questions) >= 300
+    assert abs(zh - (len(questions) - zh)) <= len(questions) // 10
+
+
+@pytest.mark.parametrize("deployment", ["demo", "tickets"])
+def test_curated_cases_leave_no_wrong_answer(
+    deployment: str,
+    dialect: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("QDSL_REF_THRESHOLD", "0")  # the whole report on stdout
+    if deployment == "demo":
+        url = request.getfixturevalue("sqlite_url" if dialect == "sqlite" else "pg_url")
+        args = ["--db", url, "eval", str(DEMO_FILE)]
+    else:
+        url = request.getfixturevalue(
+            "tickets_sqlite_url" if dialect == "sqlite" else "tickets_pg_url"
+        )
+        args = ["--db", url, "--catalog", str(TICKETS_CATALOG), "eval", str(TICKETS_FILE)]
+    res = CliRunner().invoke(cli, ["--json", *args])
+    assert res.exit_code in (0, 5), res.output
+    data = json.loads(res.stdout)["data"]
+    wrong = [
+        f"{r['id']} [{r['tenant']}] {r['question']} -> {r['status']}: {r['text'][:160]} "
+        f"({'; '.join(r['reasons'])})"
+        for r in data["results"]
+        if r["verdict"] == "wrong"
+    ]
+    summary = (
+        f"{deployment}/{dialect}: {data['cases']} cases, {data['right']} right "
+        f"({100 * data['right_rate']:.1f}%), {data['safe']} safe, {data['wrong']} wrong; "
+        f"reliability {data['reliability']}"
+    )
+    with capsys.disabled():
+        print(f"\n{summary}")
+    assert not wrong, summary + "\n" + "\n".join(wrong)
+    assert data["right_rate"] >= RIGHT_AT_LEAST, summary
+    assert res.exit_code == 0
+
+
+def test_the_files_name_every_row_of_the_issue_table() -> None:
+    questions = {c["question"] for c in tomllib.loads(DEMO_FILE.read_text("utf-8"))["case"]}
+    issue_rows = {
+        "有没有日股项目",
+        "Are there any US stock projects?",
+        "有多少个欧洲项目",
+        "2026年创建了多少个项目",
+        "How many projects were created in 2026?",
+        "有多少个没有预算的项目",
+        "预算超过 20 万的项目有哪些",
+        "Which tasks are assigned to Li Wei?",
+        "Which project has the largest budget?",
+        "列出最近的 3 个项目",
+        "项目 64 的预算是多少",
+        "What is quantum computing?",
+    }
+    assert issue_rows <= questions
+    # the sample questions handed to every deployment (questions.md)
+    sample = {
+        "帮我看看系统里面有没有 A 股项目",
+        "有没有港股相关的项目？",
+        "Are there any A-share projects?",
+        "Is there a project about Hong Kong equities?",
+        "现在有多少个项目",
+        "有多少个进行中的项目",
+        "How many paused projects do we have?",
+        "有几个任务还没完成",
+        "系统里有哪些项目",
+        "列出所有暂停的项目",
+        "Which tasks are assigned to project 64?",
+        "项目 64 现在什么状态",
+        "What is the status of run 12?",
+        "当前系统架构是什么",
+        "What does the ingress gate do?",
+        "为什么刚才答错了",
+        "Why did run 12 fail?",
+        "项目 64 和 65 有什么区别",
+        "Compare project 64 with project 65",
+        "嗯",
+        "帮我看看",
+        "选 B",
+        "确认",
+        "好的",
+        "继续",
+        "ok",
+        "yes",
+        "退出需求模式",
+        "exit plan mode",
+        "接入外部来源继续核实",
+        "再出一版草稿",
+        "有多少个港股项目",
+    }
+    assert sample <= questions
