@@ -33,9 +33,9 @@ from qdsl.facts.index_state import (
     VALUES,
     StateRow,
     TableStats,
+    db_fault,
     listed_tenants,
     read_states,
-    refresh_failed,
     table_stats,
     text_source,
 )
@@ -182,7 +182,7 @@ def index_findings(
                     values = {(e, f): s for (k, e, f), s in states.items() if k == VALUES}
                     out.extend(_value_findings(catalog, name, tenant_id, stats, values))
         except SQLAlchemyError as exc:
-            raise refresh_failed(name, spec, exc) from None
+            raise db_fault(engine, exc, {spec.table}) from None
     return tuple(out)
 
 

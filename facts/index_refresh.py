@@ -38,8 +38,8 @@ from qdsl.facts.index_findings import IndexFinding, index_findings
 from qdsl.facts.index_state import (
     TEXT,
     StateRow,
+    db_fault,
     listed_tenants,
-    refresh_failed,
     table_stats,
     text_source,
     write_state,
@@ -174,7 +174,7 @@ def refresh_index(
             )
             done.append(_refresh_entity(engine, catalog, name, sorted(found), since=since, now=now))
         except SQLAlchemyError as exc:
-            raise refresh_failed(name, spec, exc) from None
+            raise db_fault(engine, exc, {spec.table}) from None
     if tenants is None and engine.dialect.name == "postgresql":
         with engine.connect() as conn:
             if not bypasses_rls(conn):

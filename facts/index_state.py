@@ -169,18 +169,10 @@ def listed_tenants(engine: Engine, name: str, spec: EntitySpec, since: datetime 
         return _tenants_in(conn, name, spec, since)
 
 
-def refresh_failed(entity: str, spec: EntitySpec, exc: SQLAlchemyError) -> DatabaseError:
-    orig = getattr(exc, "orig", None)
-    return DatabaseError(
-        "index_refresh_failed",
-        f"refreshing the index of {entity} (table {spec.table}) failed "
-        f"({type(orig or exc).__name__})",
-        hint="check the catalog against the database (`qdsl catalog check`) and that "
-        "`qdsl db upgrade` has run",
-        retryable=False,
-        details={
-            "entity": entity,
-            "table": spec.table,
-            "sqlstate": getattr(orig, "sqlstate", None),
-        },
-    )
+def db_fault(engine: Engine, exc: SQLAlchemyError, tables: set[str]) -> DatabaseError:
+    """The typed error naming the cause of a failed index read or write (facts.dberrors)."""
+    from qdsl.facts.dberrors import classify
+    from qdsl.facts.engines import display_url
+
+    where = display_url(engine.url.render_as_string(hide_password=False))
+    return classify(exc, where=where, catalog_tables=tables)

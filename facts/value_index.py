@@ -52,12 +52,19 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
-from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.linking import EMPTY_VALUES, LinkedValue, TenantValues, ValueSource
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import READER_ROLE, tenant_transaction
-from qdsl.facts.index_state import VALUES, StateRow, digest, read_states, source_table, write_state
+from qdsl.facts.index_state import (
+    VALUES,
+    StateRow,
+    db_fault,
+    digest,
+    read_states,
+    source_table,
+    write_state,
+)
 from qdsl.facts.tables import value_index
 from qdsl.facts.value_cache import CACHE, CACHE_SIZE, engine_key, forget
 
@@ -215,18 +222,6 @@ def _timeout_ms() -> str:
     return raw if raw.isdigit() else "5000"
 
 
-def _scan_failed(lf: LinkField, exc: SQLAlchemyError) -> DatabaseError:
-    orig = getattr(exc, "orig", None)
-    return DatabaseError(
-        "value_scan_failed",
-        f"reading the values of {lf.entity}.{lf.field} failed ({type(orig or exc).__name__})",
-        hint="check the catalog against the database (`qdsl catalog check`) "
-        "and the reader role's grants",
-        retryable=False,
-        details={"sqlstate": getattr(orig, "sqlstate", None), "table": lf.spec.table},
-    )
-
-
 # -- the ValueSource ------------------------------------------------------------------
 
 
@@ -295,12 +290,12 @@ class DatabaseValues:
         self, tenant_id: str, due: list[LinkField]
     ) -> dict[tuple[str, str], tuple[str, ...] | None]:
         built: dict[tuple[str, str], tuple[str, ...] | None] = {}
-        with reader(self.engine, tenant_id) as conn:
-            for lf in due:
-                try:
+        try:
+            with reader(self.engine, tenant_id) as conn:
+                for lf in due:
                     built[(lf.entity, lf.field)] = scan_field(conn, tenant_id, lf)
-                except SQLAlchemyError as exc:
-                    raise _scan_failed(lf, exc) from None
+        except SQLAlchemyError as exc:
+            raise db_fault(self.engine, exc, {lf.spec.table for lf in due}) from None
         return built
 
     def _persist(
