@@ -125,13 +125,18 @@ class LoadReport:
 
 def _text(raw: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     value = raw.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if type(value) is str:  # the common case first: this runs per field per row
+        text = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)  # ids written as JSON numbers
+    elif value is None:
+        text = ""
+    else:
+        raise ValueError(f"{key} must be text, not {type(value).__name__}")
+    if not text or text.isspace():
         if required:
             raise ValueError(f"{key} is missing")
         return None
-    if not isinstance(value, str | int) or isinstance(value, bool):
-        raise ValueError(f"{key} must be text, not {type(value).__name__}")
-    text = str(value)
     if "\x00" in text:
         raise ValueError(f"{key} contains a NUL character")
     width = _WIDTHS.get(key)
@@ -300,8 +305,10 @@ def _analyze(conn: Connection, st: sa.Table) -> None:
     size) lets it pick the entity index.
     """
     if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql(f"ANALYZE {st.name}")
+        conn.exec_driver_sql(f"ANALYZE {st.name}")  # it then hash-joins the staged rows
         return
+    # SQLite joins by nested loops only: the staged rows need an index on the key
+    sa.Index(f"ix_{st.name}_key", *(st.c[k] for k in NATURAL_KEY[:4])).create(conn)
     conn.exec_driver_sql("PRAGMA analysis_limit = 1000")
     conn.exec_driver_sql(f"ANALYZE {semantic_facts.name}")
     conn.exec_driver_sql(f"ANALYZE {st.name}")
@@ -362,7 +369,7 @@ def _upsert(
     )
     inserted = conn.execute(
         sa.insert(sf)
-        .from_select(columns, new.order_by(st.c.line))
+        .from_select(columns, new)
         # psycopg reports INSERT ... SELECT's rowcount only when asked to keep it
         .execution_options(preserve_rowcount=True)
     ).rowcount
@@ -458,8 +465,6 @@ def load_facts(
         if bad:
             # Raising inside the transaction rolls the staging back too.
             raise _rejected(problems, bad, report.rows)
-        # the upsert looks staged rows up by natural key from every stored fact
-        sa.Index(f"ix_{st.name}_key", *(st.c[k] for k in NATURAL_KEY[:4])).create(conn)
         _analyze(conn, st)
         tenants = sorted(conn.execute(sa.select(st.c.tenant_id).distinct()).scalars())
         for tenant in _tenant_passes(conn, st):

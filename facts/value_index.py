@@ -324,23 +324,6 @@ def value_source_for(engine: Engine | AsyncEngine, catalog: Catalog) -> ValueSou
     return DatabaseValues(engine if isinstance(engine, Engine) else _sync_twin(engine), catalog)
 
 
-class DeferredValues:
-    """A ValueSource whose engine is made on the first question that needs values.
-
-    For callers that choose the database lazily (the embedded demo is created
-    and seeded on first use): a question stopped before planning costs nothing.
-    """
-
-    def __init__(self, get_engine: Callable[[], Engine | AsyncEngine], catalog: Catalog) -> None:
-        self._get_engine, self._catalog = get_engine, catalog
-        self._source: ValueSource | None = None
-
-    def values_for(self, tenant_id: str) -> TenantValues:
-        if self._source is None:
-            self._source = value_source_for(self._get_engine(), self._catalog)
-        return self._source.values_for(tenant_id)
-
-
 def _sync_twin(engine: AsyncEngine) -> Engine:
     url = engine.url
     if url.get_backend_name() == "sqlite":
@@ -361,7 +344,6 @@ __all__ = [
     "MAX_VALUES_PER_FIELD",
     "MAX_VALUE_CHARS",
     "DatabaseValues",
-    "DeferredValues",
     "LinkField",
     "forget",
     "link_fields",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog, resolve_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.linking import ValueSource
+from qdsl.dsl.linking import TenantValues, ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
@@ -86,11 +87,11 @@ class AnswerOptions:
     checks: tuple[Check, ...] = ()
     trace_id: str | None = None
     audit_sink: AuditSink | None = None
-    # Where the asking tenant's linkable values come from; None: the answering
-    # database's per-tenant value index (qdsl.facts.value_index), read on first need.
+    # Where the asking tenant's linkable values come from (None: the value index of
+    # the database the question runs on, qdsl.facts.value_index).
     values: ValueSource | None = None
 
-    def settings(self, *, demo: bool, engine: Engine | AsyncEngine | None = None) -> Settings:
+    def settings(self, *, demo: bool) -> Settings:
         """The options resolved for one request (every default filled in)."""
         now = self.now
         if now is None:
@@ -106,25 +107,49 @@ class AnswerOptions:
             context=self.context,
             lexicon=self.lexicon,
             checks=self.checks,
-            values=self.values if self.values is not None else _default_values(engine, catalog),
+            values=self.values,
         )
-
-
-def _default_values(engine: Engine | AsyncEngine | None, catalog: Catalog) -> ValueSource:
-    """The asking tenant's values from the database that answers (the demo's by default)."""
-    from qdsl.facts.value_index import DeferredValues
-
-    return DeferredValues(lambda: engine if engine is not None else demo_engine(), catalog)
 
 
 _DEFAULTS = AnswerOptions()
 
 
+class _DatabaseValues:
+    """The asking tenant's linkable values, from the database the question runs on
+    (`qdsl.facts.value_index`), opened on first use: a gated question opens nothing."""
+
+    def __init__(self, engine: Callable[[], Engine | AsyncEngine], catalog: Catalog) -> None:
+        self.engine, self.catalog = engine, catalog
+
+    def values_for(self, tenant_id: str) -> TenantValues:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from qdsl.executor.run import db_error, timeout_from_env
+        from qdsl.facts.value_index import value_source_for
+
+        engine = self.engine()
+        try:
+            return value_source_for(engine, self.catalog).values_for(tenant_id)
+        except SQLAlchemyError as exc:
+            # The same typed error the executor gives for this database.
+            timeout = timeout_from_env(None)
+            raise db_error(
+                exc, timeout, interrupted=False, catalog=self.catalog, url=engine.url
+            ) from None
+
+
 def _begin(
-    question: str, tenant_id: str, options: AnswerOptions, *, engine: Engine | AsyncEngine | None
+    question: str,
+    tenant_id: str,
+    options: AnswerOptions,
+    *,
+    demo: bool,
+    engine: Callable[[], Engine | AsyncEngine],
 ) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
-    settings = options.settings(demo=engine is None, engine=engine)
+    settings = options.settings(demo=demo)
+    if settings.values is None:
+        settings = replace(settings, values=_DatabaseValues(engine, settings.catalog))
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
     flow = answer_flow(question, tenant_id, settings, audit)
     try:
@@ -146,7 +171,9 @@ def plan_and_answer(
     """
     from qdsl.executor.run import execute
 
-    settings, flow, plan, done = _begin(question, tenant_id, options, engine=engine)
+    settings, flow, plan, done = _begin(
+        question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
+    )
     eng: Engine | None = None
     while done is None:
         assert plan is not None
@@ -172,7 +199,9 @@ async def aplan_and_answer(
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
-    settings, flow, plan, done = _begin(question, tenant_id, options, engine=engine)
+    settings, flow, plan, done = _begin(
+        question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
+    )
     own: AsyncEngine | None = None
     try:
         while done is None:

@@ -125,6 +125,9 @@ def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -
         return f"{label} {'is empty' if empty else 'is set'}"
     values = flt.value if isinstance(flt.value, tuple) else (flt.value,)
     shown = [value_name(spec, v, lang) for v in values]
+    if flt.operator is Operator.CONTAINS and len(shown) == 1:
+        # Matched as text, not as a field's value: "名称中含“风控”".
+        return f"{label}中含“{shown[0]}”" if zh else f"{label} contains “{shown[0]}”"
     if flt.operator is Operator.BETWEEN and len(shown) == 2:
         lo, hi = shown
         return f"{label}介于 {lo} 和 {hi}" if zh else f"{label} between {lo} and {hi}"

@@ -26,6 +26,7 @@ _EN = {
     "status": "which {e} is meant? name it by its id",
     "field": "“{t}” is not applied: a field alone states no condition here",
     "excluded": "“{t}” cannot be excluded as asked: the field does not allow it",
+    "verb": "“{t}” is ambiguous: a verb here, or the value of a field of {e}? say which",
 }
 _ZH = {
     "residual": "“{t}”未被应用：{e}没有字段或取值与之匹配",
@@ -41,6 +42,7 @@ _ZH = {
     "status": "请指明是哪个{e}（编号）",
     "field": "“{t}”未被应用：单独的字段在这里不构成条件",
     "excluded": "“{t}”无法按所问排除：该字段不支持",
+    "verb": "“{t}”有歧义：是动词，还是{e}某个字段的取值？请说明",
 }
 
 

@@ -29,6 +29,12 @@ _JOINS = frozenset({"和", "与", "到", "至", "-", "~", "and", "to"})
 _PLURAL_CUES = frozenset({"哪些", "有哪些", "列出", "list", "list all"})
 _PRONOUN_BEFORE_ENTITY = re.compile(r"(?:这个|该|此|那个|这|\bthis|\bthat|\bthese)\s*$")
 _QUOTES = " \"'“”「」"
+# A value as the last word after an auxiliary ("did Contoso open?") may be a verb.
+_VERB_SLOT = re.compile(r"\b(?:did|do|does|will|would|can|could|should|have|has|had)\b")
+# Words after which a last value is a value, not a verb ("by email", "the status pending").
+_LEADS = frozenset(
+    ["by", "via", "through", "with", "as", "to", "from", "in", "on", "is", "are", "be", "of"]
+)
 # A cue that may also introduce a value the catalog knows.
 _WEAK_CUES = frozenset({"about"})
 
@@ -129,12 +135,29 @@ class Walk:
             self.on_field(i, s)
         elif s.kind is not Kind.ENTITY:
             own = [x for x in p.senses if x.entity == self.main and x.kind is s.kind]
+            if p.kind is Kind.VALUE and self.verb_slot(i, p):
+                # "How many tickets did Contoso open?": a verb, or the value open?
+                self.b.problem(p.text, "ambiguous", (f"{s.field} ({s.value})",), "verb")
+                return
             if len({x.field for x in own}) > 1:
                 could = tuple(f"{x.field} ({x.value})" for x in own)
                 self.b.problem(p.text, "ambiguous", could)
                 return
             self.values.append((s, self.negate is not None, p.text))
             self.negate = None
+
+    def verb_slot(self, i: int, p: Piece) -> bool:
+        """A value as the last word after an auxiliary, not led by a preposition or its
+        field's name: "did Contoso open?" (but "by email", "the status pending")."""
+        if not _VERB_SLOT.search(self.b.text[: p.start]):
+            return False
+        if self.b.text[p.end :].strip(" ?？.!"):
+            return False
+        before = self.b.text[: p.start].split()
+        prev = self.pieces[i - 1] if i > 0 else None
+        if before and before[-1] in _LEADS:
+            return False
+        return prev is None or prev.kind is not Kind.FIELD
 
     def elsewhere(self, p: Piece) -> None:
         """A spelling that means nothing of the asked entity."""

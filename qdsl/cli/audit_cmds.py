@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
+from qdsl.cli.tables import Table, render
 
 
 @click.group("audit")
@@ -14,23 +15,25 @@ def audit_group() -> None:
     """The audit log: one event per request (answered, refused, gated, error)."""
 
 
-def _line(event: dict[str, Any]) -> str:
-    verdict = event.get("outcome") or "-"
-    failed = ",".join(event.get("failed") or [])
-    parts = [
-        str(event.get("timestamp", "")),
-        str(event.get("trace_id", ""))[:12],
-        str(event.get("tenant_id") or "-"),
-        str(event.get("status") or "-"),
-        f"{event.get('query_type') or '-'}/{event.get('entity_type') or '-'}",
-        str(event.get("template") or "-"),
-        f"verdict={verdict}" + (f" failed={failed}" if failed else ""),
-    ]
-    if event.get("error_code"):
-        parts.append(f"error={event['error_code']}")
-    if event.get("drift"):
-        parts.append("drift=" + ",".join(event["drift"]))
-    return "  ".join(parts)
+def _table(events: list[dict[str, Any]]) -> Table:
+    table = Table(("time", "trace", "tenant", "status", "plan", "template", "verdict", "note"))
+    for e in events:
+        note = [f"error={e['error_code']}"] if e.get("error_code") else []
+        if e.get("failed"):
+            note.append("failed=" + ",".join(e["failed"]))
+        if e.get("drift"):
+            note.append("drift=" + ",".join(e["drift"]))
+        table.add(
+            e.get("timestamp"),
+            str(e.get("trace_id", ""))[:12],
+            e.get("tenant_id"),
+            e.get("status"),
+            f"{e.get('query_type') or '-'} {e.get('entity_type') or '-'}",
+            e.get("template"),
+            e.get("outcome"),
+            " ".join(note),
+        )
+    return table
 
 
 @audit_group.command("tail")
@@ -49,7 +52,7 @@ def tail_cmd(ctx: click.Context, /, count: int, tenant: str | None) -> None:
             events = [e for e in events if e.get("tenant_id") == tenant][-count:]
         return Outcome(
             data={"events": events},
-            human="\n".join(_line(e) for e in events) or "no audit events yet",
+            human=render([_table(events)]) if events else "no audit events yet",
         )
 
     ctx.exit(run_operation("audit tail", body))

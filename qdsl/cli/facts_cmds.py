@@ -160,18 +160,18 @@ def stats_cmd(ctx: click.Context, /, tenant: str | None, now_text: str | None) -
         _check_tenant(tenant)
         with _engine() as engine:
             groups = [g.to_dict() for g in fact_stats(engine, now=_now(now_text), tenant=tenant)]
+        from qdsl.cli.tables import Table, render
+
         rows = sum(g["rows"] for g in groups)
         stale = sum(g["stale"] for g in groups)
-        lines = [
-            f"{g['tenant']}\t{g['entity_type']}\t{g['predicate']}\t{g['rows']}\t"
-            f"{g['stale']} stale"
-            for g in groups
-        ]
-        lines.append(f"total\t{rows} row(s), {stale} stale")
+        table = Table(("tenant", "entity type", "predicate", "rows", "stale", "stale share"))
+        for g in groups:
+            table.add(g["tenant"], g["entity_type"], g["predicate"], g["rows"], g["stale"],
+                      f"{g['stale_share']:.1%}")
+        share = round(stale / rows, 4) if rows else 0.0
         return Outcome(
-            data={"groups": groups, "rows": rows, "stale": stale,
-                  "stale_share": round(stale / rows, 4) if rows else 0.0},
-            human="\n".join(lines),
+            data={"groups": groups, "rows": rows, "stale": stale, "stale_share": share},
+            human=render([table, f"{rows} fact(s), {stale} stale ({share:.1%})"]),
         )
 
     ctx.exit(run_operation("facts stats", body))

@@ -21,6 +21,7 @@ from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.executor.run import _pg_setup, aexecute, execute, read_only
 from qdsl.facts.db import make_async_engine, make_engine, upgrade
+from qdsl.facts.dberrors import StatementTimeout
 
 SLOW_CATALOG_TOML = """
 [entities.slow]
@@ -139,7 +140,7 @@ def test_pg_statement_timeout_is_database_timeout(slow_pg_url: str) -> None:
     finally:
         engine.dispose()
     assert info.value.code == "database/timeout" and info.value.exit_code == 8
-    assert info.value.retryable
+    assert isinstance(info.value, StatementTimeout) and info.value.retryable
     assert time.monotonic() - started < 4
 
 
@@ -209,6 +210,7 @@ def test_sqlite_timeout_interrupts_the_statement(slow_sqlite_url: str) -> None:
     finally:
         engine.dispose()
     assert info.value.code == "database/timeout"
+    assert isinstance(info.value, StatementTimeout) and info.value.retryable
     assert time.monotonic() - started < 5
 
 

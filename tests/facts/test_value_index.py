@@ -252,22 +252,6 @@ def test_another_tenants_values_never_change_mine(
     assert fresh(engine).values_for("zeta") == oracle(_rows("zeta", changed, 100), "zeta")
 
 
-def test_deferred_values_make_the_engine_on_first_use(ship: Engine) -> None:
-    insert(ship, [shipment("acme", "1", carrier="顺丰")])
-    made: list[Engine] = []
-
-    def engine() -> Engine:
-        made.append(ship)
-        return ship
-
-    source: ValueSource = vi.DeferredValues(engine, CAT)
-    assert made == []
-    forget(ship)
-    assert source.values_for("acme") == fresh(ship).values_for("acme")
-    source.values_for("acme")
-    assert made == [ship]
-
-
 def test_a_missing_catalog_table_is_named(ship: Engine) -> None:
     raw = tomllib.loads(CATALOG_TOML)
     raw["entities"]["shipment"]["table"] = "shipmentz"

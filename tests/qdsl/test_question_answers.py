@@ -83,6 +83,12 @@ def test_people_through_the_tenants_own_values(sqlite_engine: Engine) -> None:
     )
 
 
+def test_names_link_through_the_database_by_default(sqlite_engine: Engine) -> None:
+    res = ask(sqlite_engine, "Which tasks are assigned to Priya Nair?")
+    assert res.status == "answered" and sorted(ids(res)) == ["4", "8"]
+    assert res.plan.filters[0].field == "assignee"
+
+
 def test_an_explanation_nothing_mentions_is_not_answered(sqlite_engine: Engine) -> None:
     res = ask(sqlite_engine, "What is quantum computing?")
     assert res.status == "insufficient_evidence"
@@ -136,3 +142,8 @@ def test_the_support_desk(
     res = desk("What is the priority of ticket TCK-7?")
     assert res.status == "answered" and res.data["entity"]["priority"] == "urgent"
     assert desk("有多少个欧洲工单").status == "clarify"
+    # "open" after "did": the verb or the status? never guessed
+    res = desk("How many tickets did Contoso Ltd open?")
+    assert res.status == "clarify" and "“open”" in res.text
+    contoso = sum(t["requester"] == "Contoso Ltd" for t in mine)
+    assert desk("How many tickets are from Contoso Ltd?").data == {"count": contoso}
