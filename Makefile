@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test lint typecheck bench wheel-check
+.PHONY: install demo test test-deep lint typecheck bench wheel-check
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -36,3 +36,7 @@ bench: $(STAMP)
 # The built wheel, installed into a fresh venv with an empty state dir.
 wheel-check: $(STAMP)
 	$(BIN)/python tests/wheel_check.py
+
+# The reliability suites at ten times the CI examples (Hypothesis profile `deep`).
+test-deep: $(STAMP)
+	QDSL_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q tests/executor tests/qdsl/test_cli_fuzz.py

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qdsl.dsl.errors import ErrorType, QdslError
 from qdsl.dsl.ir import Operator, QueryType
+from qdsl.dsl.limits import read_file_bounded
 from qdsl.dsl.textnorm import normalize_text
 
 
@@ -428,7 +429,15 @@ def _catalog_error(source: str, problems: list[tuple[str, str]]) -> CatalogError
 def load_catalog(path: str | os.PathLike[str]) -> Catalog:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        raw = read_file_bounded(p, "catalog_bytes", f"catalog {p.name}")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(
+            "invalid_catalog",
+            f"{p.name}: not UTF-8 (byte {exc.start})",
+            hint="save the catalog as UTF-8",
+            details={"file": str(p)},
+        ) from None
     except OSError as exc:
         raise CatalogError(
             "catalog_unreadable",
@@ -437,7 +446,14 @@ def load_catalog(path: str | os.PathLike[str]) -> Catalog:
             details={"file": str(p)},
         ) from None
     try:
-        raw = tomllib.loads(text)
+        doc = tomllib.loads(text)
+    except RecursionError:
+        raise CatalogError(
+            "invalid_catalog",
+            f"{p.name}: nested too deeply to be a catalog",
+            hint="a catalog nests tables a few levels deep",
+            details={"file": str(p)},
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(
             "invalid_catalog",
@@ -445,7 +461,7 @@ def load_catalog(path: str | os.PathLike[str]) -> Catalog:
             hint="fix the TOML syntax",
             details={"file": str(p)},
         ) from None
-    return catalog_from_mapping(raw, source=p.name)
+    return catalog_from_mapping(doc, source=p.name)
 
 
 _DEMO: Catalog | None = None

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from qdsl.dsl import closure
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Operator, Plan
+from qdsl.dsl.limits import check_json_depth
 from qdsl.dsl.printer import NAME_RE
 
 Problem = dict[str, str]
@@ -57,6 +58,7 @@ def parse_json(source: str | bytes | Mapping[str, Any]) -> Plan:
 def _decode(source: str | bytes) -> Any:
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     text = text.removeprefix("\ufeff")
+    check_json_depth(text, "the plan")
     try:
         return json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
@@ -160,6 +162,10 @@ class _Cleaner:
                 out[key] = self.word(pointer(key), out[key], resolve, stand_in)
         if "entity_type" in out:
             out["entity_type"] = self.identifier(pointer("entity_type"), out["entity_type"])
+        self.strict(out, (), _PLAN_TYPES)
+        if isinstance(out.get("retrieval_policy"), Mapping):
+            out["retrieval_policy"] = dict(out["retrieval_policy"])
+            self.strict(out["retrieval_policy"], ("retrieval_policy",), _POLICY_TYPES)
         out["filters"] = self.each("filters", out.get("filters"), self.filter)
         out["sort"] = self.each("sort", out.get("sort"), self.sort)
         out["projection"] = self.each(
@@ -177,6 +183,27 @@ class _Cleaner:
         if isinstance(out.get("scope"), Mapping):
             out["scope"] = self.scope(out["scope"])
         return {key: value for key, value in out.items() if value is not _ABSENT}
+
+    def strict(
+        self, data: dict[str, Any], at: tuple[str | int, ...], types: Mapping[str, str]
+    ) -> None:
+        """No coercion: `"limit": "5"` or `true` is refused, not read as 5 or 1.
+        (pydantic's lax mode would take them; the plan's author meant something else.)"""
+        for key, kind in types.items():
+            value = data.get(key)
+            if value is None:
+                continue
+            ok = (
+                isinstance(value, bool)
+                if kind == "bool"
+                else isinstance(value, str)
+                if kind == "str"
+                else isinstance(value, int) and not isinstance(value, bool)
+            )
+            if not ok:
+                word = {"bool": "true or false", "str": "a string", "int": "a whole number"}[kind]
+                self.problem(pointer(*at, key), f"expected {word}, got {_json_type(value)}")
+                data[key] = _STAND_INS[kind]
 
     def each(self, key: str, items: Any, clean: Callable[[int, Any], Any]) -> Any:
         if items is None:
@@ -261,6 +288,7 @@ class _Cleaner:
 
     def scope(self, data: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(data)
+        self.strict(out, ("scope",), _SCOPE_TYPES)
         if "tenant_bound" in out and out["tenant_bound"] is not True:
             self.problem(
                 pointer("scope", "tenant_bound"),
@@ -283,7 +311,28 @@ class _Cleaner:
             out["entity_type"] = self.identifier(pointer(*at, "entity_type"), out["entity_type"])
         if isinstance(out.get("id"), int) and not isinstance(out.get("id"), bool):
             out["id"] = str(out["id"])  # ids are text; `64` and `"64"` name the same object
+        self.strict(out, at, {"entity_type": "str", "id": "str"})
         return out
 
 
 _ABSENT: Any = object()
+# Scalar fields checked without coercion (JSON type names per field).
+_PLAN_TYPES = {"limit": "int", "clarify_on_empty": "bool", "plan_version": "str"}
+_POLICY_TYPES = {
+    "facts_first": "bool",
+    "allow_fallback_text": "bool",
+    "require_fresh_fact": "bool",
+    "freshness_days": "int",
+}
+_SCOPE_TYPES = {"tenant_id": "str", "project_id": "str", "thread_anchor": "str"}
+_STAND_INS: dict[str, Any] = {"bool": False, "str": "x", "int": 1}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list | tuple) else "an object"

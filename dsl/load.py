@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.json_form import parse_json
+from qdsl.dsl.limits import check_plan_limits, check_text_size, limits
 from qdsl.dsl.parser import parse_text
 
 
@@ -13,5 +14,12 @@ def is_json_plan(source: str) -> bool:
 
 
 def load_plan(source: str) -> Plan:
-    """Parse `source` as a JSON plan if it starts with ``{``, else as plan text."""
-    return parse_json(source) if is_json_plan(source) else parse_text(source)
+    """Parse `source` as a JSON plan if it starts with ``{``, else as plan text.
+
+    The plan's size is bounded before parsing and its shape (filters, lists,
+    values) after (`qdsl.dsl.limits`)."""
+    lim = limits()
+    check_text_size(source, "plan_bytes", "the plan", lim)
+    plan = parse_json(source) if is_json_plan(source) else parse_text(source)
+    check_plan_limits(plan, lim)
+    return plan

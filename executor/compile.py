@@ -24,6 +24,7 @@ from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.bind import (
     contains_param,
     fallback_terms,
@@ -226,9 +227,14 @@ def prepare(
     now: datetime | None = None,
     cache: StatementCache = STATEMENTS,
 ) -> Prepared:
-    """Template, statements and parameters of one execution for `tenant_id`."""
+    """Template, statements and parameters of one execution for `tenant_id`.
+
+    A blank or malformed tenant is a usage error; None only where nothing runs
+    (`qdsl compile` without --tenant), and the executor refuses None."""
     if dialect not in DIALECTS:
         dialect_for(dialect)
+    if tenant_id is not None:
+        valid_tenant(tenant_id)
     bound = bind(plan, catalog, tenant_id)
     plan, catalog, spec = bound.plan, bound.catalog, bound.entity
     template = template_for(catalog, plan.entity_type, plan.query_type)

@@ -6,12 +6,16 @@ SELECT-only role `qdsl_reader` (so row-level security applies even when the
 application connects as an owner), carries the tenant in `app.tenant_id` for
 the RLS policies and a `statement_timeout`; the tenant predicate is in every
 statement as well, so isolation never rests on one mechanism. On SQLite the
-connection is set `query_only` and a progress handler enforces the timeout.
+connection is set `query_only`, a progress handler enforces the timeout inside
+each statement (sync and asyncio alike), and lower() is replaced by the
+deterministic `sql_lower`, PostgreSQL's lower() on a UTF-8 database
+(`executor.sqlite_functions`), so text compares the same on both.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 import uuid
 import weakref
@@ -26,11 +30,14 @@ from sqlalchemy.engine import Connection, Engine
 
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import DatabaseError
+from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.result import ExecutionResult
+from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
 from qdsl.facts.db import READER_ROLE, display_url
 from qdsl.facts.dberrors import StatementTimeout, classify
 
@@ -40,14 +47,45 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 DEFAULT_TIMEOUT_MS = 5000
+# A timeout bounds every statement: 0 (PostgreSQL's "no timeout") and anything
+# past an hour are refused rather than passed on.
+MIN_TIMEOUT_MS = 1
+MAX_TIMEOUT_MS = 3_600_000
+# The executor's own transaction level, whatever the caller's engine says
+# (AUTOCOMMIT would end role, tenant, read-only and timeout after one statement).
+# REPEATABLE READ: every statement of a plan reads the same snapshot.
+_PG_ISOLATION = "REPEATABLE READ"
+_SQLITE_ISOLATION = "SERIALIZABLE"
+
+
+def _bad_timeout(where: str, raw: object, example: str) -> UsageError:
+    return UsageError(
+        "bad_timeout",
+        f"{where} must be a whole number of milliseconds from {MIN_TIMEOUT_MS} to "
+        f"{MAX_TIMEOUT_MS}, got {raw!r}",
+        hint=f"for example {example}",
+        retryable=False,
+        details={"min": MIN_TIMEOUT_MS, "max": MAX_TIMEOUT_MS},
+    )
 
 
 def timeout_from_env(timeout_ms: int | None = None) -> int:
-    """The explicit value, else QDSL_STATEMENT_TIMEOUT_MS, else 5000 ms."""
+    """The explicit value, else QDSL_STATEMENT_TIMEOUT_MS, else 5000 ms; bounded."""
     if timeout_ms is not None:
+        if isinstance(timeout_ms, bool) or not MIN_TIMEOUT_MS <= timeout_ms <= MAX_TIMEOUT_MS:
+            raise _bad_timeout(
+                "the statement timeout (--timeout-ms)", timeout_ms, "--timeout-ms 5000"
+            )
         return timeout_ms
     raw = os.environ.get("QDSL_STATEMENT_TIMEOUT_MS", "")
-    return int(raw) if raw.strip().isdigit() else DEFAULT_TIMEOUT_MS
+    if not raw.strip():
+        return DEFAULT_TIMEOUT_MS
+    text = raw.strip()
+    if not re.fullmatch(r"[0-9]{1,10}", text) or not (
+        MIN_TIMEOUT_MS <= int(text) <= MAX_TIMEOUT_MS
+    ):
+        raise _bad_timeout("QDSL_STATEMENT_TIMEOUT_MS", raw, "QDSL_STATEMENT_TIMEOUT_MS=5000")
+    return int(text)
 
 
 def _rows(result: sa.CursorResult[Any]) -> list[Row]:
@@ -130,9 +168,17 @@ def _reader_missing() -> DatabaseError:
 def _start(
     plan: Plan | BoundPlan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
 ) -> Flow:
-    """The I/O-free preparation both twins share (`prepare` binds the caller's tenant
-    and refuses a plan bound or scoped for another)."""
-    prep = prepare(plan, catalog, dialect, tenant_id, now=now)
+    """The I/O-free preparation both twins share: the caller's tenant checked
+    (missing, blank or malformed is a usage error), the plan's bounds, then
+    `prepare`, which binds that tenant and refuses a plan bound or scoped for
+    another."""
+    tenant = valid_tenant(tenant_id)
+    raw = plan.plan if isinstance(plan, BoundPlan) else plan
+    check_plan_limits(raw)
+    check_bindable(raw)
+    if now is not None:
+        check_now(now)
+    prep = prepare(plan, catalog, dialect, tenant, now=now)
     return run_flow(prep, uuid.uuid4().hex)
 
 
@@ -151,6 +197,7 @@ def _sqlite_guard(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> 
         return 0
 
     conn.exec_driver_sql("PRAGMA query_only = ON")
+    register_sqlite(raw)
     if hasattr(raw, "set_progress_handler"):
         raw.set_progress_handler(check, 1000)
     try:
@@ -175,6 +222,31 @@ def read_only(conn: Connection) -> Connection:
     """Begin transactions READ ONLY on this connection: psycopg sends `BEGIN READ ONLY`
     (one round trip less than `SET TRANSACTION READ ONLY`); reset when pooled again."""
     return conn.execution_options(postgresql_readonly=True)
+
+
+def own_transaction(conn: Connection) -> Connection:
+    """The executor's transaction settings on `conn`, overriding the caller's engine.
+
+    An explicit isolation level turns a connection's autocommit off for as long as
+    the executor holds it (SQLAlchemy restores the engine's level when the
+    connection returns to the pool), so `conn.begin()` opens a real transaction on
+    every engine a caller can pass; on PostgreSQL it is also READ ONLY.
+    """
+    if conn.dialect.name == "postgresql":
+        return conn.execution_options(isolation_level=_PG_ISOLATION, postgresql_readonly=True)
+    return conn.execution_options(isolation_level=_SQLITE_ISOLATION)
+
+
+def _autocommit_left(dialect: Any, dbapi_connection: Any) -> InternalError | None:
+    # Fail closed: should a driver ignore the isolation level, the settings below
+    # would last one statement, so nothing runs.
+    if dialect.detect_autocommit_setting(dbapi_connection):
+        return InternalError(
+            "autocommit_connection",
+            "the executor's connection is still in autocommit mode",
+            hint="report this: the executor sets its own isolation level",
+        )
+    return None
 
 
 def _pg_setup(conn: Connection, tenant_id: str, timeout_ms: int) -> None:
@@ -203,8 +275,7 @@ def execute(
     state = {"interrupted": False}
     try:
         with engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                read_only(conn)
+            own_transaction(conn)
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
         raise db_error(
@@ -218,6 +289,9 @@ def _run_sync(
 ) -> ExecutionResult:
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
+            error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
+            if error is not None:
+                raise error
             _pg_setup(conn, tenant_id, timeout)
             result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
         else:
@@ -249,7 +323,7 @@ async def _adrive(
     request = next(flow)
     while True:
         if deadline is not None and time.monotonic() > deadline:
-            # aiosqlite offers no progress handler; the deadline is checked between statements.
+            # between statements too: a statement may end just past the deadline
             state["interrupted"] = True
             raise _timeout(timeout_ms)
         rows = _rows(await conn.execute(request[1], request[2]))
@@ -276,11 +350,19 @@ async def aexecute(
     try:
         async with engine.connect() as conn:
             if conn.dialect.name == "postgresql":
-                await conn.execution_options(postgresql_readonly=True)
+                await conn.execution_options(
+                    isolation_level=_PG_ISOLATION, postgresql_readonly=True
+                )
+            else:
+                await conn.execution_options(isolation_level=_SQLITE_ISOLATION)
             result = await _arun(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
+        # errors name the database by its sync URL (aiosqlite's names the same file)
+        url = engine.url
+        if url.get_backend_name() == "sqlite":
+            url = url.set(drivername="sqlite+pysqlite")
         raise db_error(
-            exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=engine.url
+            exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=url
         ) from None
     return result
 
@@ -290,14 +372,31 @@ async def _arun(
 ) -> ExecutionResult:
     async with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
+            raw = await conn.get_raw_connection()
+            error = _autocommit_left(conn.dialect, raw.dbapi_connection)
+            if error is not None:
+                raise error
             await _apg_setup(conn, tenant_id, timeout)
             result = await _adrive(conn, flow, None, timeout, state)
         else:
+            aio: Any = (await conn.get_raw_connection()).driver_connection
+            deadline = time.monotonic() + timeout / 1000
+
+            def check() -> int:
+                # runs on aiosqlite's worker thread, inside the statement: a
+                # non-zero return interrupts it, as on the sync path
+                if time.monotonic() > deadline:
+                    state["interrupted"] = True
+                    return 1
+                return 0
+
             await conn.exec_driver_sql("PRAGMA query_only = ON")
+            await aregister_sqlite(aio)
+            await aio.set_progress_handler(check, 1000)
             try:
-                deadline = time.monotonic() + timeout / 1000
                 result = await _adrive(conn, flow, deadline, timeout, state)
             finally:
+                await aio.set_progress_handler(None, 0)
                 await conn.exec_driver_sql("PRAGMA query_only = OFF")
         await tx.rollback()
     return result

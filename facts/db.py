@@ -24,6 +24,7 @@ from sqlalchemy import column as sa_column
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.errors import DatabaseError, InternalError
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.facts.dberrors import classify
 from qdsl.facts.engines import (
     default_database_url,
@@ -210,6 +211,7 @@ def upgrade(url: str) -> str:
 
 
 READER_ROLE = "qdsl_reader"
+_OWN_ISOLATION = {"postgresql": "READ COMMITTED", "sqlite": "SERIALIZABLE"}
 
 
 def _pg_session_setup(conn: Connection, tenant_id: str, read_only: bool, role: str | None) -> None:
@@ -234,10 +236,16 @@ def tenant_transaction(
     there is no RLS: the tenant predicate in every statement is the only
     isolation, so callers must always add it; `read_only` turns on
     `PRAGMA query_only` for the transaction (and off again before the pooled
-    connection is reused).
+    connection is reused). The transaction is real on every engine, AUTOCOMMIT
+    ones included, and a missing, blank or malformed tenant is a usage error.
     """
+    valid_tenant(tenant_id)
     sqlite_ro = read_only and engine.dialect.name == "sqlite"
     with engine.connect() as conn:
+        # A transaction of its own whatever the engine says: under AUTOCOMMIT the
+        # role and tenant set below would last one statement (the level is
+        # restored when the connection returns to the pool).
+        conn.execution_options(isolation_level=_OWN_ISOLATION[conn.dialect.name])
         if sqlite_ro:
             conn.exec_driver_sql("PRAGMA query_only = ON")
             conn.commit()

@@ -25,10 +25,11 @@ from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.linking import TenantValues, ValueSource
 from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
-from qdsl.pipeline import AnswerResult, Flow, Settings, Status, answer_flow
-from qdsl.planner import Planner, RulePlanner
+from qdsl.pipeline import AnswerResult, Flow, PlanCall, Settings, Status, answer_flow
+from qdsl.planner import PlanDraft, Planner, RulePlanner
 from qdsl.verifier.checks import Check
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def _begin(
     *,
     demo: bool,
     engine: Callable[[], Engine | AsyncEngine],
-) -> tuple[Settings, Flow, BoundPlan | Plan | None, AnswerResult | None]:
+) -> tuple[Settings, Flow, BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
     settings = options.settings(demo=demo)
     if settings.values is None:
@@ -171,12 +172,16 @@ def plan_and_answer(
     """
     from qdsl.executor.run import execute
 
+    tenant_id = valid_tenant(tenant_id)
     settings, flow, plan, done = _begin(
         question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
     )
     eng: Engine | None = None
     while done is None:
         assert plan is not None
+        if isinstance(plan, PlanCall):
+            plan, done = _plan_step(flow, plan.run)
+            continue
         try:
             eng = eng or engine or demo_engine()
             result: ExecutionResult = execute(
@@ -199,6 +204,7 @@ async def aplan_and_answer(
     """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
     from qdsl.executor.run import aexecute
 
+    tenant_id = valid_tenant(tenant_id)
     settings, flow, plan, done = _begin(
         question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
     )
@@ -206,6 +212,14 @@ async def aplan_and_answer(
     try:
         while done is None:
             assert plan is not None
+            if isinstance(plan, PlanCall):
+                try:
+                    draft = await plan.arun()
+                except QdslError as exc:
+                    plan, done = _step(flow, exc=exc)
+                    continue
+                plan, done = _step(flow, result=draft)
+                continue
             try:
                 if engine is None and own is None:
                     own = _demo_async_engine()
@@ -230,9 +244,22 @@ def _demo_async_engine() -> AsyncEngine:
     return make_async_engine(url)
 
 
+def _plan_step(
+    flow: Flow, run: Callable[[], PlanDraft]
+) -> tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
+    try:
+        draft = run()
+    except QdslError as exc:
+        return _step(flow, exc=exc)
+    return _step(flow, result=draft)
+
+
 def _step(
-    flow: Flow, *, result: ExecutionResult | None = None, exc: QdslError | None = None
-) -> tuple[BoundPlan | Plan | None, AnswerResult | None]:
+    flow: Flow,
+    *,
+    result: ExecutionResult | PlanDraft | None = None,
+    exc: QdslError | None = None,
+) -> tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     try:
         if exc is not None:
             return flow.throw(exc), None

@@ -81,6 +81,14 @@ ALLOWED_KEYS: frozenset[str] = frozenset(
         "reason_code",
         "dropped",
         "expected_query_type",
+        # an LLM planner attempt's cost (qdsl.planner.llm)
+        "input_tokens",
+        "output_tokens",
+        "prompt_chars",
+        "fallback",
+        "attempt_outcome",
+        "attempt_error_codes",
+        "attempt_elapsed_ms",
         # the summary's own
         "tenant_id",
         "question_hash",
@@ -107,6 +115,12 @@ _SUMMARY_KEYS = (
     "outcome",
     "failed",
     "kind",
+    # the LLM planner's attempts: what planning cost
+    "fallback",
+    "attempt_error_codes",
+    "attempt_elapsed_ms",
+    "input_tokens",
+    "output_tokens",
 )
 ROTATE_BYTES = 10 * 1024 * 1024
 ROTATE_KEEP = 5

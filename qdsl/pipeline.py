@@ -17,6 +17,9 @@ both twins run exactly the same steps and failure semantics:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import inspect
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
@@ -26,17 +29,18 @@ from typing import Any, Literal
 from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import NotCoveredError, PolicyError, QdslError
+from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.printer import to_text
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import Evidence, ExecutionResult
 from qdsl.gate import GateLexicon, check_route, gate
 from qdsl.phrases import detect_language
-from qdsl.planner import Attempt, Planner
+from qdsl.planner import Attempt, PlanDraft, Planner
 from qdsl.planner.rule import RulePlanner, context_entities
 from qdsl.render import clarification, gated, insufficient, not_covered, refused, render
 from qdsl.verifier import Answer, Language, Outcome, Verdict, VerifyContext, verify
@@ -63,6 +67,8 @@ class AnswerResult:
     attempts: tuple[Attempt, ...] = ()
     warnings: tuple[str, ...] = ()
     execution_id: str | None = None
+    # Why there is no answer when a retryable failure (the LLM API down) ended it.
+    error: QdslError | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `ask` / `run` envelope data (SPEC 6): `answer` is the contract's data."""
@@ -97,7 +103,35 @@ class Settings:
     values: ValueSource | None = None
 
 
-Flow = Generator[BoundPlan | Plan, ExecutionResult, AnswerResult]
+@dataclass(frozen=True)
+class PlanCall:
+    """The flow asks its driver for a plan: the sync driver calls the planner, the
+    asyncio driver awaits its `aplan` or runs `plan` in a worker thread."""
+
+    planner: Planner
+    question: str
+    catalog: Catalog
+    context: PlanContext
+    feedback: str | None
+
+    def run(self) -> PlanDraft:
+        return self.planner.plan(
+            self.question, catalog=self.catalog, context=self.context, feedback=self.feedback
+        )
+
+    async def arun(self) -> PlanDraft:
+        aplan = getattr(self.planner, "aplan", None)
+        if aplan is not None and inspect.iscoroutinefunction(aplan):
+            draft = await aplan(
+                self.question, catalog=self.catalog, context=self.context, feedback=self.feedback
+            )
+            assert isinstance(draft, PlanDraft)
+            return draft
+        return await asyncio.to_thread(self.run)
+
+
+# Yields plans to execute (sent their ExecutionResult) and PlanCalls (sent a PlanDraft).
+Flow = Generator[BoundPlan | Plan | PlanCall, Any, AnswerResult]
 
 
 def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
@@ -117,8 +151,22 @@ def plan_context(tenant_id: str, context: PlanContext | None) -> PlanContext:
     )
 
 
-def feedback_for(verdict: Verdict) -> str:
-    return "; ".join(f"{i.check}: {i.message}" for i in verdict.errors())
+LLM_UNAVAILABLE = "validation/llm_unavailable"
+
+
+def attempt_event(a: Attempt) -> dict[str, Any]:
+    """One planner attempt as the audit records it: number, outcome, error, cost."""
+    return {"number": a.number, "error_code": a.error_code, **a.cost()}
+
+
+def feedback_for(verdict: Verdict, plan: Plan | None = None) -> str:
+    """The verdict's errors, and the refused plan so a planner can amend it."""
+    text = "; ".join(f"{i.check}: {i.message}" for i in verdict.errors())
+    if plan is not None:
+        # A plan the text form cannot print: the errors alone.
+        with contextlib.suppress(QdslError):
+            text += f"\nrefused plan: {to_text(plan)}"
+    return text
 
 
 class _Run:
@@ -185,7 +233,9 @@ class _Run:
             return pctx
         return replace(pctx, referenced_objects=())
 
-    def make_plan(self, pctx: PlanContext, feedback: str | None) -> NormalizedPlan:
+    def make_plan(
+        self, pctx: PlanContext, feedback: str | None
+    ) -> Generator[PlanCall, Any, NormalizedPlan]:
         with self.audit.timed("plan") as ev:
             try:
                 planner = self.s.planner
@@ -197,16 +247,20 @@ class _Run:
                     self.planner_name = planner.name
                     ev.update(planner=planner.name, attempts=0)
                 else:
-                    draft = planner.plan(
-                        self.question, catalog=self.s.catalog, context=pctx, feedback=feedback
-                    )
+                    # The driver runs the planner: called, awaited or in a worker thread.
+                    draft = yield PlanCall(planner, self.question, self.s.catalog, pctx, feedback)
+                    assert isinstance(draft, PlanDraft)
                     self.planner_name = draft.planner
                     self.attempts.extend(draft.attempts)
                     ev.update(planner=draft.planner, attempts=len(draft.attempts))
+                    if draft.planner != planner.name:
+                        ev.update(fallback=True)
+                    ev.update(self.log_attempts([attempt_event(a) for a in draft.attempts]))
                     raw = load_plan(draft.text)
                 normalized = normalize(raw, self.s.catalog, self.binding_context(pctx))
             except QdslError as exc:
                 ev.update(status="error", error_code=exc.code)
+                ev.update(self.log_attempts(exc.details.get("attempts")))
                 raise
             self.warnings = normalized.warnings
             ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
@@ -281,6 +335,40 @@ class _Run:
             insufficient(self.lang, contract),
             verdict,
             execution_id,
+        )
+
+    def log_attempts(self, attempts: object) -> dict[str, list[Any]]:
+        """One audit event per planner attempt (outcome, error code, cost), and the
+        run's attempts so far as lists for the plan event and the summary."""
+        if isinstance(attempts, list):
+            for a in attempts:
+                if isinstance(a, dict):
+                    fields = {k: v for k, v in a.items() if k not in ("message", "number")}
+                    fields["attempt"] = a.get("number")
+                    fields["attempt_outcome"] = "refused" if a.get("error_code") else "accepted"
+                    self.audit.event("llm_attempt", **fields)
+        done = [attempt_event(a) for a in self.attempts]
+        if isinstance(attempts, list) and not done:
+            done = [a for a in attempts if isinstance(a, dict)]
+        return {
+            "attempt_error_codes": [a.get("error_code") for a in done],
+            "attempt_elapsed_ms": [a.get("elapsed_ms") for a in done],
+            "input_tokens": [a.get("input_tokens") for a in done],
+            "output_tokens": [a.get("output_tokens") for a in done],
+        }
+
+    def unplanned(self, exc: PlanError) -> AnswerResult:
+        """No plan: the LLM API failed. No answer, and never another planner's guess
+        passed off as the LLM's (a fallback planner is the LLM planner's explicit option).
+        Any other plan error is the caller's to see."""
+        if exc.code != LLM_UNAVAILABLE:
+            raise exc
+        answer = insufficient(self.lang, AnswerContract.CLARIFY_OR_FAIL)
+        return self.finish(
+            status="insufficient_evidence",
+            answer_contract=answer.contract,
+            text=answer.text,
+            error=exc,
         )
 
     def on_empty(self, plan: Plan, result: ExecutionResult) -> AnswerResult | None:
@@ -379,9 +467,11 @@ def _answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Fl
     feedback: str | None = None
     for replan in range(s.replans + 1):
         try:
-            normalized = run.make_plan(pctx, feedback)
+            normalized = yield from run.make_plan(pctx, feedback)
         except NotCoveredError as exc:
             return run.not_covered(None, exc)
+        except PlanError as exc:
+            return run.unplanned(exc)
         plan = normalized.plan
         if plan.query_type is QueryType.UNKNOWN:
             return run.clarify(plan)
@@ -391,6 +481,7 @@ def _answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Fl
             try:
                 # bound once, by the normalizer: the executor compiles it as it is
                 result = yield normalized.bound or plan
+                assert isinstance(result, ExecutionResult)
             except NotCoveredError as exc:
                 audit.event("execute", status="not_covered", error_code=exc.code)
                 return run.not_covered(plan, exc)
@@ -423,7 +514,7 @@ def _answer_flow(question: str, tenant_id: str, s: Settings, audit: Audit) -> Fl
         assert verdict is not None and result is not None
         if verdict.retryable and verdict.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN:
             if replan < s.replans:
-                feedback = feedback_for(verdict)
+                feedback = feedback_for(verdict, plan)
                 audit.event("retry", retry="clarified_plan", attempt=replan + 1)
                 continue
             if _only_question_gaps(verdict):

@@ -16,21 +16,51 @@ Fixtures
   (dropped at session end), for migration tests.
 
 Tests that use any pg fixture are marked `pg` automatically.
+
+Hypothesis profiles: `ci` (the default, what `make test` runs) and `deep`
+(`make test-deep`, or QDSL_HYPOTHESIS_PROFILE=deep): ten times the examples.
+A property without its own max_examples takes the profile's; the reliability
+suites draw a batch of plans per example, so their counts scale with it, and
+record their executions in `suite_counts` (printed after the run).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from qdsl.facts.db import make_engine, normalize_url
 from qdsl.facts.demo.setup import ensure_demo
+
+_QUIET = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+settings.register_profile("ci", max_examples=100, deadline=None, suppress_health_check=_QUIET)
+settings.register_profile("deep", max_examples=1000, deadline=None, suppress_health_check=_QUIET)
+settings.load_profile(os.environ.get("QDSL_HYPOTHESIS_PROFILE", "ci"))
+
+# suite name -> executions this session (the reliability suites' counts)
+SUITE_COUNTS: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="session")
+def suite_counts() -> Counter[str]:
+    return SUITE_COUNTS
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if SUITE_COUNTS:
+        profile = settings.get_current_profile_name()
+        terminalreporter.write_sep("-", f"reliability suites (hypothesis profile {profile})")
+        for name, count in sorted(SUITE_COUNTS.items()):
+            terminalreporter.write_line(f"{name}: {count} executions")
 
 # The second deployment (support tickets) and its databases.
 pytest_plugins = ["deployments.fixtures"]
@@ -44,6 +74,9 @@ def _isolated_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     state = tmp_path / "qdsl-state"
     monkeypatch.setenv("QDSL_STATE_DIR", str(state))
     monkeypatch.delenv("QDSL_DATABASE_URL", raising=False)
+    # No test may depend on a statement finishing within the production default
+    # (5 s) on a loaded machine; a test of timeouts sets its own.
+    monkeypatch.setenv("QDSL_STATEMENT_TIMEOUT_MS", "600000")
     return state
 
 

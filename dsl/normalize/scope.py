@@ -6,11 +6,14 @@ from qdsl.dsl.errors import PolicyError
 from qdsl.dsl.ir import ObjectRef, Plan
 from qdsl.dsl.normalize.entity import resolve_entity
 from qdsl.dsl.normalize.env import Env, where
+from qdsl.dsl.tenant import valid_tenant
 
 
 def bind_tenant(plan: Plan, env: Env) -> Plan:
     """The tenant comes from the caller; a plan naming another one is refused."""
     tenant = env.context.tenant_id
+    if tenant is not None:
+        valid_tenant(tenant)  # blank or malformed is a usage error, never "no tenant"
     if tenant is None or plan.scope.tenant_id == tenant:
         return plan
     if plan.scope.tenant_id is not None:

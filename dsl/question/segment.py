@@ -10,7 +10,7 @@ is needed, the gaps between known spellings are the unknown terms.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
 from qdsl.dsl.catalog import Catalog
@@ -48,7 +48,7 @@ _RANK = {
 _CLASSIFIERS = "个项条名家篇位件份"
 
 
-def _compile_words(words: list[str]) -> re.Pattern[str]:
+def _compile_words(words: Sequence[str]) -> re.Pattern[str]:
     en = sorted((w for w in words if w.isascii()), key=len, reverse=True)
     return re.compile(r"(?<![a-z0-9'])(?:" + "|".join(re.escape(w) for w in en) + r")(?![a-z0-9'])")
 

@@ -8,16 +8,14 @@ its data but exits 5; a question no template covers exits 4.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
 import click
 
 from qdsl.api import AnswerOptions
-from qdsl.cli.inputs import decode_input, drop_bom, plan_input_options
+from qdsl.cli.inputs import drop_bom, load_json_text, plan_input_options, read_stdin
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
 from qdsl.dsl.catalog import Catalog
@@ -167,15 +165,8 @@ def verified_run(
 
 
 def _json_arg(raw: str, what: str) -> Any:
-    text = decode_input(sys.stdin.buffer.read(), "stdin") if raw == "-" else drop_bom(raw)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"bad_{what}_json",
-            f"--{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-            hint=f"pass the {what} as one JSON object, or - to read it from stdin",
-        ) from None
+    text = read_stdin() if raw == "-" else drop_bom(raw)
+    return load_json_text(text, f"--{what}", f"bad_{what}_json")
 
 
 def _is_envelope(value: Any) -> bool:
@@ -193,12 +184,16 @@ def _unwrap(value: Any, key: str) -> Any:
     return value
 
 
-def parse_result(raw: str) -> ExecutionResult:
+def parse_result(raw: str, tenant_id: str) -> ExecutionResult:
+    """The result `qdsl run` printed for `tenant_id`, its MAC checked first."""
     from pydantic import ValidationError
 
+    from qdsl.result_mac import check_result
+
     value = _unwrap(_json_arg(raw, "result"), "result")
+    check_result(tenant_id, value)
     try:
-        return ExecutionResult.model_validate(value)
+        return ExecutionResult.model_validate({k: v for k, v in value.items() if k != "mac"})
     except ValidationError as exc:
         raise UsageError(
             "bad_result",
@@ -239,7 +234,13 @@ def parse_answer(raw: str) -> Any:
 @click.command("verify")
 @plan_input_options
 @click.option("--tenant", required=True, help="The caller's tenant.")
-@click.option("--result", "result_json", required=True, help="Execution result JSON (or -).")
+@click.option(
+    "--result",
+    "result_json",
+    default=None,
+    help="The result `qdsl run` printed (JSON or -; its MAC is checked). "
+    "Without it the plan is executed again.",
+)
 @click.option("--answer", "answer_json", required=True, help="The answer JSON (or -).")
 @click.option("--question", default=None, help="The question, to check the plan answers it.")
 @click.option("--route-mode", type=click.Choice(ROUTE_MODES), default="internal", show_default=True)
@@ -249,7 +250,7 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
     ctx: click.Context,
     /,
     tenant: str,
-    result_json: str,
+    result_json: str | None,
     answer_json: str,
     question: str | None,
     route_mode: str,
@@ -267,7 +268,13 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
             raise UsageError("two_stdin", "only one of --result / --answer can read stdin")
         catalog = _catalog()
         plan, warnings = load_normalized(inputs, tenant, catalog)
-        result = parse_result(result_json)
+        now = _now(now_text, demo=current_state().db_url is None)
+        if result_json is None:
+            from qdsl.cli.exec_cmds import run_plan
+
+            result, now = run_plan(plan, catalog, tenant, db_url=current_state().db_url, now=now)
+        else:
+            result = parse_result(result_json, tenant)
         answer = parse_answer(answer_json)
         now = _now(now_text, demo=current_state().db_url is None)
         # The question is read on its own (question_covered), never through the plan.

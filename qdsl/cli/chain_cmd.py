@@ -35,7 +35,7 @@ from typing import Any
 
 import click
 
-from qdsl.cli.inputs import decode_input, drop_bom
+from qdsl.cli.inputs import drop_bom, load_json_text, read_stdin
 from qdsl.cli.runner import CAPTURE, Outcome, run_operation
 from qdsl.dsl.errors import QdslError, UsageError
 
@@ -174,14 +174,7 @@ def _resolve_refs(value: Any, steps: list[dict[str, Any]], index: int) -> Any:
 
 
 def parse_steps(text: str) -> list[dict[str, Any]]:
-    try:
-        steps = json.loads(drop_bom(text))
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            "bad_steps",
-            f"--steps is not valid JSON: {exc.msg} (column {exc.colno})",
-            hint='--steps \'[{"op": "parse", "input": {"plan": "count project"}}]\'',
-        ) from None
+    steps = load_json_text(drop_bom(text), "--steps", "bad_steps")
     if not isinstance(steps, list) or not steps:
         raise UsageError("bad_steps", "--steps must be a non-empty JSON list", hint="[{...}]")
     if len(steps) > MAX_STEPS:
@@ -292,9 +285,7 @@ def chain_cmd(ctx: click.Context, steps_json: str) -> None:
     def body() -> Outcome:
         text = steps_json
         if text == "-":
-            import sys
-
-            text = decode_input(sys.stdin.buffer.read(), "stdin")
+            text = read_stdin()
         return run_chain(parse_steps(text))
 
     ctx.exit(run_operation("chain", body))

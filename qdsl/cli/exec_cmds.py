@@ -19,6 +19,7 @@ from qdsl.cli.state import current_state
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import check_now
 from qdsl.executor.result import ExecutionResult
 
 
@@ -33,7 +34,7 @@ def parse_now(raw: str | None) -> datetime | None:
             "--now / QDSL_NOW is not an ISO-8601 timestamp",
             hint="write e.g. 2026-11-01T00:00:00Z",
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return check_now(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def load_normalized(
@@ -205,9 +206,14 @@ def run_cmd(
         answer, exit_code = verified_run(
             plan, result, tenant_id=tenant, catalog=catalog, now=moment
         )
+        from qdsl.result_mac import sign_result
+
+        printed = result.model_dump(mode="json")
+        # signed for `qdsl verify --result`, which trusts nothing else
+        printed["mac"] = sign_result(tenant, printed)
         data = {
             **answer,
-            "result": result.model_dump(mode="json"),
+            "result": printed,
             "plan": plan.to_json_dict(),
             "now": moment.isoformat(),
         }

@@ -43,12 +43,12 @@ import math
 import re
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from qdsl.dsl.errors import PolicyError, UsageError
+from qdsl.dsl.limits import check_json_depth, has_surrogate, read_bounded, read_file_bounded
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,6 +90,57 @@ def plan_input_options(func: F) -> F:
 
 def drop_bom(text: str) -> str:
     return text.removeprefix(BOM)
+
+
+def read_stdin(what: str = "stdin") -> str:
+    """Standard input as text: at most QDSL_MAX_INPUT_BYTES, UTF-8, BOM dropped."""
+    return decode_input(read_bounded(sys.stdin.buffer, "input_bytes", what), what)
+
+
+def load_json_text(text: str, what: str, subtype: str) -> Any:
+    """A JSON document from a channel: nesting bounded before parsing, no NaN or
+    Infinity, no lone surrogate in any string or key. Failures are usage errors
+    named `subtype` (the limits keep their own subtypes)."""
+    check_json_depth(text, what)
+    try:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except (json.JSONDecodeError, ValueError) as exc:
+        where = (
+            f": {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else f": {exc}"
+        )
+        raise UsageError(
+            subtype,
+            f"{what} is not valid JSON{where}",
+            hint=f"pass {what} as one JSON document, or - to read it from stdin",
+        ) from None
+    if _any_surrogate(doc):
+        raise UsageError(
+            subtype,
+            f"{what} holds a lone surrogate escape (such as \\ud800), which is no character",
+            hint="escape a character outside the BMP as a surrogate pair, or send UTF-8",
+        )
+    return doc
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _any_surrogate(node: Any) -> bool:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if has_surrogate(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def decode_input(raw: bytes, source: str) -> str:
@@ -270,14 +321,7 @@ def text_literal(value: Any, name: str) -> str:
 
 
 def _check_json_object(source: str, what: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(source)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            "bad_input_json",
-            f"{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-            hint='pass a JSON object, e.g. --input-json \'{"query_type": "count", ...}\'',
-        ) from None
+    doc = load_json_text(source, what, "bad_input_json")
     if not isinstance(doc, dict):
         raise UsageError(
             "bad_input_json",
@@ -289,7 +333,7 @@ def _check_json_object(source: str, what: str) -> dict[str, Any]:
 
 def _read_input_path(path: str, file_input: bool | None) -> str:
     if path == "-":
-        return decode_input(sys.stdin.buffer.read(), "stdin")
+        return read_stdin()
     policy, source = _file_policy(file_input)
     if policy == "deny":
         inline = _inline_command(path)
@@ -307,7 +351,7 @@ def _read_input_path(path: str, file_input: bool | None) -> str:
         )
         sys.stderr.flush()
     try:
-        raw = Path(path).read_bytes()
+        raw = read_file_bounded(path, "input_bytes", f"input file {path}")
     except FileNotFoundError:
         raise UsageError(
             "input_not_found", f"no such input file: {path}", hint="check the path"

@@ -82,9 +82,30 @@ def cli(ctx: click.Context, json_mode: bool, db_url: str | None, catalog_path: s
     ctx.obj = CliState(json_mode=json_mode, db_url=db_url, catalog_path=catalog_path)
 
 
+def _undecodable_argument(args: list[str]) -> int | None:
+    """The index of the first argument that was not valid UTF-8 (Python keeps such
+    bytes as lone surrogates, which no later step can encode), else None."""
+    from qdsl.dsl.limits import has_surrogate
+
+    return next((i for i, arg in enumerate(args) if has_surrogate(arg)), None)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     json_mode = "--json" in args
+    bad = _undecodable_argument(args)
+    if bad is not None:
+        from qdsl.dsl.errors import UsageError
+        from qdsl.envelope import emit_error
+
+        err = UsageError(
+            "bad_encoding",
+            f"command-line argument {bad + 1} is not valid UTF-8 text",
+            hint="pass arguments as UTF-8, or send the plan on stdin with --input -",
+            retryable=False,
+            details={"argument": bad + 1},
+        )
+        sys.exit(emit_error("qdsl", err, json_mode=json_mode))
     try:
         rv: Any = cli.main(args=args, prog_name="qdsl", standalone_mode=False)
     except click.exceptions.Exit as exc:

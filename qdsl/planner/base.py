@@ -17,6 +17,21 @@ class Attempt:
     output: str
     error_code: str | None = None
     error_message: str | None = None
+    # What the attempt cost, when the planner measures it (the LLM planner does).
+    elapsed_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    prompt_chars: int | None = None
+
+    def cost(self) -> dict[str, float | int]:
+        """The measured costs, for the trace and the audit event (unmeasured left out)."""
+        pairs = {
+            "elapsed_ms": self.elapsed_ms,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "prompt_chars": self.prompt_chars,
+        }
+        return {k: v for k, v in pairs.items() if v is not None}
 
     @property
     def ok(self) -> bool:

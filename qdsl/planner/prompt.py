@@ -8,9 +8,11 @@ never SQL and never an answer.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from collections.abc import Collection
+from typing import Any, Literal
 
-from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog import Catalog, FieldSpec
+from qdsl.dsl.errors import QdslError
 from qdsl.dsl.kinds import KINDS
 from qdsl.dsl.normalize import PlanContext
 
@@ -29,30 +31,53 @@ Rules:
 - Never set a tenant: the caller binds it."""
 
 
-def catalog_summary(catalog: Catalog) -> str:
+def approx_tokens(text: str) -> int:
+    """Tokens as bytes / 4 (no tokenizer is assumed; CJK text counts high, safely)."""
+    return (len(text.encode("utf-8")) + 3) // 4
+
+
+def _field_line(fname: str, spec: FieldSpec, max_values: int | None) -> str:
+    ops = ", ".join(o.value for o in spec.operators)
+    extra = ""
+    if spec.values:
+        shown = spec.values if max_values is None else spec.values[:max_values]
+        more = ", ..." if len(shown) < len(spec.values) else ""
+        extra += f"; values: {', '.join(shown)}{more}"
+    if spec.aliases and max_values is None:
+        groups = "; ".join(f"{k} = {' / '.join(v)}" for k, v in spec.aliases.items())
+        extra += f"; aliases: {groups}"
+    if spec.references:
+        extra += f"; references {spec.references}"
+    return f"  field {fname} ({spec.type.value}; operators: {ops}{extra})"
+
+
+def catalog_summary(
+    catalog: Catalog,
+    entities: Collection[str] | None = None,
+    *,
+    max_values: int | None = None,
+) -> str:
+    """The catalog's non-sensitive names; only `entities` when given, in catalog order."""
     lines: list[str] = []
     for name, ent in catalog.entities.items():
+        if entities is not None and name not in entities:
+            continue
         kinds = ", ".join(q.value for q in ent.query_types)
         words = ", ".join(ent.synonyms)
         lines.append(f"entity {name} (query types: {kinds}; users say: {words})")
         lines.append(f"  id field: id; label field: {ent.label}")
         for fname, spec in ent.fields.items():
-            if spec.sensitive:
-                continue
-            ops = ", ".join(o.value for o in spec.operators)
-            extra = ""
-            if spec.values:
-                extra += f"; values: {', '.join(spec.values)}"
-            if spec.aliases:
-                groups = "; ".join(f"{k} = {' / '.join(v)}" for k, v in spec.aliases.items())
-                extra += f"; aliases: {groups}"
-            if spec.references:
-                extra += f"; references {spec.references}"
-            lines.append(f"  field {fname} ({spec.type.value}; operators: {ops}{extra})")
+            if not spec.sensitive:
+                lines.append(_field_line(fname, spec, max_values))
     return "\n".join(lines)
 
 
-def _language(form: PlanForm) -> str:
+def _language(form: PlanForm, schema_attached: bool = False) -> str:
+    if form == "json" and schema_attached:
+        return (
+            "Write the plan as one JSON object; the request carries its JSON Schema "
+            "(this catalog's entity, field and operator names)."
+        )
     if form == "json":
         from qdsl.dsl.schema import plan_json_schema
 
@@ -88,24 +113,43 @@ def build_prompt(
     form: PlanForm = "text",
     context: PlanContext | None = None,
     feedback: str | None = None,
+    catalog_text: str | None = None,
+    schema_attached: bool = False,
 ) -> str:
+    """The first prompt; `catalog_text` replaces the full catalog (a bounded slice)."""
     contracts = ", ".join(f"{q.value} -> {k.contract.value}" for q, k in KINDS.items())
     sections = [
         _RULES,
         f"Answer contracts: {contracts}",
-        _language(form),
-        "Catalog:\n" + catalog_summary(catalog),
+        _language(form, schema_attached),
+        "Catalog:\n" + (catalog_text if catalog_text is not None else catalog_summary(catalog)),
         _context(context) + f"Question: {question}",
     ]
     if feedback:
-        sections.append(f"A previous plan for this question was refused: {feedback}")
+        sections.append(
+            "A previous plan for this question was refused by the answer verifier "
+            "(question_covered names the words of the question the plan did not apply "
+            "and the fields that could carry them):\n"
+            f"{feedback}\nWrite a plan that applies every condition the question states."
+        )
     return "\n\n".join(s for s in sections if s)
 
 
-def repair_prompt(base: str, output: str, code: str, message: str, hint: str | None) -> str:
-    fix = f"\nhint: {hint}" if hint else ""
+def _position(details: dict[str, Any]) -> str:
+    parts = []
+    if details.get("path"):
+        parts.append(f"at {details['path']}")
+    if details.get("line") is not None:
+        parts.append(f"line {details['line']}, column {details.get('column')}")
+    return (" (" + ", ".join(parts) + ")") if parts else ""
+
+
+def repair_prompt(base: str, output: str, error: QdslError) -> str:
+    """The first prompt again, the refused plan, and the typed error: code, position, hint."""
+    fix = f"\nhint: {error.hint}" if error.hint else ""
     return (
         f"{base}\n\nYour previous plan was:\n{output}\n\n"
-        f"It was refused with error {code}: {message}{fix}\n"
+        f"It was refused with error {error.code}{_position(error.details)}: "
+        f"{error.message}{fix}\n"
         "Write a corrected plan. Output the plan only."
     )

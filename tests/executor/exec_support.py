@@ -26,6 +26,7 @@ from qdsl.dsl.ir import (
     SortDirection,
 )
 from qdsl.dsl.textnorm import normalize_text
+from qdsl.executor.sqlite_functions import sql_lower
 from qdsl.facts.demo.data import DEMO_NOW
 from qdsl.facts.demo.tables import TABLES_BY_NAME as DEMO_TABLES
 from qdsl.facts.tables import TABLES_BY_NAME as OWN_TABLES
@@ -132,8 +133,9 @@ def snapshot(engine: Engine) -> Snapshot:
 
 
 def ascii_lower(text: str) -> str:
-    # SQLite's lower() folds ASCII only; demo text has no other cased letters that matter.
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+    # The executor's lower() on both dialects (PostgreSQL's on a UTF-8 database,
+    # registered on SQLite): the Unicode simple lowercase mapping.
+    return str(sql_lower(text))
 
 
 def _aliases(field_aliases: dict[str, tuple[str, ...]], value: Any) -> set[str]:

@@ -59,6 +59,27 @@ def _substring(draw: st.DrawFn, texts: list[str]) -> str:
     return text[start : start + length] or text
 
 
+# Text the databases fold differently unless the executor makes them agree:
+# sharp s, dotted capital I, final sigma, full-width letters, CJK, combining marks.
+NON_ASCII = ("ß", "ẞ", "İ", "ı", "Σ", "ΣΟΦΙΑΣ", "ＡＢＣ", "ｓｔａｔｕｓ", "東京", "e\u0301", "Å")
+
+
+@st.composite
+def non_ascii_variant(draw: st.DrawFn, text: str) -> str:
+    """`text` as drawn, or changed in case, width or by a non-ASCII piece."""
+    how = draw(st.integers(0, 5))
+    if how == 1:
+        return text.upper()
+    if how == 2:
+        return text.swapcase()
+    if how == 3:
+        return text + draw(st.sampled_from(NON_ASCII))
+    if how == 4:
+        # full-width forms of the ASCII letters and digits
+        return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+    return text
+
+
 @st.composite
 def filters(draw: st.DrawFn, data: Snapshot, entity: EntitySpec) -> Filter:
     choices: list[tuple[str, FieldType, tuple[Operator, ...], str | None, str | None]] = [
@@ -99,12 +120,14 @@ def filters(draw: st.DrawFn, data: Snapshot, entity: EntitySpec) -> Filter:
         return Filter(field=name, operator=op, value=draw(st.booleans()))
     if op is Operator.CONTAINS:
         texts = [str(v) for v in pool]
-        return Filter(field=name, operator=op, value=draw(_substring(texts)))
+        term = draw(non_ascii_variant(draw(_substring(texts))))
+        return Filter(field=name, operator=op, value=term)
 
     def one() -> Any:
         value = draw(st.sampled_from(pool))
         if kind is FieldType.TEXT or fact is not None:
-            return normalize_text(str(value)) if draw(st.booleans()) else str(value)
+            text = normalize_text(str(value)) if draw(st.booleans()) else str(value)
+            return draw(non_ascii_variant(text))
         return value
 
     if op is Operator.BETWEEN:

@@ -6,7 +6,6 @@ An answer about "A股 projects" that never says "A股" (or an alias such as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 from qdsl.dsl.catalog import Catalog
@@ -79,10 +78,38 @@ def _label_spans(s: Subject, text: str) -> list[tuple[int, int, bool]]:
     names its match; elsewhere ("符合条件的项目共 1 个") it states the spelling."""
     spans: list[tuple[int, int, bool]] = []
     for label, ids in _labels(s).items():
-        named = re.compile(r"\s*\(#(?:" + "|".join(re.escape(i) for i in ids) + r")\)")
-        for m in re.finditer(re.escape(label), text):
-            spans.append((*m.span(), named.match(text, m.end()) is not None))
+        marks = tuple(f"(#{i})" for i in ids)
+        for start in _occurrences(text, label):
+            end = start + len(label)
+            after = end
+            while after < len(text) and text[after].isspace():
+                after += 1
+            spans.append((start, end, text.startswith(marks, after)))
     return spans
+
+
+def _occurrences(text: str, needle: str) -> Iterator[int]:
+    """Where `needle` occurs in `text`, left to right, not overlapping (as a literal:
+    values are matched with str.find, never compiled into a regex)."""
+    if not needle:
+        return
+    at = text.find(needle)
+    while at >= 0:
+        yield at
+        at = text.find(needle, at + len(needle))
+
+
+class _Squashed:
+    """The text without whitespace, with each kept character's place in the text, so
+    a squashed spelling ("A股" for "A 股") is found by str.find and mapped back."""
+
+    def __init__(self, text: str) -> None:
+        self.places = [i for i, c in enumerate(text) if not c.isspace()]
+        self.text = "".join(text[i] for i in self.places)
+
+    def spans(self, needle: str) -> Iterator[tuple[int, int]]:
+        for at in _occurrences(self.text, needle):
+            yield self.places[at], self.places[at + len(needle) - 1] + 1
 
 
 def _labels(s: Subject) -> dict[str, list[str]]:
@@ -97,13 +124,11 @@ def covers_conditions(s: Subject) -> Iterator[Issue]:
     catalog = s.context.catalog
     text = normalize_text(s.answer.text)
     labels = _label_spans(s, text)
+    squashed = _Squashed(text)
 
     def says(spelling: str) -> bool:
-        chars = [re.escape(c) for c in squash(spelling)]
-        if not chars:
-            return False
-        for m in re.finditer(r"\s*".join(chars), text):
-            start, end = m.span()
+        needle = "".join(c for c in squash(spelling) if not c.isspace())
+        for start, end in squashed.spans(needle):
             if not any(
                 a <= start and end <= b and (b - a > end - start or named) for a, b, named in labels
             ):

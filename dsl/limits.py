@@ -1,0 +1,290 @@
+"""Input bounds: how much qdsl reads, parses and compiles before refusing.
+
+Every input a caller controls is bounded, and a refusal names the limit and
+the setting that raises it. Each limit is read from its environment variable,
+then from `[limits]` in `<state dir>/config.toml`, then its default (the same
+order as the `[io]` settings of the ref store).
+
+| limit | env | config `[limits]` | default |
+| --- | --- | --- | --- |
+| bytes read from one input channel | QDSL_MAX_INPUT_BYTES | input_bytes | 4 MiB |
+| catalog file size | QDSL_MAX_CATALOG_BYTES | catalog_bytes | 1 MiB |
+| plan text or JSON size | QDSL_MAX_PLAN_BYTES | plan_bytes | 64 KiB |
+| characters of one filter value | QDSL_MAX_VALUE_CHARS | value_chars | 1000 |
+| values of one list filter | QDSL_MAX_LIST_ITEMS | list_items | 200 |
+| filters of one plan | QDSL_MAX_FILTERS | filters | 32 |
+| JSON nesting depth | QDSL_MAX_JSON_DEPTH | json_depth | 64 |
+| tenant id length | QDSL_MAX_TENANT_CHARS | tenant_chars | 128 |
+
+Exceeding a channel, catalog or JSON-depth bound is a usage error (exit 2);
+a plan over its bounds is a validation error (exit 3).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from qdsl.dsl.errors import PlanError, UsageError
+
+if TYPE_CHECKING:
+    # annotations only: the CLI checks its input bounds before pydantic loads
+    from qdsl.dsl.ir import Plan
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    input_bytes: int = 4 * KIB * KIB
+    catalog_bytes: int = KIB * KIB
+    plan_bytes: int = 64 * KIB
+    value_chars: int = 1000
+    list_items: int = 200
+    filters: int = 32
+    json_depth: int = 64
+    tenant_chars: int = 128
+
+    def setting(self, name: str) -> str:
+        """How a caller raises limit `name`."""
+        return f"QDSL_MAX_{name.upper()} or [limits] {name} in config.toml"
+
+    def too_large(self, name: str, what: str, size: int, unit: str) -> UsageError:
+        limit = getattr(self, name)
+        return UsageError(
+            f"{name}_exceeded",
+            f"{what} is over the limit of {limit} {unit} ({size} or more)",
+            hint=f"send less, or raise the limit with {self.setting(name)}",
+            retryable=False,
+            details={"limit": name, "max": limit, "unit": unit, "setting": self.setting(name)},
+        )
+
+    def plan_over(self, name: str, what: str, size: int, unit: str) -> PlanError:
+        limit = getattr(self, name)
+        return PlanError(
+            f"{name}_exceeded",
+            f"{what} is over the limit of {limit} {unit} ({size})",
+            hint=f"narrow the plan, or raise the limit with {self.setting(name)}",
+            retryable=False,
+            details={"limit": name, "max": limit, "unit": unit, "setting": self.setting(name)},
+        )
+
+
+def _state_root(env: Mapping[str, str]) -> Path:
+    override = env.get("QDSL_STATE_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return platformdirs.user_state_path("qdsl")
+
+
+def _config_table(root: Path) -> dict[str, Any]:
+    try:
+        raw = (root / "config.toml").read_bytes()
+    except OSError:
+        # A missing or unreadable config is reported by the [io] settings; the
+        # limits then keep their defaults, which are the safe ones.
+        return {}
+    import tomllib
+
+    try:
+        doc = tomllib.loads(raw.decode("utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            "bad_config",
+            f"the qdsl config file is not valid TOML: {exc}",
+            hint="fix config.toml in the state dir (`qdsl refs path` shows the dir)",
+        ) from None
+    table = doc.get("limits", {})
+    if not isinstance(table, dict):
+        raise UsageError("bad_config", "[limits] in config.toml must be a table", hint="[limits]")
+    return table
+
+
+def _positive(raw: Any, where: str, default: int) -> int:
+    text = str(raw).strip()
+    if isinstance(raw, bool) or not re.fullmatch(r"[0-9]{1,12}", text) or int(text) < 1:
+        raise UsageError(
+            "bad_setting",
+            f"{where} must be a positive integer, got {raw!r}",
+            hint=f"set {where} to a number such as {default}",
+            retryable=False,
+        )
+    return int(text)
+
+
+def read_limits(env: Mapping[str, str] | None = None, root: Path | None = None) -> Limits:
+    """The limits for this environment (env, then config, then defaults)."""
+    env = os.environ if env is None else env
+    config: dict[str, Any] | None = None
+    values: dict[str, int] = {}
+    for f in fields(Limits):
+        default = f.default
+        assert isinstance(default, int)
+        env_name = f"QDSL_MAX_{f.name.upper()}"
+        if env.get(env_name, "").strip():
+            values[f.name] = _positive(env[env_name], env_name, default)
+            continue
+        if config is None:
+            config = _config_table(root if root is not None else _state_root(env))
+        if f.name in config:
+            values[f.name] = _positive(config[f.name], f"[limits] {f.name}", default)
+    return Limits(**values)
+
+
+@lru_cache(maxsize=8)
+def _cached(key: tuple[tuple[str, str], ...], root: str) -> Limits:
+    return read_limits(dict(key), Path(root) if root else None)
+
+
+def limits() -> Limits:
+    """The limits of this process's environment (cached per environment)."""
+    key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("QDSL_")))
+    return _cached(key, "")
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def check_json_depth(text: str, what: str, limit: Limits | None = None) -> None:
+    """Refuse JSON nested deeper than the limit before any parser recurses into it."""
+    lim = limit or limits()
+    if "[" not in text and "{" not in text:
+        return
+    depth = 0
+    for m in _BRACKET.finditer(_STRING.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            if depth > lim.json_depth:
+                raise lim.too_large("json_depth", f"{what}'s nesting", depth, "levels")
+        else:
+            depth -= 1
+
+
+def check_text_size(text: str, name: str, what: str, limit: Limits | None = None) -> None:
+    """Refuse text over a byte limit (UTF-8 bytes; characters bound them from below)."""
+    lim = limit or limits()
+    bound = getattr(lim, name)
+    if len(text) > bound or len(text.encode("utf-8", "surrogatepass")) > bound:
+        raise lim.too_large(name, what, len(text.encode("utf-8", "surrogatepass")), "bytes")
+
+
+def check_plan_limits(plan: Plan, limit: Limits | None = None) -> None:
+    """Refuse a plan with too many filters, too long a list or too long a value.
+
+    Checked where every plan passes (loading and the executor), whoever wrote it:
+    a caller, an LLM planner, or a Python program building the IR directly.
+    """
+    lim = limit or limits()
+    if len(plan.filters) > lim.filters:
+        raise lim.plan_over("filters", "the plan's number of filters", len(plan.filters), "filters")
+    refs = plan.scope.referenced_objects
+    if len(refs) > lim.list_items:
+        raise lim.plan_over("list_items", "scope.referenced_objects", len(refs), "items")
+    for i, f in enumerate(plan.filters):
+        values = f.value if isinstance(f.value, tuple) else (f.value,)
+        if len(values) > lim.list_items:
+            raise lim.plan_over("list_items", f"the value list of filter {i}", len(values), "items")
+        for v in values:
+            if isinstance(v, str):
+                _check_text(v, f"a value of filter {i}", lim)
+    texts = [plan.scope.project_id, plan.scope.thread_anchor, *(r.id for r in refs)]
+    for text in texts:
+        if text is not None:
+            _check_text(text, "a scope value", lim)
+
+
+def check_bindable(plan: Plan) -> None:
+    """Refuse numbers no database column holds (beyond 64-bit integers, NaN,
+    infinities): the plan language writes them, the executor cannot bind them."""
+    for i, f in enumerate(plan.filters):
+        values = f.value if isinstance(f.value, tuple) else (f.value,)
+        for v in values:
+            if _out_of_range(v):
+                raise PlanError(
+                    "value_out_of_range",
+                    f"a value of filter {i} is out of range ({v!r:.40})",
+                    hint="use a finite number within the 64-bit integer range",
+                    retryable=False,
+                    details={"filter": i},
+                )
+
+
+_INT64 = 2**63 - 1
+
+
+def _out_of_range(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not -_INT64 <= value <= _INT64
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _check_text(text: str, what: str, lim: Limits) -> None:
+    if len(text) > lim.value_chars:
+        raise lim.plan_over("value_chars", what, len(text), "characters")
+    if has_surrogate(text):
+        raise PlanError(
+            "bad_text",
+            f"{what} holds a lone surrogate (an escape such as \\ud800 that is no character)",
+            hint="send text as UTF-8; escape a character outside the BMP as a surrogate pair",
+            retryable=False,
+        )
+
+
+def read_bounded(stream: BinaryIO, name: str, what: str, limit: Limits | None = None) -> bytes:
+    """At most the limit's bytes from `stream`: one more is read to tell "over"."""
+    lim = limit or limits()
+    bound = getattr(lim, name)
+    data = stream.read(bound + 1)
+    if len(data) > bound:
+        raise lim.too_large(name, what, len(data), "bytes")
+    return data
+
+
+def read_file_bounded(path: str | os.PathLike[str], name: str, what: str) -> bytes:
+    """The bytes of file `path`, bounded like `read_bounded` (OSError passes on)."""
+    with open(path, "rb") as stream:
+        return read_bounded(stream, name, what)
+
+
+def has_surrogate(text: str) -> bool:
+    """A lone surrogate (from a `\\ud800` escape or undecodable argv bytes) cannot be
+    encoded, stored or printed: every text channel refuses it."""
+    return _SURROGATE.search(text) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# The clock is bounded so that freshness windows (up to a century) and dates
+# stay representable: year 1 minus a freshness window overflowed.
+MIN_NOW = datetime(1900, 1, 1, tzinfo=UTC)
+MAX_NOW = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def check_now(now: datetime) -> datetime:
+    """`now` itself (aware, any zone) if it lies within 1900..9000, else a usage error."""
+    aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    try:
+        inside = MIN_NOW <= aware <= MAX_NOW
+    except OverflowError:  # a zone offset pushing year 1 or 9999 over the edge
+        inside = False
+    if not inside:
+        raise UsageError(
+            "bad_now",
+            f"the clock ({now.isoformat()}) is outside {MIN_NOW.year}..{MAX_NOW.year}",
+            hint="give --now / QDSL_NOW as a real date, e.g. 2026-11-01T00:00:00Z",
+            retryable=False,
+        )
+    return now

@@ -1,0 +1,177 @@
+"""Never exit 1 on input (issue 13, finding 5).
+
+Arbitrary text and bytes go to every CLI channel; whatever comes in, qdsl
+answers with exit code 0 or a typed error (never 1, internal) and a parseable
+envelope. The CLI runs in-process through `qdsl.cli.main.main` with real
+byte streams (strict UTF-8, as a UTF-8 terminal or pipe is), plus a few real
+processes for argv bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qdsl.cli.main import main
+
+ERROR_TYPES = {"usage", "validation", "not_covered", "verification", "policy", "ref", "database"}
+PLAN = "count project"
+# A JSON document 10^5 levels deep: json.loads raised RecursionError on every channel.
+DEEP = "[" * 100_000
+SEEDS = [
+    "",
+    "\ud800",
+    '"\\ud800"',
+    '{"query_type": "count", "entity_type": "project", "filters": '
+    '[{"field": "title", "operator": "equals", "value": "\\ud800"}]}',
+    DEEP,
+    '{"a": ' * 50_000,
+    "0001-01-01T00:00:00",
+    "9999-12-31T23:59:59-14:00",
+    "r20261399T000000Z-0000",
+    '{"query_type": "count", "entity_type": "project", "limit": 1e999}',
+    'count project where priority > 99999999999999999999999999',
+    "\x00",
+]
+
+
+class _Kept(io.BytesIO):
+    """Keeps its bytes when the text wrapper around it is closed."""
+
+    def close(self) -> None:
+        pass
+
+
+@contextmanager
+def _streams(stdin: bytes) -> Iterator[tuple[io.BytesIO, io.BytesIO]]:
+    out, err = _Kept(), _Kept()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    try:
+        yield out, err
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+def run_cli(args: list[str], stdin: bytes = b"") -> tuple[int, bytes, bytes]:
+    with _streams(stdin) as (out, err):
+        try:
+            main(["--json", *args])
+            code: Any = 0
+        except SystemExit as exc:
+            code = exc.code
+    return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
+
+
+def _last_json_line(raw: bytes) -> dict[str, Any]:
+    # "\n" only: an envelope may hold U+0085 or U+2028, which splitlines() splits on
+    lines = [ln for ln in raw.decode("utf-8").split("\n") if ln.startswith("{")]
+    assert lines, raw[-500:]
+    doc: dict[str, Any] = json.loads(lines[-1])
+    return doc
+
+
+def assert_typed(code: int, out: bytes, err: bytes, what: object) -> None:
+    assert code != 1, (what, err.decode("utf-8", "replace")[-800:])
+    if code == 0:
+        assert _last_json_line(out)["ok"] is True
+        return
+    envelope = _last_json_line(err)
+    assert envelope["ok"] is False and envelope["schemaVersion"] == 1
+    assert envelope["error"]["type"] in ERROR_TYPES, envelope
+
+
+def _channels(db: str, value: str) -> list[tuple[list[str], bytes]]:
+    raw = value.encode("utf-8", "surrogatepass")
+    return [
+        (["parse", "--plan", value], b""),
+        (["--db", db, "run", "--tenant", "t1", "--plan", value], b""),
+        (["--db", db, "run", "--tenant", "t1", "--input", "-"], raw),
+        (["compile", "--input-json", value], b""),
+        (["--db", db, "run", "--tenant", value, "--plan", PLAN], b""),
+        (["--db", db, "run", "--tenant", "t1", "--now", value, "--plan", PLAN], b""),
+        (["verify", "--tenant", "t1", "--plan", PLAN, "--result", "-", "--answer", value], raw),
+        (["verify", "--tenant", "t1", "--plan", PLAN, "--result", value, "--answer", "{}"], b""),
+        (["chain", "--steps", value], b""),
+        (["chain", "--steps", "-"], raw),
+        (["refs", "get", value], b""),
+        (["--db", db, "run", "--tenant", "t1", "--input-ref", value], b""),
+    ]
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda s: repr(s[:30]))
+def test_seeded_hostile_inputs_on_every_channel(
+    seed: str, sqlite_url: str, suite_counts: Counter[str]
+) -> None:
+    for args, stdin in _channels(sqlite_url, seed):
+        assert_typed(*run_cli(args, stdin), what=(args[:6], seed[:40]))
+        suite_counts["cli fuzz (in-process runs)"] += 1
+
+
+FUZZ = settings()  # the profile's examples (ci 100, deep 1,000)
+_TEXT = st.one_of(
+    st.text(max_size=60),
+    st.sampled_from(SEEDS),
+    st.builds(lambda a, b: a + b, st.sampled_from(["{", "[", '{"query_type": ', PLAN]), st.text()),
+)
+
+
+@FUZZ
+@given(value=_TEXT, channel=st.integers(0, 11))
+def test_any_text_on_any_channel_is_typed(
+    value: str, channel: int, sqlite_url: str, suite_counts: Counter[str]
+) -> None:
+    args, stdin = _channels(sqlite_url, value)[channel]
+    assert_typed(*run_cli(args, stdin), what=(args[:6], value[:40]))
+    suite_counts["cli fuzz (in-process runs)"] += 1
+
+
+@FUZZ
+@given(data=st.binary(max_size=200), channel=st.sampled_from([2, 6, 9]))
+def test_any_bytes_on_stdin_are_typed(
+    data: bytes, channel: int, sqlite_url: str, suite_counts: Counter[str]
+) -> None:
+    args, _ = _channels(sqlite_url, "")[channel]
+    assert_typed(*run_cli(args, data), what=(args[:6], data[:40]))
+    suite_counts["cli fuzz (in-process runs)"] += 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [b"parse", b"--plan", b"count project where title = \"\xff\""],
+        [b"run", b"--tenant", b"t\xc3(", b"--plan", b"count project"],
+        [b"run", b"--tenant", b"t1", b"--now", b"\xed\xa0\x80", b"--plan", b"count project"],
+        [b"ask", b"--tenant", b"t1", b"\xfe\xfe"],
+        [b"chain", b"--steps", b"[\x80]"],
+    ],
+)
+def test_argv_that_is_not_utf8_is_a_usage_error(
+    argv: list[bytes], tmp_path: Path, suite_counts: Counter[str]
+) -> None:
+    env = {**os.environ, "QDSL_STATE_DIR": str(tmp_path), "LC_ALL": "C.UTF-8"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "qdsl.cli.main", "--json", *argv],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    suite_counts["cli fuzz (argv subprocesses)"] += 1
+    assert proc.returncode == 2, proc.stderr[-500:]
+    envelope = _last_json_line(proc.stderr)
+    assert envelope["error"]["type"] == "usage" and envelope["error"]["subtype"] == "bad_encoding"
