@@ -1,8 +1,8 @@
 """Parsing cost per plan: text (LALR) and JSON forms, against Earley and sqlglot.
 
-Median microseconds per plan over a small mixed set of plans (the SPEC 3
-example, a bare count, a list with between, a status with a referenced object,
-a sorted list, a comparison), each with its equivalent SQL for
+Median microseconds per plan over a small mixed set of plans (the example of
+docs/plan-language.md, a bare count, a list with between, a status with a
+referenced object, a sorted list, a comparison), each with its equivalent SQL for
 `sqlglot.parse_one`. When `dsl.normalize` is present, parse + normalize is
 measured as well (demo catalog, tenant t1).
 

@@ -1,4 +1,4 @@
-"""The catalog: the whitelist of what a plan may name (SPEC 4).
+"""The catalog: the whitelist of what a plan may name (docs/catalog.md).
 
 A TOML file maps entity types onto real tables. It is validated on load and
 every problem is reported at once, each naming the file and the dotted key.
@@ -105,7 +105,7 @@ def alias_index(aliases: Mapping[str, Sequence[str]]) -> dict[str, AliasGroup]:
     """Normalized spelling -> (canonical key, every normalized spelling of it).
 
     The one place alias groups are expanded: the normalizer's values, the
-    executor's `value_norm IN (...)` sets and the facts repository all match
+    executor's `value_norm IN (...)` sets and the facts loader all match
     through the same `normalize_text`, or a lookup silently misses.
     """
     index: dict[str, AliasGroup] = {}
@@ -189,7 +189,7 @@ class EntitySpec(_Strict):
 
     @cached_property
     def whitelisted(self) -> frozenset[str]:
-        """Every name a plan may project (SPEC 4), sensitive fields excluded."""
+        """Every name a plan may project (docs/catalog.md), sensitive fields excluded."""
         names = {self.id, self.label, *self.default_projection, *self.sorts, *self.text_search}
         names.update(n for n, f in self.fields.items() if not f.sensitive)
         return frozenset(names)
@@ -298,7 +298,7 @@ def _check_id_pattern(key: str, pattern: str) -> list[tuple[str, str]]:
     return []
 
 
-def _check_entity(
+def _check_fields(
     name: str, e: EntitySpec, entities: Mapping[str, EntitySpec]
 ) -> list[tuple[str, str]]:
     key = f"entities.{name}"
@@ -307,6 +307,11 @@ def _check_entity(
         out.extend(_check_field(name, fname, f))
         if f.references is not None and f.references not in entities:
             out.append((f"{key}.fields.{fname}.references", f"no entity `{f.references}`"))
+    return out
+
+
+def _check_sorts(key: str, e: EntitySpec) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
     fact_fields = {n for n, f in e.fields.items() if f.is_fact}
     for s in e.sorts:
         if s in fact_fields:
@@ -319,6 +324,12 @@ def _check_entity(
             out.append((f"{key}.default_sort", f"sort field `{fld}` is not declared in `sorts`"))
         if direction not in ("asc", "desc"):
             out.append((f"{key}.default_sort", f"direction `{direction}` is not asc or desc"))
+    return out
+
+
+def _check_names(key: str, e: EntitySpec) -> list[tuple[str, str]]:
+    """Projection, other spellings, limits, id shape and default query types."""
+    out: list[tuple[str, str]] = []
     for p in e.default_projection:
         if p in e.sensitive:
             out.append((f"{key}.default_projection", f"`{p}` is sensitive and cannot be projected"))
@@ -334,6 +345,14 @@ def _check_entity(
     for qt in e.default_for:
         if e.query_types and qt not in e.query_types:
             out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))
+    return out
+
+
+def _check_entity(
+    name: str, e: EntitySpec, entities: Mapping[str, EntitySpec]
+) -> list[tuple[str, str]]:
+    key = f"entities.{name}"
+    out = [*_check_fields(name, e, entities), *_check_sorts(key, e), *_check_names(key, e)]
     if e.updated_at is not None:
         out.extend(_check_updated_at(key, e))
     return out

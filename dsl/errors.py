@@ -2,8 +2,8 @@
 
 Each error carries ``type`` and ``subtype`` (together the stable ``code``,
 e.g. ``validation/unknown_field``), a message, a hint saying what to do, and
-whether retrying the same call can help. The CLI maps ``type`` to the SPEC 7
-exit code; callers of the Python API branch on ``code``.
+whether retrying the same call can help. The CLI maps ``type`` to an exit
+code (docs/cli.md); callers of the Python API branch on ``code``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A fact is fresh at `now` when it has not expired (`valid_until` is open or
 later than `now`) and, under a window of `window_days`, was observed within it.
 The executor's SQL predicate (`executor.predicates`) says the same in SQL; the
-verifier and the facts repository call this, so the three cannot drift.
+verifier and the demo data's tests call this, so they cannot drift.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The typed, immutable IR of a Query DSL Plan (SPEC 3).
+"""The typed, immutable IR of a Query DSL Plan (docs/plan-language.md).
 
 Both the text form and the JSON form land here. Models are frozen and forbid
 unknown keys, so a plan can be hashed, cached and compared, and nothing the
@@ -163,5 +163,5 @@ class Plan(_Node):
     span: SpanField = None
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The JSON form (SPEC 3 field names), spans left out."""
+        """The JSON form (the field names of docs/plan-language.md), spans left out."""
         return self.model_dump(mode="json")

@@ -1,6 +1,6 @@
 """Plan JSON -> raw IR: ``parse_json``.
 
-The JSON form uses the SPEC 3 field names. Enum words go through the same
+The JSON form uses the field names of docs/plan-language.md. Enum words go through the same
 closure as the text form (``"exists"`` -> existence, ``"=="`` -> equals).
 Validation reports every problem at once, each at its RFC 6901 JSON pointer;
 names must be identifiers, exactly as in the text grammar, so nothing the

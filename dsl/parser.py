@@ -161,7 +161,7 @@ def syntax_error(text: str, error: UnexpectedInput) -> PlanError:
         if 0 < len(expected) <= _FEW_EXPECTED:
             hint = "expected " + " or ".join(f"`{e}`" for e in expected)
         else:
-            hint = "see the plan grammar in SPEC 3 (`qdsl fmt` prints a canonical plan)"
+            hint = "see docs/plan-language.md (`qdsl fmt` prints a canonical plan)"
     shown = "end of input" if found == "end of input" else repr(found)
     return PlanError(
         "syntax_error",

@@ -123,9 +123,23 @@ def retrieval_text(policy: RetrievalPolicy) -> str | None:
     return ", ".join(items)
 
 
-def to_text(plan: Plan) -> str:
-    """The canonical text of `plan`, one clause per line, ending in a newline."""
-    lines = [f"plan {plan.plan_version}", f"{plan.query_type.value} {name(plan.entity_type)}"]
+def _scope_lines(plan: Plan) -> list[str]:
+    scope = plan.scope
+    lines = []
+    if scope.tenant_id is not None:
+        lines.append(f"tenant {ident(scope.tenant_id)}")
+    if scope.project_id is not None:
+        lines.append(f"project {ident(scope.project_id)}")
+    if scope.thread_anchor is not None:
+        lines.append(f"anchor {ident(scope.thread_anchor)}")
+    if scope.referenced_objects:
+        lines.append("about " + ", ".join(object_ref_text(r) for r in scope.referenced_objects))
+    return lines
+
+
+def _query_lines(plan: Plan) -> list[str]:
+    """Contract, filters, projection, sort and limit."""
+    lines = []
     if plan.answer_contract is not None:
         lines.append(f"contract {plan.answer_contract.value}")
     if plan.filters:
@@ -136,15 +150,14 @@ def to_text(plan: Plan) -> str:
         lines.append("order by " + ", ".join(sort_text(s) for s in plan.sort))
     if plan.limit is not None:
         lines.append(f"limit {plan.limit}")
-    scope = plan.scope
-    if scope.tenant_id is not None:
-        lines.append(f"tenant {ident(scope.tenant_id)}")
-    if scope.project_id is not None:
-        lines.append(f"project {ident(scope.project_id)}")
-    if scope.thread_anchor is not None:
-        lines.append(f"anchor {ident(scope.thread_anchor)}")
-    if scope.referenced_objects:
-        lines.append("about " + ", ".join(object_ref_text(r) for r in scope.referenced_objects))
+    return lines
+
+
+def to_text(plan: Plan) -> str:
+    """The canonical text of `plan`, one clause per line, ending in a newline."""
+    lines = [f"plan {plan.plan_version}", f"{plan.query_type.value} {name(plan.entity_type)}"]
+    lines += _query_lines(plan)
+    lines += _scope_lines(plan)
     retrieval = retrieval_text(plan.retrieval_policy)
     if retrieval is not None:
         lines.append(f"retrieval {retrieval}")

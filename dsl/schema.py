@@ -45,7 +45,7 @@ def _schema() -> dict[str, Any]:
     schema["$schema"] = SCHEMA_DIALECT
     schema["title"] = "qdsl plan"
     schema["description"] = (
-        "A Query DSL plan (SPEC 3). The tenant is bound from the caller's context; "
+        "A Query DSL plan (docs/plan-language.md). The tenant is bound from the caller's context; "
         "scope.tenant_bound is always true."
     )
     return schema

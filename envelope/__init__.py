@@ -1,4 +1,4 @@
-"""The one output path of the CLI: envelopes, size budget, ref store (SPEC 8, 9)."""
+"""The one output path of the CLI: envelopes, size budget, ref store (docs/envelopes.md)."""
 
 from qdsl.envelope.emit import emit_error, emit_success
 

@@ -17,6 +17,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,16 +102,26 @@ def append_line(path: Path, line: bytes) -> None:
         os.close(fd)
 
 
-def read_file(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of a regular file (at most `limit`), refusing a symlink."""
+def read_file(
+    path: Path, limit: int | None = None, *, screen: Callable[[bytes], None] | None = None
+) -> bytes:
+    """The bytes of a regular file (at most `limit`), refusing a symlink.
+
+    `screen` sees the first chunk (64 KiB) before the rest is read, and may
+    raise to stop there: a read that is refused costs no more than a look.
+    """
     fd = _nofollow(path, os.O_RDONLY)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise SymlinkRefused(0, "is not a regular file")
         chunks: list[bytes] = []
         left = limit
+        size = 1 << 16
         while left is None or left > 0:
-            chunk = os.read(fd, 1 << 20 if left is None else min(left, 1 << 20))
+            chunk = os.read(fd, size if left is None else min(left, size))
+            if screen is not None and not chunks:
+                screen(chunk)
+            size = 1 << 20
             if not chunk:
                 break
             chunks.append(chunk)

@@ -1,4 +1,4 @@
-"""The output budget (SPEC 9): what is printed when a result is too large.
+"""The output budget (docs/envelopes.md): what is printed when a result is too large.
 
 `stdout_bytes` counts what is actually written: the UTF-8 bytes of the JSON
 plus its newline. The large-result envelope starts with the ref fields, in

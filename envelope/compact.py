@@ -1,4 +1,4 @@
-"""Compacted previews of large results (SPEC 9).
+"""Compacted previews of large results (docs/envelopes.md).
 
 A preview has the result's shape: an object stays an object with its keys
 (up to a cap), a list stays a list of its first items, a string stays a

@@ -1,7 +1,7 @@
 """Print a success envelope on stdout or an error envelope on stderr.
 
 Every CLI command leaves through here. A result whose printed form is over
-the budget (SPEC 9) is first persisted in the ref store, then a preview led
+the budget (docs/envelopes.md) is first persisted in the ref store, then a preview led
 by `refId` is printed; the printed envelope always parses and fits. The store
 holds the full envelope byte for byte as it would have been printed (with its
 newline), so `outputBytes` equals the stored size and `sha256` its digest. Bytes are

@@ -1,4 +1,4 @@
-"""`meta.next`: suggested next operations with ready inputs (SPEC 8).
+"""`meta.next`: suggested next operations with ready inputs (docs/envelopes.md).
 
 Each suggestion is `{"operation", "argv", "input", "why"}`: `argv` runs it as
 a command, and `{"op": operation, "input": input}` is a ready `qdsl chain`

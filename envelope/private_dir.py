@@ -4,7 +4,7 @@ Every directory the store uses ends up a real directory (no symlink), owned
 by the user and mode 0700, or the store refuses to use it. Missing parents of
 a nested state dir are created 0700 too (`Path.mkdir(parents=True)` would
 create them 0755). Messages name the directory by its role, never by its
-absolute path (SPEC 9: only `refs path` prints one).
+absolute path (docs/envelopes.md: only `refs path` prints one).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where the state lives and the `[io]` settings (SPEC 9).
+"""Where the state lives and the `[io]` settings (docs/envelopes.md).
 
 Each setting is read from its environment variable, then from `[io]` in
 `<state dir>/config.toml`, then its default. The state directory is the

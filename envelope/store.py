@@ -1,4 +1,4 @@
-"""The ref store: large results kept privately for a while (SPEC 9).
+"""The ref store: large results kept privately for a while (docs/envelopes.md).
 
 Layout under `<state dir>/refs/`: `<YYYY-MM-DD>/<refId>.json` is one ref, a
 header line (its sealed record: tenant, expiry, size, sha256) followed by the
@@ -34,7 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,6 @@ from qdsl.envelope import atomic
 from qdsl.envelope.collect import IN_FLIGHT, INDEX, TMP_SUFFIX, collect
 from qdsl.envelope.private_dir import UnsafeDirectory, ensure_child, ensure_root
 from qdsl.envelope.records import (
-    MAX_HEADER_BYTES,
     REF_ID,
     Clock,
     RefRecord,
@@ -59,6 +58,7 @@ from qdsl.envelope.records import (
     ref_id_time_ms,
     system_clock,
 )
+from qdsl.envelope.scan import Scan, scan_store
 from qdsl.envelope.settings import DEFAULT_GRACE_MS
 
 # ids and records live in envelope.records; re-exported for callers
@@ -79,25 +79,6 @@ class GcReport:
 
 class StoreWriteError(Exception):
     """Persisting failed; the caller degrades (resultPersisted: false)."""
-
-
-@dataclass
-class Scan:
-    """What the store holds: the ref files found, known by index or header."""
-
-    records: list[RefRecord]  # oldest first
-    stale_lines: int = 0  # index lines without a file, duplicates, unparseable
-    unindexed: int = 0  # ref files without an index line
-    index_usable: bool = True
-    temps: list[Path] = field(default_factory=list)
-    junk: list[Path] = field(default_factory=list)  # not a ref, not a temp
-    unreadable: list[Path] = field(default_factory=list)  # ref name, no valid header
-    day_dirs: list[Path] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def index_stale(self) -> bool:
-        return bool(self.stale_lines or self.unindexed or not self.index_usable)
 
 
 class RefStore:
@@ -186,23 +167,15 @@ class RefStore:
         """The record and stored bytes of a ref readable by `tenant`."""
         ref_id = self._checked_id(ref_id)
         day_dir = self.dir / day_of(ref_id)
-        try:
-            if not self._secure(create=False, day_dir=day_dir):
-                raise self._missing(ref_id)
-            data = atomic.read_file(day_dir / f"{ref_id}.json")
-        except UnsafeDirectory as exc:
-            raise _unsafe(str(exc)) from None
-        except (FileNotFoundError, NotADirectoryError):
-            raise self._missing(ref_id) from None
-        except atomic.SymlinkRefused:
-            raise _unsafe(f"ref {ref_id} is not a regular file") from None
-        except OSError as exc:
-            raise RefError(
-                "ref_unreadable",
-                f"cannot read ref {ref_id}: {exc.strerror}",
-                hint="check the permissions of the state dir (`qdsl refs path`)",
-                retryable=True,
-            ) from None
+
+        def screen(head: bytes) -> None:
+            # Another tenant's ref is refused on its header, before its bytes are read.
+            with contextlib.suppress(ValueError):
+                record, _start = decode_header(head)
+                if record.ref_id == ref_id and not record.readable_by(tenant):
+                    raise self._missing(ref_id)
+
+        data = self._read_ref_file(ref_id, day_dir, screen)
         try:
             record, start = decode_header(data)
         except ValueError:
@@ -217,6 +190,25 @@ class RefStore:
         if len(body) != record.bytes or hashlib.sha256(body).hexdigest() != record.sha256:
             raise _corrupt(ref_id)
         return record, body
+
+    def _read_ref_file(self, ref_id: str, day_dir: Path, screen: Callable[[bytes], None]) -> bytes:
+        try:
+            if not self._secure(create=False, day_dir=day_dir):
+                raise self._missing(ref_id)
+            return atomic.read_file(day_dir / f"{ref_id}.json", screen=screen)
+        except UnsafeDirectory as exc:
+            raise _unsafe(str(exc)) from None
+        except (FileNotFoundError, NotADirectoryError):
+            raise self._missing(ref_id) from None
+        except atomic.SymlinkRefused:
+            raise _unsafe(f"ref {ref_id} is not a regular file") from None
+        except OSError as exc:
+            raise RefError(
+                "ref_unreadable",
+                f"cannot read ref {ref_id}: {exc.strerror}",
+                hint="check the permissions of the state dir (`qdsl refs path`)",
+                retryable=True,
+            ) from None
 
     def record(self, ref_id: str, *, tenant: str | None = None) -> RefRecord:
         return self.load(ref_id, tenant=tenant)[0]
@@ -275,79 +267,8 @@ class RefStore:
         return [r for r in self.records() if r.expires_ms > now and r.readable_by(tenant)]
 
     def scan(self) -> Scan:
-        indexed, stale, usable = self._read_index()
-        scan = Scan(records=[], stale_lines=stale, index_usable=usable)
-        found: dict[str, RefRecord] = {}
-        for day_dir, entry in self._entries(scan):
-            name = entry.name
-            ref_id = name[:-5] if name.endswith(".json") else ""
-            rec = indexed.pop(ref_id, None) if ref_id else None
-            if (
-                rec is not None
-                and day_of(ref_id) == day_dir.name
-                and entry.is_file(follow_symlinks=False)
-            ):
-                found[ref_id] = rec  # the common case: a file its index line describes
-                continue
-            path = day_dir / name
-            if name.endswith(TMP_SUFFIX):
-                scan.temps.append(path)
-            elif (
-                not is_ref_id(ref_id)
-                or day_of(ref_id) != day_dir.name
-                or not entry.is_file(follow_symlinks=False)
-            ):
-                scan.junk.append(path)
-            elif (rec := _header_record(path)) is None or rec.ref_id != ref_id:
-                scan.unreadable.append(path)
-            else:
-                scan.unindexed += 1
-                found[ref_id] = rec
-        with contextlib.suppress(OSError):
-            scan.temps += [self.dir / e.name for e in os.scandir(self.dir) if _is_temp(e.name)]
-        scan.stale_lines += len(indexed)  # lines whose file is gone
-        scan.records = sorted(found.values(), key=lambda r: (r.created_ms, r.ref_id))
-        return scan
-
-    def _read_index(self) -> tuple[dict[str, RefRecord], int, bool]:
-        try:
-            raw = atomic.read_file(self.dir / INDEX)
-        except (FileNotFoundError, NotADirectoryError):
-            return {}, 0, True
-        except OSError:  # a symlink or unreadable: rebuilt from the ref files
-            return {}, 0, False
-        lines = [line for line in raw.splitlines() if line.strip()]
-        try:  # one parse for the whole index; line by line only when a line is bad
-            docs: list[Any] = json.loads(b"[" + b",".join(lines) + b"]")
-        except (ValueError, RecursionError):
-            docs = []
-            for line in lines:
-                with contextlib.suppress(ValueError, RecursionError):
-                    docs.append(json.loads(line))
-        found: dict[str, RefRecord] = {}
-        for doc in docs:
-            try:
-                rec = RefRecord.from_json(doc)
-            except (ValueError, KeyError, TypeError, OverflowError, AttributeError):
-                continue
-            if REF_ID.match(rec.ref_id):  # and it counts only with its file (scan)
-                found[rec.ref_id] = rec
-        return found, len(lines) - len(found), True
-
-    def _entries(self, scan: Scan) -> Iterator[tuple[Path, os.DirEntry[str]]]:
-        try:
-            tops = list(os.scandir(self.dir))
-        except OSError:
-            return
-        for top in tops:
-            if top.is_symlink():
-                scan.warnings.append(f"refs/{top.name} is a symbolic link; not followed")
-            elif top.is_dir(follow_symlinks=False):
-                day_dir = Path(top.path)
-                scan.day_dirs.append(day_dir)
-                with contextlib.suppress(OSError):
-                    for entry in os.scandir(day_dir):
-                        yield day_dir, entry
+        """What the store holds: its ref files, known by index line or header."""
+        return scan_store(self.dir)
 
     # -------------------------------------------------------------- collect
     def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport:
@@ -361,18 +282,6 @@ class RefStore:
             reason = str(exc) if isinstance(exc, UnsafeDirectory) else exc.strerror
             report.warnings.append(f"ref store cleanup skipped ({reason or type(exc).__name__})")
         return report
-
-
-def _is_temp(name: str) -> bool:
-    return name.endswith(TMP_SUFFIX)
-
-
-def _header_record(path: Path) -> RefRecord | None:
-    try:
-        head = atomic.read_file(path, limit=MAX_HEADER_BYTES)
-        return decode_header(head)[0]
-    except (OSError, ValueError):
-        return None
 
 
 def _unsafe(message: str) -> RefError:
@@ -416,11 +325,17 @@ def open_store(clock: Clock = system_clock) -> RefStore:
 
 
 def collect_at_start() -> None:
-    """The lazy GC run at the start of every command; never fails the command."""
+    """The start of every command: the state dir made (parents too) private,
+    then the lazy GC; never fails the command."""
     import sys
 
     try:
-        report = open_store().gc()
+        store = open_store()
+        # First, so that whatever the command keeps there (the demo database,
+        # keys) finds a private dir rather than making one with open parents.
+        with contextlib.suppress(UnsafeDirectory, OSError):
+            ensure_root(store.root, create=True)
+        report = store.gc()
     except Exception as exc:  # a broken store must not stop an unrelated command
         sys.stderr.write(f"qdsl: warning: ref store cleanup skipped ({type(exc).__name__})\n")
         return

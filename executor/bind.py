@@ -13,13 +13,14 @@ from typing import Any
 
 from qdsl.dsl.bound import BoundFilter, BoundPlan, alias_set, as_tuple, text_value
 from qdsl.dsl.ir import Operator
+from qdsl.executor import names as N
 
 LIKE_ESCAPE = "\\"
 
 
 def filter_param(bf: BoundFilter) -> str:
-    """The name a filter's value binds under (`_pred`, `_lo`, `_hi` are derived from it)."""
-    return f"f{bf.index}"
+    """The name a filter's value binds under."""
+    return N.filter_value(bf.index)
 
 
 def contains_param(term: str, dialect: str) -> str:
@@ -41,11 +42,11 @@ def filter_params(bf: BoundFilter, dialect: str) -> dict[str, Any]:
     p = filter_param(bf)
     params: dict[str, Any] = {}
     if bf.fact is not None:
-        params[f"{p}_pred"] = bf.fact
+        params[N.filter_predicate(bf.index)] = bf.fact
     if bf.op is Operator.IS_NULL:
         return params
     if bf.op is Operator.BETWEEN:
-        params[f"{p}_lo"], params[f"{p}_hi"] = bf.value
+        params[N.filter_low(bf.index)], params[N.filter_high(bf.index)] = bf.value
     elif bf.op is Operator.CONTAINS:
         params[p] = contains_param(bf.value, dialect)
     else:

@@ -25,6 +25,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.tenant import valid_tenant
+from qdsl.executor import names as N
 from qdsl.executor.bind import (
     contains_param,
     fallback_terms,
@@ -36,6 +37,7 @@ from qdsl.executor.fallback_sql import FALLBACK_SLOTS
 from qdsl.executor.statements import (
     STATEMENTS,
     StatementCache,
+    StatementInputs,
     StatementSet,
     build_statements,
     shape_key,
@@ -98,7 +100,6 @@ class FallbackRun:
 
 def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     terms = [t for t in fallback_terms(bf) if grams_for_term(t)]
-    name = f"g{bf.index}"
     out = []
     for start in range(0, len(terms), FALLBACK_SLOTS):
         chunk = tuple(terms[start : start + FALLBACK_SLOTS])
@@ -110,11 +111,11 @@ def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tu
             term = chunk[j] if j < len(chunk) else chunk[0]
             grams = grams_for_term(term)
             union.update(dict.fromkeys(grams))
-            params[f"{name}_s{j}_grams"] = list(grams)
-            params[f"{name}_s{j}_n"] = len(grams)
-            params[f"{name}_s{j}_text"] = contains_param(term, dialect)
-        params[f"{name}_grams"] = list(union)
-        params.update({f"slot{j}": j for j in range(FALLBACK_SLOTS)})
+            params[N.slot_grams(bf.index, j)] = list(grams)
+            params[N.slot_gram_count(bf.index, j)] = len(grams)
+            params[N.slot_text(bf.index, j)] = contains_param(term, dialect)
+        params[N.grams(bf.index)] = list(union)
+        params.update({N.slot_number(j): j for j in range(FALLBACK_SLOTS)})
         out.append((params, chunk))
     return out
 
@@ -188,32 +189,12 @@ def _check_subjects(template: Template, bound: BoundPlan, refs: tuple[str, ...])
         )
 
 
-def _statements(
-    bound: BoundPlan,
-    template: Template,
-    dialect: str,
-    *,
-    has_subjects: bool,
-    fallback: bool,
-    cache: StatementCache,
-) -> StatementSet:
+def _statements(w: StatementInputs, cache: StatementCache) -> StatementSet:
     """The plan shape's statements, from the cache or built once."""
-    plan, catalog, filters = bound.plan, bound.catalog, bound.filters
-    shape = shape_key(
-        plan, catalog, template, dialect, filters, has_subjects=has_subjects, fallback=fallback
-    )
+    shape = shape_key(w)
     statements = cache.get(shape)
     if statements is None:
-        statements = build_statements(
-            plan,
-            catalog,
-            template,
-            dialect,
-            filters,
-            has_subjects=has_subjects,
-            fallback=fallback,
-            shape=shape,
-        )
+        statements = build_statements(w, shape)
         cache.put(statements)
     return statements
 
@@ -248,7 +229,8 @@ def prepare(
         and any(bf.positive_fact for bf in bound.filters)
     )
     statements = _statements(
-        bound, template, dialect, has_subjects=bool(refs), fallback=fallback, cache=cache
+        StatementInputs(bound, template, dialect, has_subjects=bool(refs), fallback=fallback),
+        cache,
     )
     limit = min(plan.limit or spec.default_limit, spec.max_limit)
     return Prepared(
@@ -277,18 +259,18 @@ def _params(
     """This call's parameters, shared by every statement (each ignores what it does not use)."""
     policy = bound.plan.retrieval_policy
     params: dict[str, Any] = {
-        "tenant_id": bound.tenant_id,
-        "entity_type": template.entity_type,
-        "limit": limit + 1,
-        "facts_cap": FACTS_CAP,
+        N.TENANT: bound.tenant_id,
+        N.ENTITY_TYPE: template.entity_type,
+        N.LIMIT: limit + 1,
+        N.FACTS_CAP: FACTS_CAP,
     }
     if refs:
-        params["subject_ids"] = list(refs)
+        params[N.SUBJECT_IDS] = list(refs)
     if policy.require_fresh_fact:
         moment = (now or datetime.now(UTC)).astimezone(UTC)
-        params["now"] = moment
+        params[N.NOW] = moment
         if policy.freshness_days is not None:
-            params["fresh_since"] = moment - timedelta(days=policy.freshness_days)
+            params[N.FRESH_SINCE] = moment - timedelta(days=policy.freshness_days)
     for bf in bound.filters:
         params.update(filter_params(bf, dialect))
     return params
@@ -361,7 +343,7 @@ def render(stmt: ClauseElement, dialect: str) -> tuple[str, tuple[str, ...], str
 
 _KEEP: list[ClauseElement] = []
 _SQL_TEXT_MAX = 4096
-_RUNTIME = {"ids"}
+_RUNTIME = {N.IDS}
 
 
 def _jsonable(value: Any) -> Any:
@@ -385,7 +367,7 @@ def compile_plan(
     base = dict(prep.params)
     if prep.fallback_runs:
         base.update(prep.fallback_runs[0].params)
-        base["fallback_cap"] = prep.fallback_cap
+        base[N.FALLBACK_CAP] = prep.fallback_cap
     out = []
     for role, stmt in prep.statements.named():
         sql, names, fingerprint = render(stmt, dialect)

@@ -14,6 +14,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import ColumnClause
 
 from qdsl.dsl.bound import BoundFilter
+from qdsl.executor import names as N
 from qdsl.executor.predicates import contains
 from qdsl.executor.tables import grams_table
 
@@ -37,65 +38,26 @@ def fallback_hits(
     (a text holding a spelling holds its grams, so this is the per-spelling
     search, one round trip). Hits are capped, in id order, at :fallback_cap."""
     et = b.et
-    g = grams_table()
     conds = b.conditions(bound, skip_positive_facts=True)
     if has_subjects:
-        conds.append(et.id.in_(b.ids("subject_ids")))
-    tenant = b.p("tenant_id", type_=sa.Text())
-    entity_type = b.p("entity_type", type_=sa.Text())
+        conds.append(et.id.in_(b.ids(N.SUBJECT_IDS)))
+    tenant = b.p(N.TENANT, type_=sa.Text())
+    entity_type = b.p(N.ENTITY_TYPE, type_=sa.Text())
     labels: list[ColumnElement[Any]] = []
     for bf in bound:
         if not bf.positive_fact:
             continue
-        name = f"g{bf.index}"
-        # count(DISTINCT ...) also keeps PostgreSQL from hashing the groups: it
-        # aggregates in entity_id order, so the id-ordered cap stops early on
-        # common grams instead of confirming every candidate.
-        have_all = [
-            sa.func.count(
-                sa.distinct(
-                    sa.case(
-                        (
-                            g.c.gram.in_(
-                                b.p(f"{name}_s{j}_grams", expanding=True, type_=sa.Text())
-                            ),
-                            g.c.gram,
-                        )
-                    )
-                )
-            )
-            == b.p(f"{name}_s{j}_n", type_=sa.Integer())
-            for j in range(FALLBACK_SLOTS)
-        ]
-        candidates = (
-            sa.select(g.c.entity_id)
-            .where(
-                g.c.tenant_id == tenant,
-                g.c.entity_type == entity_type,
-                g.c.gram.in_(b.p(f"{name}_grams", expanding=True, type_=sa.Text())),
-            )
-            .group_by(g.c.entity_id)
-            .having(sa.or_(*have_all))
-        )
-        confirms = [
-            sa.or_(
-                *(
-                    confirm(b, et.col(c), b.p(f"{name}_s{j}_text", type_=sa.Text()))
-                    for c in et.spec.text_search
-                )
-            )
-            for j in range(FALLBACK_SLOTS)
-        ]
-        conds.append(et.id.in_(candidates))
+        conds.append(et.id.in_(_candidates(b, bf.index, tenant, entity_type)))
+        confirms = _confirms(b, bf.index)
         conds.append(sa.or_(*confirms))
-        slot = [b.p(f"slot{j}", type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
-        labels.append(sa.case(*zip(confirms, slot, strict=True)).label(f"q_{name}"))
+        slot = [b.p(N.slot_number(j), type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
+        labels.append(sa.case(*zip(confirms, slot, strict=True)).label(N.hit_slot(bf.index)))
     hits = (
-        sa.select(et.id.label("q_id"))
+        sa.select(et.id.label(N.ROW_ID))
         .select_from(et.table)
         .where(*conds)
         .order_by(et.id)
-        .limit(b.p("fallback_cap", type_=sa.Integer()))
+        .limit(b.p(N.FALLBACK_CAP, type_=sa.Integer()))
     )
     return hits, labels
 
@@ -107,3 +69,49 @@ def confirm(
     if b.dialect == "postgresql":
         return contains(col, term, b.dialect, ilike=True)
     return contains(sa.func.lower(col), term, b.dialect)
+
+
+def _candidates(b: StatementBuilder, index: int, tenant: Any, entity_type: Any) -> AnySelect:
+    """Entities whose grams include every gram of some slot's spelling."""
+    g = grams_table()
+    # count(DISTINCT ...) also keeps PostgreSQL from hashing the groups: it
+    # aggregates in entity_id order, so the id-ordered cap stops early on
+    # common grams instead of confirming every candidate.
+    have_all = [
+        sa.func.count(
+            sa.distinct(
+                sa.case(
+                    (
+                        g.c.gram.in_(b.p(N.slot_grams(index, j), expanding=True, type_=sa.Text())),
+                        g.c.gram,
+                    )
+                )
+            )
+        )
+        == b.p(N.slot_gram_count(index, j), type_=sa.Integer())
+        for j in range(FALLBACK_SLOTS)
+    ]
+    return (
+        sa.select(g.c.entity_id)
+        .where(
+            g.c.tenant_id == tenant,
+            g.c.entity_type == entity_type,
+            g.c.gram.in_(b.p(N.grams(index), expanding=True, type_=sa.Text())),
+        )
+        .group_by(g.c.entity_id)
+        .having(sa.or_(*have_all))
+    )
+
+
+def _confirms(b: StatementBuilder, index: int) -> list[ColumnElement[bool]]:
+    """Per slot: its spelling is a substring of some text_search column."""
+    et = b.et
+    return [
+        sa.or_(
+            *(
+                confirm(b, et.col(c), b.p(N.slot_text(index, j), type_=sa.Text()))
+                for c in et.spec.text_search
+            )
+        )
+        for j in range(FALLBACK_SLOTS)
+    ]

@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from qdsl.dsl.catalog import FieldType
+from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.main_facts import split_rows
 from qdsl.executor.result import Evidence, ExecutionResult, ResultRow
@@ -109,15 +110,15 @@ def _fallback(
     found: dict[str, str] = {}
     total = 0
     for run in runs:
-        extra: dict[str, Any] = {**run.params, "fallback_cap": prep.fallback_cap}
+        extra: dict[str, Any] = {**run.params, N.FALLBACK_CAP: prep.fallback_cap}
         if several:
-            extra["limit"] = prep.fallback_cap  # every hit's id, to merge the runs
+            extra[N.LIMIT] = prep.fallback_cap  # every hit's id, to merge the runs
         got = yield steps.req("fallback", stmt, extra)
-        total = max(total, int(got[0]["q_total"]) if got else 0)
+        total = max(total, int(got[0][N.ROW_TOTAL]) if got else 0)
         for r in got:
-            if r["q_id"] not in found:
-                labels = (terms[r[f"q_g{index}"]] for index, terms in run.terms.items())
-                found[r["q_id"]] = " + ".join(labels)
+            if r[N.ROW_ID] not in found:
+                labels = (terms[r[N.hit_slot(index)]] for index, terms in run.terms.items())
+                found[r[N.ROW_ID]] = " + ".join(labels)
                 rows.append(r)
     if several:
         ids = sorted(found)[: prep.fallback_cap]
@@ -125,7 +126,7 @@ def _fallback(
         total = len(ids)
         rows = []
         if ids:
-            rows = yield steps.req("rows_by_id", prep.statements.rows_by_id, {"ids": ids})
+            rows = yield steps.req("rows_by_id", prep.statements.rows_by_id, {N.IDS: ids})
     spellings = sum(len(t) for r in runs for t in r.terms.values())
     steps.notes.append(
         f"fallback_text: {spellings} spelling(s) in {len(runs)} statement(s), {total} hit(s)"
@@ -140,9 +141,18 @@ def _entity_facts(
     st = steps.prep.statements
     every: dict[str, list[Row]] = {}
     if ids and st.uses_entity_facts:
-        for f in (yield steps.req("entity_facts", st.entity_facts, {"ids": ids})):
+        for f in (yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})):
             every.setdefault(f["entity_id"], []).append(f)
     return every
+
+
+def _baseline(steps: _Steps, rows: list[Row]) -> Generator[Request, list[Row], int]:
+    """The tenant's unfiltered count: read along with the rows (main always carries
+    it; fallback rows when any), else by its own statement."""
+    carried = [r[N.ROW_BASELINE] for r in rows[:1]]
+    if carried:
+        return int(carried[0])
+    return int((yield steps.req("baseline", steps.prep.statements.baseline))[0][N.COUNT])
 
 
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
@@ -162,7 +172,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         if st.main_facts:
             rows, matched, baseline = split_rows(rows)
         if st.counts:
-            count = int(rows[0]["q_total"]) if rows else 0
+            count = int(rows[0][N.ROW_TOTAL]) if rows else 0
         steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
 
     matched_term: dict[str, str] | None = None
@@ -174,18 +184,13 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
             count = hits
 
     if prep.bound and baseline is None:
-        # Read along with the rows (main always carries it; fallback rows when any).
-        carried = [r["q_baseline"] for r in rows[:1]]
-        if carried:
-            baseline = int(carried[0])
-        else:
-            baseline = int((yield steps.req("baseline", st.baseline))[0]["n"])
+        baseline = yield from _baseline(steps, rows)
 
     truncated = len(rows) > prep.limit or capped
     rows = rows[: prep.limit]
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
-    ids = [r["q_id"] for r in rows]
+    ids = [r[N.ROW_ID] for r in rows]
     if matched_term is not None:
         matched = {}  # text hits: no fact stands behind them
     every = yield from _entity_facts(steps, ids)
@@ -200,15 +205,14 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         matched_term=matched_term,
         execution_id=execution_id,
     )
-    fingerprints = tuple(dict.fromkeys(render(s, prep.dialect)[2] for s in _stmts(prep, steps.ran)))
     return ExecutionResult(
         execution_id=execution_id,
-        tenant_id=str(prep.params["tenant_id"]),
+        tenant_id=str(prep.params[N.TENANT]),
         query_type=prep.template.query_type,
         entity_type=prep.template.entity_type,
         template=prep.template.name,
         plan_hash=plan_hash(prep),
-        sql_fingerprints=fingerprints,
+        sql_fingerprints=_fingerprints(prep, steps.ran),
         rows=tuple(out_rows),
         count=count,
         truncated=truncated,
@@ -219,6 +223,10 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         notes=tuple(steps.notes),
         retrieval=_retrieval(prep, matched_term is not None),
     )
+
+
+def _fingerprints(prep: Prepared, roles: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(render(s, prep.dialect)[2] for s in _stmts(prep, roles)))
 
 
 def _retrieval(
@@ -243,11 +251,10 @@ def _result_rows(
     execution_id: str,
 ) -> list[ResultRow]:
     """Result rows with their evidence ids; fills `evidence` (facts first, then objects)."""
-    st = prep.statements
     entity_type = prep.template.entity_type
     out_rows: list[ResultRow] = []
     for r in rows:
-        eid = r["q_id"]
+        eid = r[N.ROW_ID]
         evidence_ids: list[str] = []
         for f in matched.get(eid, ()):
             ev = _fact_evidence(f, execution_id)
@@ -261,21 +268,14 @@ def _result_rows(
                 if ev.id not in evidence_ids:
                     evidence_ids.append(ev.id)
                 facts.setdefault(f["predicate"], f["value_text"])
-        values = {s.name: _value(prep, s.column, r[f"v_{s.name}"]) for s in st.selected}
-        for name in st.fact_fields:
-            spec = prep.entity.spec.fields[name]
-            found_value = next(
-                (f["value_text"] for f in every.get(eid, ()) if f["predicate"] == spec.fact),
-                None,
-            )
-            values[name] = found_value
+        values = _row_values(prep, r, every.get(eid, []))
         object_id = f"{entity_type}:{eid}"
         # A text-fallback hit is marked as such: no fact stands behind it.
         evidence[object_id] = Evidence(
             id=object_id,
             kind="object" if matched_term is None else "text",
             execution_id=execution_id,
-            tenant_id=r["q_tenant"],
+            tenant_id=r[N.ROW_TENANT],
             entity_type=entity_type,
             entity_id=eid,
             value_text=None if matched_term is None else matched_term.get(eid),
@@ -286,8 +286,8 @@ def _result_rows(
             ResultRow(
                 entity_type=entity_type,
                 entity_id=eid,
-                tenant_id=r["q_tenant"],
-                label=r["q_label"],
+                tenant_id=r[N.ROW_TENANT],
+                label=r[N.ROW_LABEL],
                 values=values,
                 facts=facts,
                 evidence_ids=tuple(evidence_ids),
@@ -295,6 +295,16 @@ def _result_rows(
         )
 
     return out_rows
+
+
+def _row_values(prep: Prepared, r: Row, facts: list[Row]) -> dict[str, Any]:
+    """The projected values of one row: its columns, then projected fact fields."""
+    st = prep.statements
+    values = {s.name: _value(prep, s.column, r[N.value_column(s.name)]) for s in st.selected}
+    for name in st.fact_fields:
+        predicate = prep.entity.spec.fields[name].fact
+        values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)
+    return values
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

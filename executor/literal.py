@@ -12,10 +12,11 @@ from typing import Any
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import Plan
+from qdsl.executor import names as N
 from qdsl.executor.compile import dialect_for, prepare
 
 # Bound at run time from an earlier statement's rows; shown empty.
-_RUNTIME = frozenset({"ids"})
+_RUNTIME = frozenset({N.IDS})
 
 
 def literal_statements(
@@ -31,7 +32,7 @@ def literal_statements(
     values: dict[str, Any] = dict(prep.params)
     if prep.fallback_runs:
         values.update(prep.fallback_runs[0].params)
-        values["fallback_cap"] = prep.fallback_cap
+        values[N.FALLBACK_CAP] = prep.fallback_cap
     engine_dialect = dialect_for(dialect)
     out = []
     for role, stmt in prep.statements.named():

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from qdsl.dsl.bound import BoundFilter
+from qdsl.executor import names as N
 from qdsl.executor.predicates import fact_value_condition, freshness
 
 if TYPE_CHECKING:
     from qdsl.executor.statements import AnySelect, StatementBuilder
 
 FACT_PREFIX = "f_"
-FILTER_COLUMN = "q_filter"
+FILTER_COLUMN = N.ROW_FILTER
 
 
 def wrap_main(
@@ -38,26 +39,26 @@ def wrap_main(
         return None
     keys = b.order_keys()
     m = main.add_columns(
-        *(b.et.col(column).label(f"q_k{i}") for i, (column, _d) in enumerate(keys))
+        *(b.et.col(column).label(N.sort_column(i)) for i, (column, _d) in enumerate(keys))
     ).cte("m")
     cols: list[Any] = [*m.c]
     source: Any = m
-    order: list[Any] = [*b.order_by(lambda i, _name: m.c[f"q_k{i}"])]
+    order: list[Any] = [*b.order_by(lambda i, _name: m.c[N.sort_column(i)])]
     if guard:
         base = b.et.table.alias("base")
         g = (
-            sa.select(sa.func.count().label("q_baseline"))
+            sa.select(sa.func.count().label(N.ROW_BASELINE))
             .select_from(base)
-            .where(base.c[b.et.spec.tenant] == b.p("tenant_id", type_=sa.Text()))
+            .where(base.c[b.et.spec.tenant] == b.p(N.TENANT, type_=sa.Text()))
             .subquery("g")
         )
-        cols.append(g.c.q_baseline)
+        cols.append(g.c[N.ROW_BASELINE])
         source = g.outerjoin(m, sa.true())
     if positive:
         mf = _matching_facts(b, m, positive)
         cols += [mf.c[c.name].label(f"{FACT_PREFIX}{c.name}") for c in b.facts.c]
         cols.append(mf.c[FILTER_COLUMN])
-        source = source.outerjoin(mf, mf.c.entity_id == m.c.q_id)
+        source = source.outerjoin(mf, mf.c.entity_id == m.c[N.ROW_ID])
         order += [mf.c[FILTER_COLUMN], mf.c.id]
     return sa.select(*cols).select_from(source).order_by(*order)
 
@@ -71,9 +72,9 @@ def _matching_facts(b: StatementBuilder, m: Any, positive: list[BoundFilter]) ->
             conds.extend(freshness(facts, b.p, window=b.window))
         parts.append(
             sa.select(sa.literal(bf.index, sa.Integer()).label(FILTER_COLUMN), *facts.c).where(
-                facts.c.tenant_id == b.p("tenant_id", type_=sa.Text()),
-                facts.c.entity_type == b.p("entity_type", type_=sa.Text()),
-                facts.c.entity_id.in_(sa.select(m.c.q_id)),
+                facts.c.tenant_id == b.p(N.TENANT, type_=sa.Text()),
+                facts.c.entity_type == b.p(N.ENTITY_TYPE, type_=sa.Text()),
+                facts.c.entity_id.in_(sa.select(m.c[N.ROW_ID])),
                 *conds,
             )
         )
@@ -90,13 +91,13 @@ def split_rows(
     matched: dict[str, list[Any]] = {}
     if not rows:
         return [], matched, None
-    raw = rows[0].get("q_baseline")
+    raw = rows[0].get(N.ROW_BASELINE)
     baseline = int(raw) if raw is not None else None
     n = len(FACT_PREFIX)
     fact_keys = [(k, k[n:]) for k in rows[0] if k.startswith(FACT_PREFIX)]
     fact_id = f"{FACT_PREFIX}id"
     for r in rows:
-        eid = r["q_id"]
+        eid = r[N.ROW_ID]
         if eid is None:  # the baseline's row when nothing matched
             continue
         entities.setdefault(eid, r)

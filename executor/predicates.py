@@ -8,6 +8,8 @@ requires fresh facts. Each facts row touched is tenant-bound here too.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -18,6 +20,7 @@ from qdsl.dsl.bound import BoundFilter
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.errors import NotCoveredError
 from qdsl.dsl.ir import Operator
+from qdsl.executor import names as N
 from qdsl.executor.bind import LIKE_ESCAPE, filter_param
 from qdsl.executor.tables import TEXT_TYPES, EntityTable
 
@@ -71,6 +74,15 @@ def _instant(expr: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
     return sa.func.julianday(expr) if dialect == "sqlite" else expr
 
 
+# The ordered comparisons, one Python operator each (columns overload them).
+COMPARISONS: dict[Operator, Callable[[Any, Any], Any]] = {
+    Operator.GT: operator.gt,
+    Operator.GTE: operator.ge,
+    Operator.LT: operator.lt,
+    Operator.LTE: operator.le,
+}
+
+
 def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnElement[bool]:
     assert bf.column is not None
     col = et.col(bf.column)
@@ -98,16 +110,10 @@ def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnEleme
         return sa.or_(_typed(col, bf.kind).not_in(expanding), col.is_(None))
     if op is Operator.CONTAINS:
         return contains(sa.func.lower(col), p(name, type_=sa.Text()), p.dialect)
-    if op is Operator.GT:
-        return lhs > v(name)
-    if op is Operator.GTE:
-        return lhs >= v(name)
-    if op is Operator.LT:
-        return lhs < v(name)
-    if op is Operator.LTE:
-        return lhs <= v(name)
+    if op in COMPARISONS:
+        return COMPARISONS[op](lhs, v(name))  # type: ignore[no-any-return]
     if op is Operator.BETWEEN:
-        return lhs.between(v(f"{name}_lo"), v(f"{name}_hi"))
+        return lhs.between(v(N.filter_low(bf.index)), v(N.filter_high(bf.index)))
     raise _not_covered(bf)
 
 
@@ -117,11 +123,11 @@ def freshness(facts: TableClause, p: Params, *, window: bool) -> list[ColumnElem
         sa.or_(
             facts.c.valid_until.is_(None),
             _instant(facts.c.valid_until, p.dialect)
-            > _instant(p("now", type_=facts.c.valid_until.type), p.dialect),
+            > _instant(p(N.NOW, type_=facts.c.valid_until.type), p.dialect),
         )
     ]
     if window:
-        since = p("fresh_since", type_=facts.c.observed_at.type)
+        since = p(N.FRESH_SINCE, type_=facts.c.observed_at.type)
         conds.append(_instant(facts.c.observed_at, p.dialect) >= _instant(since, p.dialect))
     return conds
 
@@ -131,7 +137,9 @@ def fact_value_condition(
 ) -> list[ColumnElement[bool]]:
     """Conditions on one facts row: the filter's predicate and, if any, its value."""
     name = filter_param(bf)
-    conds: list[ColumnElement[bool]] = [facts.c.predicate == p(f"{name}_pred", type_=sa.Text())]
+    conds: list[ColumnElement[bool]] = [
+        facts.c.predicate == p(N.filter_predicate(bf.index), type_=sa.Text())
+    ]
     op = bf.op
     if op in (
         Operator.EQUALS,
@@ -146,23 +154,13 @@ def fact_value_condition(
             conds.append(facts.c.value_norm.in_(p(name, expanding=True, type_=sa.Text())))
     elif op is Operator.CONTAINS:
         conds.append(contains(facts.c.value_norm, p(name, type_=sa.Text()), p.dialect))
-    elif (
-        op in (Operator.GT, Operator.GTE, Operator.LT, Operator.LTE) and bf.kind is FieldType.NUMBER
-    ):
-        num = facts.c.value_num
-        bp = p(name, type_=sa.Float())
-        conds.append(
-            {
-                Operator.GT: num > bp,
-                Operator.GTE: num >= bp,
-                Operator.LT: num < bp,
-                Operator.LTE: num <= bp,
-            }[op]
-        )
+    elif op in COMPARISONS and bf.kind is FieldType.NUMBER:
+        conds.append(COMPARISONS[op](facts.c.value_num, p(name, type_=sa.Float())))
     elif op is Operator.BETWEEN and bf.kind is FieldType.NUMBER:
         conds.append(
             facts.c.value_num.between(
-                p(f"{name}_lo", type_=sa.Float()), p(f"{name}_hi", type_=sa.Float())
+                p(N.filter_low(bf.index), type_=sa.Float()),
+                p(N.filter_high(bf.index), type_=sa.Float()),
             )
         )
     elif op is not Operator.IS_NULL:
@@ -182,8 +180,8 @@ def fact_condition(
     """EXISTS (or NOT EXISTS) a tenant-bound fact of this entity matching the filter."""
     alias = facts.alias(f"sf{bf.index}")
     conds = [
-        alias.c.tenant_id == p("tenant_id", type_=sa.Text()),
-        alias.c.entity_type == p("entity_type", type_=sa.Text()),
+        alias.c.tenant_id == p(N.TENANT, type_=sa.Text()),
+        alias.c.entity_type == p(N.ENTITY_TYPE, type_=sa.Text()),
         alias.c.entity_id == et.id,
         *fact_value_condition(bf, alias, p),  # type: ignore[arg-type]
     ]

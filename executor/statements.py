@@ -21,9 +21,10 @@ import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
-from qdsl.dsl.bound import BoundFilter
+from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
+from qdsl.executor import names as N
 from qdsl.executor.fallback_sql import fallback_hits
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (
@@ -100,28 +101,31 @@ def projected_fact_fields(plan: Plan, et: EntityTable) -> tuple[str, ...]:
     return tuple(n for n in dict.fromkeys(names) if (f := spec.fields.get(n)) and f.is_fact)
 
 
-def shape_key(
-    plan: Plan,
-    catalog: Catalog,
-    template: Template,
-    dialect: str,
-    bound: tuple[BoundFilter, ...],
-    *,
-    has_subjects: bool,
-    fallback: bool,
-) -> Shape:
+@dataclass(frozen=True)
+class StatementInputs:
+    """What one plan's statements are built from (and its shape key computed from)."""
+
+    bound: BoundPlan
+    template: Template
+    dialect: str
+    has_subjects: bool  # the plan names subjects (referenced objects of its entity)
+    fallback: bool  # the text fallback may run
+
+
+def shape_key(w: StatementInputs) -> Shape:
+    plan = w.bound.plan
     policy = plan.retrieval_policy
     return (
-        catalog_key(catalog),
-        dialect,
-        template.name,
-        tuple(bf.shape() for bf in bound),
+        catalog_key(w.bound.catalog),
+        w.dialect,
+        w.template.name,
+        tuple(bf.shape() for bf in w.bound.filters),
         tuple(plan.projection),
         tuple((s.field, s.direction.value) for s in plan.sort),
         policy.require_fresh_fact,
         policy.require_fresh_fact and policy.freshness_days is not None,
-        has_subjects,
-        fallback,
+        w.has_subjects,
+        w.fallback,
     )
 
 
@@ -152,7 +156,7 @@ class StatementBuilder:
         self.window = self.fresh and policy.freshness_days is not None
 
     def tenant(self) -> ColumnElement[bool]:
-        return self.et.tenant == self.p("tenant_id", type_=sa.Text())
+        return self.et.tenant == self.p(N.TENANT, type_=sa.Text())
 
     def conditions(
         self, bound: tuple[BoundFilter, ...], *, skip_positive_facts: bool
@@ -206,16 +210,16 @@ class StatementBuilder:
     ) -> AnySelect:
         et = self.et
         cols: list[ColumnElement[Any]] = [
-            et.tenant.label("q_tenant"),
-            et.id.label("q_id"),
-            et.label.label("q_label"),
+            et.tenant.label(N.ROW_TENANT),
+            et.id.label(N.ROW_ID),
+            et.label.label(N.ROW_LABEL),
         ]
-        cols += [et.col(s.column).label(f"v_{s.name}") for s in selected]
+        cols += [et.col(s.column).label(N.value_column(s.name)) for s in selected]
         if baseline:
             cols.append(self.baseline_column())
         if total:
             # The total before LIMIT, in the same pass that finds the rows.
-            cols.append(sa.func.count().over().label("q_total"))
+            cols.append(sa.func.count().over().label(N.ROW_TOTAL))
         return sa.select(*cols).select_from(et.table)
 
     def baseline_column(self) -> ColumnElement[Any]:
@@ -225,44 +229,36 @@ class StatementBuilder:
         return (
             sa.select(sa.func.count())
             .select_from(base)
-            .where(base.c[self.et.spec.tenant] == self.p("tenant_id", type_=sa.Text()))
+            .where(base.c[self.et.spec.tenant] == self.p(N.TENANT, type_=sa.Text()))
             .correlate(None)
             .scalar_subquery()
-            .label("q_baseline")
+            .label(N.ROW_BASELINE)
         )
 
     def limit(self) -> sa.BindParameter[object]:
-        return self.p("limit", type_=sa.Integer())
+        return self.p(N.LIMIT, type_=sa.Integer())
 
-    def ids(self, name: str = "ids") -> sa.BindParameter[object]:
+    def ids(self, name: str = N.IDS) -> sa.BindParameter[object]:
         return self.p(name, expanding=True, type_=sa.Text())
 
     def facts_select(self) -> AnySelect:
         f = self.facts
         return sa.select(*f.c).where(
-            f.c.tenant_id == self.p("tenant_id", type_=sa.Text()),
-            f.c.entity_type == self.p("entity_type", type_=sa.Text()),
+            f.c.tenant_id == self.p(N.TENANT, type_=sa.Text()),
+            f.c.entity_type == self.p(N.ENTITY_TYPE, type_=sa.Text()),
             f.c.entity_id.in_(self.ids()),
         )
 
 
-def build_statements(
-    plan: Plan,
-    catalog: Catalog,
-    template: Template,
-    dialect: str,
-    bound: tuple[BoundFilter, ...],
-    *,
-    has_subjects: bool,
-    fallback: bool,
-    shape: Shape,
-) -> StatementSet:
+def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
+    plan, catalog, bound = w.bound.plan, w.bound.catalog, w.bound.filters
+    template, dialect, has_subjects, fallback = w.template, w.dialect, w.has_subjects, w.fallback
     et = entity_table(catalog, template.entity_type)
     b = StatementBuilder(catalog, et, dialect, plan)
     selected = selected_columns(plan, et, template)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
-        where.append(et.id.in_(b.ids("subject_ids")))
+        where.append(et.id.in_(b.ids(N.SUBJECT_IDS)))
     guard = bool(bound)  # the baseline guard is read when the plan filters
     main = (
         b.entity_select(selected, baseline=False, total=template.shape.counts)
@@ -270,32 +266,19 @@ def build_statements(
         .order_by(*b.order_by())
         .limit(b.limit())
     )
-    baseline = sa.select(sa.func.count().label("n")).select_from(et.table).where(b.tenant())
+    baseline = sa.select(sa.func.count().label(N.COUNT)).select_from(et.table).where(b.tenant())
     joined = wrap_main(b, main, bound, guard=guard)
-    entity_facts = b.facts_select()
-    if b.fresh:
-        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
-    entity_facts = entity_facts.order_by(
-        b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id
-    ).limit(b.p("facts_cap", type_=sa.Integer()))
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
         .where(b.tenant(), et.id.in_(b.ids()))
         .order_by(*b.order_by())
         .limit(b.limit())
     )
-    fallback_rows: AnySelect | None = None
-    if fallback:
-        hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
-        hits = hit_ids.subquery("hits")
-        fallback_rows = (
-            b.entity_select(selected, baseline=guard, total=True)
-            .add_columns(*labels)
-            .join(hits, hits.c.q_id == et.id)
-            .where(b.tenant())
-            .order_by(*b.order_by())
-            .limit(b.limit())
-        )
+    fallback_rows = (
+        _fallback_rows(b, bound, selected, guard=guard, has_subjects=has_subjects)
+        if fallback
+        else None
+    )
     return StatementSet(
         shape=shape,
         selected=selected,
@@ -304,10 +287,41 @@ def build_statements(
         main_facts=joined is not None,
         counts=template.shape.counts,
         baseline=baseline,
-        entity_facts=entity_facts,
+        entity_facts=_entity_facts(b),
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
         uses_entity_facts=template.shape.entity_facts or bool(projected_fact_fields(plan, et)),
+    )
+
+
+def _entity_facts(b: StatementBuilder) -> AnySelect:
+    """Every (fresh) fact of the rows read, in a stable order, capped."""
+    entity_facts = b.facts_select()
+    if b.fresh:
+        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
+    return entity_facts.order_by(b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id).limit(
+        b.p(N.FACTS_CAP, type_=sa.Integer())
+    )
+
+
+def _fallback_rows(
+    b: StatementBuilder,
+    bound: tuple[BoundFilter, ...],
+    selected: tuple[Selected, ...],
+    *,
+    guard: bool,
+    has_subjects: bool,
+) -> AnySelect:
+    """The entity rows of the text fallback's hits, with the spelling each matched."""
+    hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
+    hits = hit_ids.subquery("hits")
+    return (
+        b.entity_select(selected, baseline=guard, total=True)
+        .add_columns(*labels)
+        .join(hits, hits.c[N.ROW_ID] == b.et.id)
+        .where(b.tenant())
+        .order_by(*b.order_by())
+        .limit(b.limit())
     )
 
 

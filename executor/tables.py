@@ -3,10 +3,10 @@
 The executor never reflects the database and never takes a name from a plan:
 every identifier in a compiled statement comes from here, and everything here
 comes from the catalog (entity tables and columns) or from the fixed shape of
-`semantic_facts` / `text_grams` (SPEC 5). Column types matter only for binding
-and reading values (UTC datetimes, float budgets); they are taken from the
-demo MetaData when the catalog names a table it knows, else from the catalog's
-field types.
+`semantic_facts` / `text_grams` (docs/catalog.md). Column types matter only for binding
+and reading values (UTC datetimes, floats): an entity column's comes from its
+catalog field type, whatever deployment the catalog describes; the facts table's
+from qdsl's own schema.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sqlalchemy.sql.expression import ColumnClause, TableClause
 from sqlalchemy.types import TypeEngine
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
-from qdsl.facts.tables import TABLES_BY_NAME, UtcDateTime
+from qdsl.facts.tables import UtcDateTime, semantic_facts
 
 FACT_COLUMNS: tuple[str, ...] = (
     "id",
@@ -94,10 +94,9 @@ def entity_columns(spec: EntitySpec) -> dict[str, FieldType | None]:
     return kinds
 
 
-def _column_type(table: str, column: str, kind: FieldType | None) -> TypeEngine[Any] | None:
-    known = TABLES_BY_NAME.get(table)
-    if known is not None and column in known.c:
-        return known.c[column].type
+def _column_type(kind: FieldType | None) -> TypeEngine[Any] | None:
+    """The bind/result type of an entity column: from its catalog field type only
+    (a deployment's tables are its own; none of them is known here)."""
     return _TYPE_FOR[kind] if kind is not None else None
 
 
@@ -136,7 +135,7 @@ def _build_entity_tables(catalog: Catalog) -> dict[str, EntityTable]:
     out: dict[str, EntityTable] = {}
     for name, spec in catalog.entities.items():
         kinds = entity_columns(spec)
-        cols = [sa.column(c, _column_type(spec.table, c, k)) for c, k in kinds.items()]
+        cols = [sa.column(c, _column_type(k)) for c, k in kinds.items()]
         out[name] = EntityTable(spec=spec, table=sa.table(spec.table, *cols), kinds=kinds)
     return out
 
@@ -147,9 +146,8 @@ def entity_table(catalog: Catalog, entity_type: str) -> EntityTable:
 
 @lru_cache(maxsize=16)
 def facts_table(name: str) -> TableClause:
-    known = TABLES_BY_NAME.get("semantic_facts")
-    assert known is not None
-    return sa.table(name, *(sa.column(c, known.c[c].type) for c in FACT_COLUMNS))
+    """The catalog's facts table, with the column types of qdsl's own schema."""
+    return sa.table(name, *(sa.column(c, semantic_facts.c[c].type) for c in FACT_COLUMNS))
 
 
 @lru_cache(maxsize=1)

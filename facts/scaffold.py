@@ -23,6 +23,7 @@ from sqlalchemy.engine.interfaces import ReflectedColumn
 
 from qdsl.dsl.catalog import FieldType, catalog_from_mapping
 from qdsl.dsl.errors import UsageError
+from qdsl.facts.check.declared import reflected_columns
 
 SENSITIVE = re.compile(r"secret|passw|pwd|token|e_?mail|api_?key|ssn|credit_?card|iban", re.I)
 TENANT_NAMES = (
@@ -134,7 +135,7 @@ def _describe(
             hint="pass an existing table with --table (repeat it for several)",
             details={"tables": sorted(inspector.get_table_names())[:100]},
         )
-    columns = inspector.get_columns(table)
+    columns = reflected_columns(engine, table)
     names = [c["name"] for c in columns]
     tenant = tenant_column or _guess(names, TENANT_NAMES)
     if tenant is None or tenant not in names:

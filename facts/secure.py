@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import psycopg
 from psycopg import sql
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -207,14 +208,8 @@ def secure(engine: Engine, catalog: Catalog, *, reader: str, apply: bool) -> lis
                 with driver.cursor() as cur:  # type: ignore[union-attr]
                     for s in planned:
                         cur.execute(s.statement)
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, psycopg.Error) as exc:
         raise _secure_error(exc) from None
-    except Exception as exc:
-        import psycopg
-
-        if isinstance(exc, psycopg.Error):
-            raise _secure_error(exc) from None
-        raise
     return shown
 
 

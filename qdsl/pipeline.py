@@ -71,7 +71,7 @@ class AnswerResult:
     error: QdslError | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The `ask` / `run` envelope data (SPEC 6): `answer` is the contract's data."""
+        """The `ask` / `run` envelope data (docs/python-api.md): `answer` is the contract's data."""
         return {
             "status": self.status,
             "query_type": self.query_type.value if self.query_type else None,

@@ -1,7 +1,8 @@
 """Answer text and data per contract, in the question's language.
 
 The text names the entity and every condition and cites evidence ids inline
-("[fact:12]"); `data` carries exactly the SPEC 6 keys of the contract. The
+("[fact:12]"); `data` carries exactly the keys of the contract
+(docs/python-api.md). The
 renderer states only what the result holds: the verifier checks it anyway.
 """
 

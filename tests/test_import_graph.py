@@ -1,4 +1,4 @@
-"""SPEC 2: the import graph points one way, and `dsl` imports no database code.
+"""docs/architecture.md: the import graph points one way, and `dsl` imports no database code.
 
 qdsl -> (verifier, executor, envelope) -> dsl / facts. The verifier reads the
 executor's result model (`qdsl.executor.result`, plain pydantic) and nothing

@@ -1,7 +1,7 @@
 """Filter values: their shape checked against operator and field type, then normalized.
 
 Normalized values are what the executor binds and what `semantic_facts.value_norm`
-holds, so both sides go through `normalize_text` (SPEC 5):
+holds, so both sides go through `normalize_text` (docs/catalog.md):
   * enum values become the canonical value (through the field's aliases);
   * `equals_or_alias` on a field with aliases: a value matching an alias becomes the
     canonical key exactly as the catalog writes it (A-share -> A股);

@@ -27,32 +27,47 @@ def choose_entity(
                 if e not in named:
                     named.append(e)
     ids = list(dict.fromkeys(p.entity for p in pieces if p.kind is Kind.ID and p.entity))
+    found = _named_entity(qt, pieces, catalog, named, ids)
+    if found is not None:
+        return found, True
+    if context_entities and any(p.kind is Kind.PRONOUN for p in pieces):
+        return context_entities[0], False
+    return _default_entity(qt, pieces, catalog), False
+
+
+def _named_entity(
+    qt: QueryType | None,
+    pieces: Sequence[Piece],
+    catalog: Catalog,
+    named: list[str],
+    ids: list[str],
+) -> str | None:
+    """The entity the question names, by its words or its ids; None if it names none."""
     # "Which tasks are assigned to project 64": tasks, through task.project_id.
     for main in named:
         if main in ids:
             continue
         ent = catalog.entities[main]
         if any(f.references in ids and f.references != main for f in ent.fields.values()):
-            return main, True
+            return main
     with_ids = [e for e in named if e in ids]
     if with_ids:
-        return with_ids[0], True
+        return with_ids[0]
     fitting = [e for e in named if qt is None or qt in catalog.entities[e].query_types]
     # An entity named only through a spelling that is also a value (待办) yields to
     # one named outright.
     plain = [
         e for e in fitting if any(p.kind is Kind.ENTITY and entity_senses(p) == [e] for p in pieces)
     ]
-    if plain:
-        return plain[0], True
-    if fitting:
-        return fitting[0], True
-    if named:
-        return named[0], True
-    if ids:
-        return ids[0], True
-    if context_entities and any(p.kind is Kind.PRONOUN for p in pieces):
-        return context_entities[0], False
+    for candidates in (plain, fitting, named, ids):
+        if candidates:
+            return candidates[0]
+    return None
+
+
+def _default_entity(qt: QueryType | None, pieces: Sequence[Piece], catalog: Catalog) -> str | None:
+    """The entity of a question that names none: the catalog's default for its
+    query type, or the one entity its values and fields belong to."""
     owners = list(
         dict.fromkeys(
             s.entity
@@ -66,10 +81,10 @@ def choose_entity(
     # An explanation names its topic, not an entity: "单点登录怎么配置" asks the
     # documents about SSO even where SSO is a value of tickets.
     if default is not None and (not owners or default in owners or qt is QueryType.EXPLAIN):
-        return default, False
+        return default
     if len(owners) == 1:
-        return owners[0], False
-    return None, False
+        return owners[0]
+    return None
 
 
 def sense_for(p: Piece, main: str, named_by: Piece | None) -> Sense | None:

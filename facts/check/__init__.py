@@ -19,6 +19,7 @@ from qdsl.facts.check.columns import columns_exist
 from qdsl.facts.check.data import enum_values, unique_ids
 from qdsl.facts.check.facts_rows import fact_rows
 from qdsl.facts.check.findings import CheckContext, Finding, Level, Rule, run_rules
+from qdsl.facts.check.indexes import indexes
 from qdsl.facts.check.pg_security import pg_security
 from qdsl.facts.check.visibility import visibility
 from qdsl.facts.engines import display_url
@@ -30,6 +31,7 @@ RULES: tuple[Rule, ...] = (
     enum_values,
     unique_ids,
     fact_rows,
+    indexes,
     pg_security,
     visibility,
 )

@@ -60,11 +60,12 @@ class CheckContext:
 
     @cached_property
     def _columns(self) -> dict[str, dict[str, ReflectedColumn]]:
+        from qdsl.facts.check.declared import reflected_columns
+
         found: dict[str, dict[str, ReflectedColumn]] = {}
-        inspector = inspect(self.engine)
         for table in sorted(self.catalog_tables()):
             if table in self.table_names:
-                found[table] = {c["name"]: c for c in inspector.get_columns(table)}
+                found[table] = {c["name"]: c for c in reflected_columns(self.engine, table)}
         return found
 
     def columns(self, table: str) -> dict[str, ReflectedColumn] | None:

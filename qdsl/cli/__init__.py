@@ -1,1 +1,1 @@
-"""The `qdsl` command line (SPEC 7)."""
+"""The `qdsl` command line (docs/cli.md)."""

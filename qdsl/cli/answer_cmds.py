@@ -1,7 +1,7 @@
 """`qdsl ask` (the whole pipeline), `qdsl verify` (judge a given answer), and the
 verification step `qdsl run` calls after executing (`verified_run`).
 
-Envelope data for ask/run (SPEC 6): status, query_type, answer_contract, text,
+Envelope data for ask/run (docs/python-api.md): status, query_type, answer_contract, text,
 answer, evidence, plan, verdict, trace_id. A failed verification still prints
 its data but exits 5; a question no template covers exits 4.
 """
@@ -65,7 +65,7 @@ def _human(data: dict[str, Any]) -> str:
 
 
 def _next_ops(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """After a list, the status plan of its first item (SPEC 8 `meta.next`)."""
+    """After a list, the status plan of its first item (docs/envelopes.md `meta.next`)."""
     from qdsl.envelope.next_ops import status_of_first_item
 
     answer, plan = data.get("answer"), data.get("plan")

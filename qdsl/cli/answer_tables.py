@@ -1,6 +1,6 @@
 """The answer of `ask` / `run` as tables for people (the text already says it in words).
 
-Keyed by the contract's data keys (SPEC 6), so every catalog renders alike.
+Keyed by the contract's data keys (docs/python-api.md), so every catalog renders alike.
 """
 
 from __future__ import annotations

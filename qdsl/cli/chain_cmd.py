@@ -1,4 +1,4 @@
-"""`qdsl chain --steps JSON`: several operations in one process (SPEC 9).
+"""`qdsl chain --steps JSON`: several operations in one process (docs/envelopes.md).
 
 Steps are `[{"op": "run", "input": {...}}, ...]`. `op` is a command name as
 typed on the command line ("parse", "run", "refs get"; "refs.get" also works).

@@ -69,7 +69,7 @@ def demo_group(ctx: click.Context) -> None:
         engine = make_engine(url)  # the database just seeded, not the embedded file
     try:
         if current_state().json_mode:
-            # SPEC 8: with --json, stdout holds the one envelope, not the walkthrough text.
+            # With --json, stdout holds the one envelope (docs/envelopes.md), not the walkthrough.
             code = run_operation(
                 "demo", lambda: Outcome(data={"answers": demo_show.answers(engine)})
             )

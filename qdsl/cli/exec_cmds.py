@@ -202,7 +202,7 @@ def run_cmd(
             raise
         from qdsl.cli.answer_cmds import verified_run
 
-        # The answer layer renders and verifies the result (SPEC 7: run is verified).
+        # The answer layer renders and verifies the result (docs/cli.md: run is verified).
         answer, exit_code = verified_run(
             plan, result, tenant_id=tenant, catalog=catalog, now=moment
         )

@@ -1,4 +1,4 @@
-"""The input channels of every command that takes a plan (SPEC 7, 9).
+"""The input channels of every command that takes a plan (docs/cli.md, docs/envelopes.md).
 
 A command decorated with `@plan_input_options` receives the keyword arguments
 `plan`, `input_json`, `input_path`, `input_ref`, `pick`, `pick_as` and

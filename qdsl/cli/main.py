@@ -52,7 +52,7 @@ def _print_version(ctx: click.Context) -> None:
     from importlib.metadata import version
 
     if ctx.params.get("json_mode"):
-        # SPEC 8: with --json, stdout holds only an envelope.
+        # docs/envelopes.md: with --json, stdout holds only an envelope.
         from qdsl.envelope import emit_success
 
         emit_success("version", {"version": version("qdsl")})
@@ -63,7 +63,11 @@ def _print_version(ctx: click.Context) -> None:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
-    "--json", "json_mode", is_flag=True, is_eager=True, help="Print one JSON envelope (SPEC 8)."
+    "--json",
+    "json_mode",
+    is_flag=True,
+    is_eager=True,
+    help="Print one JSON envelope (docs/envelopes.md).",
 )
 @click.option("--db", "db_url", envvar="QDSL_DATABASE_URL", help="SQLAlchemy database URL.")
 @click.option("--catalog", "catalog_path", envvar="QDSL_CATALOG", help="Catalog TOML file.")
@@ -78,7 +82,16 @@ def _print_version(ctx: click.Context) -> None:
 )
 @click.pass_context
 def cli(ctx: click.Context, json_mode: bool, db_url: str | None, catalog_path: str | None) -> None:
-    """qdsl: query DSL compiler and answer verifier."""
+    """qdsl: query DSL compiler and answer verifier.
+
+    \b
+    Documentation (docs/ in the qdsl repository):
+      docs/cli.md            commands, giving a plan, exit codes
+      docs/plan-language.md  the plan: query types, text and JSON forms
+      docs/catalog.md        the catalog: entities, fields, operators, facts
+      docs/envelopes.md      JSON envelopes, the ref store, settings
+      docs/python-api.md     plan_and_answer, its options and its answer
+    """
     ctx.obj = CliState(json_mode=json_mode, db_url=db_url, catalog_path=catalog_path)
 
 

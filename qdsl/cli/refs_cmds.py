@@ -1,4 +1,4 @@
-"""`qdsl refs path|list|show|get|prune`: the ref store (SPEC 9).
+"""`qdsl refs path|list|show|get|prune`: the ref store (docs/envelopes.md).
 
 `refs path` is the one command that prints an absolute path. A ref made for
 a tenant is listed and read only with the same `--tenant`; to anyone else it
@@ -26,16 +26,12 @@ tenant_option = click.option(
 
 
 def reader_tenant(tenant: object) -> str | None:
-    """The tenant a ref is read as; blank or malformed is a usage error."""
+    """The tenant a ref is read as (None: shared refs only); malformed is a usage error."""
     if tenant is None:
         return None
-    if not isinstance(tenant, str) or not tenant.strip() or not tenant.isprintable():
-        raise UsageError(
-            "bad_tenant",
-            "the tenant must be a printable, non-blank string",
-            hint="pass the tenant the ref was made for, e.g. --tenant t1",
-        )
-    return tenant
+    from qdsl.dsl.tenant import valid_tenant
+
+    return valid_tenant(tenant)
 
 
 def parse_duration_ms(text: str) -> int:
@@ -51,7 +47,7 @@ def parse_duration_ms(text: str) -> int:
 
 @click.group("refs")
 def refs_group() -> None:
-    """The ref store: large results kept for a while (see SPEC 9)."""
+    """The ref store: large results kept for a while (see docs/envelopes.md)."""
 
 
 @refs_group.command("path")

@@ -43,7 +43,7 @@ def _global_params() -> list[click.Option]:
             is_flag=True,
             expose_value=False,
             callback=_override,
-            help="Print one JSON envelope (SPEC 8); also accepted before the subcommand.",
+            help="Print one JSON envelope (docs/envelopes.md); also accepted before the command.",
         ),
         click.Option(
             ["--db", "db_url"],

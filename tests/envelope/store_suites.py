@@ -5,8 +5,8 @@ PORTABLE switches off what only POSIX offers (O_NOFOLLOW, owners and modes,
 probing a pid, fsync of a directory), so the path a Windows host takes runs
 on Linux; the store's behaviour under test stays the real one.
 
-A `deep` run (Hypothesis profile `deep`, as `make test-deep` selects, or
-QDSL_TEST_PROFILE=deep) runs the suites longer.
+A `deep` run (the Hypothesis profile `deep` that `make test-deep` loads through
+QDSL_HYPOTHESIS_PROFILE=deep) runs the suites ten times longer.
 """
 
 from __future__ import annotations
@@ -22,5 +22,4 @@ PORTABLE = Caps(nofollow=False, posix_modes=False, pid_probe=False, dir_fsync=Fa
 
 def deep() -> bool:
     profile = getattr(settings, "_current_profile", None)
-    env = os.environ
-    return "deep" in (profile, env.get("QDSL_TEST_PROFILE"), env.get("HYPOTHESIS_PROFILE"))
+    return "deep" in (profile, os.environ.get("QDSL_HYPOTHESIS_PROFILE"))

@@ -76,6 +76,14 @@ def test_parents_of_a_nested_state_dir_are_created_private(tmp_path: Path) -> No
     assert _mode(root / "refs" / rec.relpath) == 0o600
 
 
+def test_a_command_makes_a_nested_state_dir_with_private_parents(tmp_path: Path) -> None:
+    root = tmp_path / "x" / "y" / "state"
+    res = CliRunner().invoke(cli, ["--json", "schema"], env={"QDSL_STATE_DIR": str(root)})
+    assert res.exit_code == 0, res.output
+    for d in (tmp_path / "x", tmp_path / "x" / "y", root):
+        assert _mode(d) == 0o700, d
+
+
 def test_a_directory_of_another_user_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

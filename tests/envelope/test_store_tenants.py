@@ -173,3 +173,27 @@ def test_run_stores_its_large_result_for_its_tenant(sqlite_url: str, state: Path
     store = RefStore(state, ttl_ms=600_000, max_count=50, max_bytes=10**9)
     assert store.record(env["refId"], tenant="t1").tenant == "t1"
     assert _cli(["refs", "get", "--tenant", "t2", env["refId"]], state).exit_code == 7
+
+
+def test_another_tenants_ref_is_refused_before_its_bytes_are_read(
+    make_store: Callable[..., RefStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refusal costs a look at the header, not a read of the result."""
+    import os
+
+    store = make_store()
+    ref = store.put("run", b"x" * 5_000_000, tenant="t2").ref_id
+    real_read = os.read
+    read: list[int] = []
+
+    def counting(fd: int, n: int) -> bytes:
+        chunk = real_read(fd, n)
+        read.append(len(chunk))
+        return chunk
+
+    monkeypatch.setattr(os, "read", counting)
+    assert _error(store, ref, "t1")["subtype"] == "ref_not_found"
+    assert sum(read) <= 1 << 16
+    read.clear()
+    assert len(store.read_bytes(ref, tenant="t2")) == 5_000_000
+    assert sum(read) > 5_000_000

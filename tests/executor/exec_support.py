@@ -168,46 +168,24 @@ def _cmp_value(kind: FieldType, value: Any) -> Any:
     return value
 
 
-def _column_match(
-    kind: FieldType, op: Operator, v: Any, value: Any, aliases: dict[str, tuple[str, ...]]
-) -> bool:
-    values = value if isinstance(value, tuple) else (value,)
-    if op is Operator.IS_NULL:
-        return (v is None) if value is not False else (v is not None)
+def _equality(kind: FieldType, v: Any, aliases: dict[str, tuple[str, ...]]) -> Any:
+    """`eq(x)`: whether the stored value `v` equals the plan value `x` for this type."""
     if kind is FieldType.TEXT:
         lv = ascii_lower(v) if isinstance(v, str) else v
+        return lambda x: lv is not None and lv == normalize_text(str(x))
+    if kind is FieldType.ENUM:
+        return lambda x: v is not None and v == _canonical(aliases, x)
+    return lambda x: v is not None and _cmp_value(kind, v) == _cmp_value(kind, x)
 
-        def eq(x: Any) -> bool:
-            return lv is not None and lv == normalize_text(str(x))
-    elif kind is FieldType.ENUM:
 
-        def eq(x: Any) -> bool:
-            return v is not None and v == _canonical(aliases, x)
-    else:
-
-        def eq(x: Any) -> bool:
-            return v is not None and _cmp_value(kind, v) == _cmp_value(kind, x)
-
-    if op is Operator.EQUALS:
-        return eq(value)
-    if op is Operator.NOT_EQUALS:
-        return v is None or not eq(value)
-    if op is Operator.IN:
-        return any(eq(x) for x in values)
-    if op is Operator.NOT_IN:
-        return v is None or not any(eq(x) for x in values)
-    if op is Operator.EQUALS_OR_ALIAS:
-        names = _aliases(aliases, value)
-        if kind is FieldType.ENUM:
-            return v == _canonical(aliases, value)
-        return v is not None and ascii_lower(v) in names
-    if op is Operator.CONTAINS:
-        return v is not None and normalize_text(str(value)) in ascii_lower(str(v))
+def _ordered_match(kind: FieldType, op: Operator, v: Any, value: Any) -> bool:
+    """gt / gte / lt / lte / between over the typed stored value."""
     if v is None:
         return False
     left = _cmp_value(kind, v)
     if op is Operator.BETWEEN:
-        return bool(_cmp_value(kind, values[0]) <= left <= _cmp_value(kind, values[1]))
+        lo, hi = value
+        return bool(_cmp_value(kind, lo) <= left <= _cmp_value(kind, hi))
     right = _cmp_value(kind, value)
     return bool(
         {
@@ -217,6 +195,30 @@ def _column_match(
             Operator.LTE: left <= right,
         }[op]
     )
+
+
+def _column_match(
+    kind: FieldType, op: Operator, v: Any, value: Any, aliases: dict[str, tuple[str, ...]]
+) -> bool:
+    values = value if isinstance(value, tuple) else (value,)
+    if op is Operator.IS_NULL:
+        return (v is None) if value is not False else (v is not None)
+    eq = _equality(kind, v, aliases)
+    if op is Operator.EQUALS:
+        return bool(eq(value))
+    if op is Operator.NOT_EQUALS:
+        return v is None or not eq(value)
+    if op is Operator.IN:
+        return any(eq(x) for x in values)
+    if op is Operator.NOT_IN:
+        return v is None or not any(eq(x) for x in values)
+    if op is Operator.EQUALS_OR_ALIAS:
+        if kind is FieldType.ENUM:
+            return bool(v == _canonical(aliases, value))
+        return v is not None and ascii_lower(v) in _aliases(aliases, value)
+    if op is Operator.CONTAINS:
+        return v is not None and normalize_text(str(value)) in ascii_lower(str(v))
+    return _ordered_match(kind, op, v, value)
 
 
 def _fresh(fact: dict[str, Any], plan: Plan, now: datetime) -> bool:

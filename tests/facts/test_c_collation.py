@@ -1,4 +1,4 @@
-"""SPEC 5: under a `C` collation pg_trgm sees no CJK at all; the gram index still works."""
+"""docs/catalog.md: under a `C` collation pg_trgm sees no CJK at all; the gram index still works."""
 
 from __future__ import annotations
 

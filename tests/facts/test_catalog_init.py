@@ -56,6 +56,11 @@ def test_the_parcels_draft_guesses_and_passes_the_check(parcels_url: str, tmp_pa
     if parcels_url.startswith("postgresql"):
         args = ["--db", parcels_url, "--catalog", str(out), "db", "secure"]
         assert CliRunner().invoke(cli, args).exit_code == 0
+    check = ["--db", parcels_url, "--catalog", str(out), "catalog", "check"]
+    before = CliRunner().invoke(cli, check)
+    assert before.exit_code == 3 and "qdsl index refresh --entity parcel" in before.stdout
+    refresh = ["--db", parcels_url, "--catalog", str(out), "index", "refresh"]
+    assert CliRunner().invoke(cli, refresh).exit_code == 0
     res = CliRunner().invoke(
         cli, ["--json", "--db", parcels_url, "--catalog", str(out), "catalog", "check"]
     )
@@ -64,6 +69,14 @@ def test_the_parcels_draft_guesses_and_passes_the_check(parcels_url: str, tmp_pa
 
 
 def test_the_demo_draft_marks_secrets_sensitive_and_passes(sqlite_url: str, tmp_path: Path) -> None:
+    import shutil
+
+    from sqlalchemy.engine import make_url
+
+    # A copy: the draft's indexes are built into it, not into the shared demo database.
+    copy = tmp_path / "demo.sqlite3"
+    shutil.copyfile(str(make_url(sqlite_url).database), copy)
+    sqlite_url = f"sqlite+pysqlite:///{copy}"
     out = tmp_path / "demo-draft.toml"
     data = _init(sqlite_url, out, "projects", "tasks", "configs")
     assert data["entities"] == ["project (projects)", "task (tasks)", "config (configs)"]
@@ -71,6 +84,8 @@ def test_the_demo_draft_marks_secrets_sensitive_and_passes(sqlite_url: str, tmp_
     assert catalog.entities["project"].sensitive == {"owner_email"}
     assert catalog.entities["config"].sensitive == {"secret_value"}
     assert catalog.entities["project"].fields["status"].values == ("active", "closed", "paused")
+    refresh = ["--db", sqlite_url, "--catalog", str(out), "index", "refresh"]
+    assert CliRunner().invoke(cli, refresh).exit_code == 0
     res = CliRunner().invoke(
         cli, ["--json", "--db", sqlite_url, "--catalog", str(out), "catalog", "check"]
     )

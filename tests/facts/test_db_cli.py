@@ -29,7 +29,7 @@ def test_default_database_lives_in_the_state_dir() -> None:
 def test_db_upgrade_and_demo_init_are_idempotent() -> None:
     code, env = _json(["db", "upgrade"])
     assert code == 0 and env["ok"] is True
-    # SPEC 9: no absolute path in output; the file is named, its directory is not.
+    # docs/envelopes.md: no absolute path in output; the file is named, its directory is not.
     database = "sqlite+pysqlite:///…/demo.sqlite3"
     assert env["data"] == {"database": database, "revision": HEAD_REVISION}
     assert str(state_dir()) not in json.dumps(env)
@@ -102,7 +102,7 @@ def test_sqlite_file_in_a_missing_directory_is_a_missing_database(
 
 
 def test_database_errors_show_no_absolute_path(tmp_path: Path) -> None:
-    # SPEC 9: a failing SQLite file is named, its directory (the state dir by default) is not.
+    # docs/envelopes.md: a failing SQLite file is named, its directory (the state dir) is not.
     url = f"sqlite:///{tmp_path / 'missing' / 'x.sqlite3'}"
     result = CliRunner().invoke(cli, ["--json", "--db", url, "db", "upgrade"])
     assert result.exit_code == 8

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from sqlalchemy import Engine, func, select
 
+from qdsl.dsl.bound import alias_set
 from qdsl.dsl.catalog import demo_catalog
+from qdsl.dsl.freshness import stale_reason
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import make_engine, tenant_transaction
 from qdsl.facts.demo.data import (
@@ -30,7 +32,6 @@ from qdsl.facts.demo.data import (
 )
 from qdsl.facts.demo.setup import ensure_demo, row_counts
 from qdsl.facts.demo.tables import DEMO_TABLES
-from qdsl.facts.repository import Fact, alias_norms
 from qdsl.facts.tables import TENANT_TABLES as OWN_TABLES
 from qdsl.facts.tables import semantic_facts
 
@@ -38,7 +39,8 @@ TENANT_TABLES = (*DEMO_TABLES, *OWN_TABLES)
 
 DATA = build_demo()
 CATALOG = demo_catalog()
-MARKET = CATALOG.entity("project").fields["market_theme"].aliases
+THEME = CATALOG.entity("project").fields["market_theme"]
+MARKET = THEME.aliases
 TOPICS = CATALOG.entity("doc").fields["topic"].aliases
 
 
@@ -47,7 +49,7 @@ def _rows(table: str, tenant: str) -> list[dict[str, object]]:
 
 
 def _theme_ids(tenant: str, canonical: str) -> set[str]:
-    norms = alias_norms(MARKET, canonical)
+    norms = set(alias_set(THEME, canonical))  # the executor's own expansion
     return {
         str(r["entity_id"])
         for r in _rows("semantic_facts", tenant)
@@ -94,13 +96,19 @@ def test_t2_mentions_no_a_share_anywhere() -> None:
 
 
 def test_stale_and_fresh_facts() -> None:
-    facts = [
-        Fact(id=i, **r)  # type: ignore[arg-type]
-        for i, r in enumerate(_rows("semantic_facts", "t1"), 1)
-    ]
-    stale = {f.entity_id for f in facts if not f.is_fresh(DEMO_NOW)}
+    facts = _rows("semantic_facts", "t1")
+    stale = {
+        str(f["entity_id"])
+        for f in facts
+        if stale_reason(
+            valid_until=f["valid_until"],  # type: ignore[arg-type]
+            observed_at=f["observed_at"],  # type: ignore[arg-type]
+            now=DEMO_NOW,
+            window_days=90,
+        )
+    }
     assert stale == T1_A_SHARE_STALE
-    assert any(f.valid_until is not None and f.valid_until < DEMO_NOW for f in facts)
+    assert any(f["valid_until"] is not None and f["valid_until"] < DEMO_NOW for f in facts)  # type: ignore[operator]
 
 
 def test_t1_only_text_mentions_hk_for_project_68() -> None:

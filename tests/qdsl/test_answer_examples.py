@@ -1,4 +1,4 @@
-"""Every SPEC 3 / questions.md example (zh, and an en twin) end to end on the demo data.
+"""Every plan-language / questions.md example (zh, and an en twin) end to end on the demo data.
 
 Each answer is checked against an independent oracle: plain SQL over the demo
 tables, not the executor's templates. Runs on SQLite and (marked pg) PostgreSQL.

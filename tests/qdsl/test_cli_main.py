@@ -1,4 +1,4 @@
-"""The root command: `--version` honours `--json` (SPEC 8: stdout holds only the envelope)."""
+"""The root command: `--version` honours `--json` (stdout holds only the envelope)."""
 
 from __future__ import annotations
 

@@ -227,3 +227,11 @@ def test_answers_are_tables_when_piped(sqlite_url: str) -> None:
     assert lines[0] == "[answered] entity_list"
     header = lines.index("items") + 1
     assert lines[header].split()[:2] == ["id", "label"]
+
+
+def test_facts_stats_is_a_table_when_piped(tickets_sqlite_url: str) -> None:
+    res = CliRunner().invoke(cli, ["facts", "stats", "--db", tickets_sqlite_url])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:6] == ["tenant", "entity", "type", "predicate", "rows", "stale"]
+    assert lines[1].split()[:3] == ["acme", "ticket", "product_area"]
