@@ -1,6 +1,6 @@
 """Benchmark per-tenant value linking: the ValueSource's cost per question (issue 8, item 4).
 
-    .venv/bin/python -m benchmarks.bench_values [--quick]
+    .venv/bin/python -m benchmarks.bench_values [--quick] [--skip-pg] [--admin-url URL]
 
 On the embedded SQLite demo (tenant t1) and on a synthetic deployment (one
 tenant with 50,000 shipments, 2,000 distinct carriers and 2,000 customers
@@ -12,24 +12,30 @@ marked link_values, 40 cities), measured side by side in one run:
   question of a one-process-per-call CLI after `qdsl index refresh`);
 * first use: nothing persisted (scan of the deployer's table + write);
 
-beside `plan_and_answer` on the same demo database, for scale. Prints a
-Markdown table of medians. Uses a temp state dir; PostgreSQL is not needed.
+beside `plan_and_answer` on the same demo database, for scale. The
+deployment runs on SQLite and, unless --skip-pg, on a throwaway PostgreSQL
+database (--admin-url), where the value index is read as `qdsl_reader` in a
+tenant-bound read-only transaction. Prints a Markdown table of medians.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 ROWS: list[tuple[str, str, str]] = []
 
 
@@ -120,13 +126,12 @@ type = "text"
 """
 
 
-def bench_deployment(root: Path, repeat: int, rows: int) -> None:
+def bench_deployment(url: str, repeat: int, rows: int) -> None:
     import tomllib
 
     from qdsl.dsl.catalog import catalog_from_mapping
     from qdsl.facts.db import make_engine, upgrade
 
-    url = f"sqlite+pysqlite:///{root / 'ship.sqlite3'}"
     upgrade(url)
     engine = make_engine(url)
     meta = sa.MetaData()
@@ -145,6 +150,9 @@ def bench_deployment(root: Path, repeat: int, rows: int) -> None:
     )
     meta.create_all(engine)
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            # the value index reads the deployer's table as the executor does
+            conn.execute(sa.text("GRANT SELECT ON shipments TO qdsl_reader"))
         conn.execute(
             table.insert(),
             [
@@ -161,19 +169,44 @@ def bench_deployment(root: Path, repeat: int, rows: int) -> None:
             ],
         )
     catalog = catalog_from_mapping(tomllib.loads(SHIP_TOML))
-    _measure(f"{rows:,} shipments", engine, catalog, "acme", repeat)
+    _measure(f"{rows:,} shipments, {engine.dialect.name}", engine, catalog, "acme", repeat)
     engine.dispose()
 
 
+@contextmanager
+def throwaway_database(admin_url: str) -> Iterator[str]:
+    name = f"qdsl_bench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))  # generated name, not input
+    try:
+        yield sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 def main(argv: list[str] | None = None) -> int:
-    quick = "--quick" in (argv or [])
-    repeat = 5 if quick else 20
+    ap = argparse.ArgumentParser(prog="bench_values")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--admin-url", default=ADMIN_URL)
+    ap.add_argument("--skip-pg", action="store_true")
+    args, _unknown = ap.parse_known_args(argv or [])
+    repeat = 5 if args.quick else 20
+    rows = 5_000 if args.quick else 50_000
+    started = datetime.now(UTC)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["QDSL_STATE_DIR"] = tmp
-        started = datetime.now(UTC)
         bench_demo(repeat)
-        bench_deployment(Path(tmp), repeat, 5_000 if quick else 50_000)
-    print(f"value linking, SQLite, {started:%Y-%m-%d}; medians\n")
+        bench_deployment(f"sqlite+pysqlite:///{Path(tmp) / 'ship.sqlite3'}", repeat, rows)
+        if not args.skip_pg:
+            try:
+                with throwaway_database(args.admin_url) as url:
+                    bench_deployment(url, repeat, rows)
+            except sa.exc.OperationalError as exc:
+                print(f"PostgreSQL skipped: {type(exc).__name__}", file=sys.stderr)
+    print(f"value linking, {started:%Y-%m-%d}; medians\n")
     print("| data | measure | value |\n| --- | --- | --- |")
     for label, what, value in ROWS:
         print(f"| {label} | {what} | {value} |")

@@ -9,7 +9,9 @@ the two things both indexes share:
   the `updated_at` column), every identifier from the catalog;
 * the `index_state` rows: per tenant and (kind, entity, field), a digest of the
   catalog names the index was built from, the table's size and newest update
-  time as seen just before the build, and when it was built.
+  time as seen just before the build, and when it was built;
+* which tenants an entity's indexes concern (`listed_tenants`), and the error
+  a failed refresh or check raises.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.expression import TableClause
 
 from qdsl.dsl.catalog import EntitySpec
-from qdsl.facts.tables import UtcDateTime, index_state
+from qdsl.dsl.errors import DatabaseError
+from qdsl.facts.tables import UtcDateTime, index_state, text_grams, value_index
 
 TEXT = "text"
 VALUES = "values"
@@ -139,3 +143,36 @@ def write_state(conn: Connection, tenant_id: str, row: StateRow) -> None:
             refreshed_at=row.refreshed_at,
         )
     )
+
+
+def _tenants_in(
+    conn: Connection, entity: str, spec: EntitySpec, since: datetime | None
+) -> set[str]:
+    t = source_table(spec)
+    q = sa.select(t.c[spec.tenant]).distinct()
+    if since is not None and spec.updated_at is not None:
+        q = q.where(t.c[spec.updated_at] >= since)
+    found = {str(x) for x in conn.execute(q).scalars() if x is not None}
+    if since is None:
+        for table in (text_grams, value_index, index_state):
+            found.update(
+                conn.execute(
+                    sa.select(table.c.tenant_id).distinct().where(table.c.entity_type == entity)
+                ).scalars()
+            )
+    return found
+
+
+def listed_tenants(engine: Engine, name: str, spec: EntitySpec, since: datetime | None) -> set[str]:
+    """The tenants with rows of the entity (changed since `since`) or with its indexes."""
+    with engine.connect() as conn:
+        return _tenants_in(conn, name, spec, since)
+
+
+def db_fault(engine: Engine, exc: SQLAlchemyError, tables: set[str]) -> DatabaseError:
+    """The typed error naming the cause of a failed index read or write (facts.dberrors)."""
+    from qdsl.facts.dberrors import classify
+    from qdsl.facts.engines import display_url
+
+    where = display_url(engine.url.render_as_string(hide_password=False))
+    return classify(exc, where=where, catalog_tables=tables)

@@ -39,9 +39,7 @@ Where values come from, cheapest first:
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,13 +52,21 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
-from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.linking import EMPTY_VALUES, LinkedValue, TenantValues, ValueSource
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import READER_ROLE, tenant_transaction
-from qdsl.facts.index_state import VALUES, StateRow, digest, read_states, source_table, write_state
+from qdsl.facts.index_state import (
+    VALUES,
+    StateRow,
+    db_fault,
+    digest,
+    read_states,
+    source_table,
+    write_state,
+)
 from qdsl.facts.tables import value_index
+from qdsl.facts.value_cache import CACHE, CACHE_SIZE, engine_key, forget
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -68,7 +74,6 @@ if TYPE_CHECKING:
 MAX_VALUES_PER_FIELD = 2000
 AUTO_LINK_MAX_VALUES = 50
 MAX_VALUE_CHARS = 64
-CACHE_SIZE = 128
 CACHE_TTL_S = 60.0
 STATE_MAX_AGE = timedelta(hours=1)
 _EQUALITY = frozenset({Operator.EQUALS, Operator.IN, Operator.EQUALS_OR_ALIAS})
@@ -217,64 +222,7 @@ def _timeout_ms() -> str:
     return raw if raw.isdigit() else "5000"
 
 
-def _scan_failed(lf: LinkField, exc: SQLAlchemyError) -> DatabaseError:
-    orig = getattr(exc, "orig", None)
-    return DatabaseError(
-        "value_scan_failed",
-        f"reading the values of {lf.entity}.{lf.field} failed ({type(orig or exc).__name__})",
-        hint="check the catalog against the database (`qdsl catalog check`) "
-        "and the reader role's grants",
-        retryable=False,
-        details={"sqlstate": getattr(orig, "sqlstate", None), "table": lf.spec.table},
-    )
-
-
 # -- the ValueSource ------------------------------------------------------------------
-
-
-class _Lru:
-    """A small thread-safe LRU with a time to live per entry."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[tuple[str, ...], tuple[float, TenantValues]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, ...], now: float, ttl: float) -> TenantValues | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is None or now - item[0] > ttl:
-                return None
-            self._items.move_to_end(key)
-            return item[1]
-
-    def put(self, key: tuple[str, ...], now: float, values: TenantValues) -> None:
-        with self._lock:
-            self._items[key] = (now, values)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def forget(self, match: Callable[[tuple[str, ...]], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._items if match(k)]:
-                del self._items[key]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-CACHE = _Lru(CACHE_SIZE)
-
-
-def engine_key(engine: Engine) -> str:
-    return engine.url.render_as_string(hide_password=True)
-
-
-def forget(engine: Engine, tenant_id: str | None = None) -> None:
-    """Drop cached values of this database (of one tenant), e.g. after a refresh."""
-    url = engine_key(engine)
-    CACHE.forget(lambda k: k[0] == url and (tenant_id is None or k[2] == tenant_id))
 
 
 class DatabaseValues:
@@ -342,12 +290,12 @@ class DatabaseValues:
         self, tenant_id: str, due: list[LinkField]
     ) -> dict[tuple[str, str], tuple[str, ...] | None]:
         built: dict[tuple[str, str], tuple[str, ...] | None] = {}
-        with reader(self.engine, tenant_id) as conn:
-            for lf in due:
-                try:
+        try:
+            with reader(self.engine, tenant_id) as conn:
+                for lf in due:
                     built[(lf.entity, lf.field)] = scan_field(conn, tenant_id, lf)
-                except SQLAlchemyError as exc:
-                    raise _scan_failed(lf, exc) from None
+        except SQLAlchemyError as exc:
+            raise db_fault(self.engine, exc, {lf.spec.table for lf in due}) from None
         return built
 
     def _persist(
@@ -392,10 +340,12 @@ def _engine_for(url: str) -> Engine:
 
 __all__ = [
     "AUTO_LINK_MAX_VALUES",
+    "CACHE_SIZE",
     "MAX_VALUES_PER_FIELD",
     "MAX_VALUE_CHARS",
     "DatabaseValues",
     "LinkField",
+    "forget",
     "link_fields",
     "value_source_for",
 ]

@@ -88,7 +88,8 @@ class AnswerOptions:
     checks: tuple[Check, ...] = ()
     trace_id: str | None = None
     audit_sink: AuditSink | None = None
-    # Where the asking tenant's linkable values come from (None: no value linking).
+    # Where the asking tenant's linkable values come from (None: the value index of
+    # the database the question runs on, qdsl.facts.value_index).
     values: ValueSource | None = None
 
     def settings(self, *, demo: bool) -> Settings:

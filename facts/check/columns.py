@@ -44,6 +44,9 @@ def _roles(e: EntitySpec) -> list[tuple[str, str, FieldType | None]]:
             if n not in declared and n not in fact_fields:
                 wanted.append((key, n, FieldType.TEXT if key == "text_search" else None))
                 declared.add(n)
+    if e.updated_at is not None and e.updated_at not in declared:
+        # a date or a timestamp: `qdsl index refresh --since` compares it with a time
+        wanted.append(("updated_at", e.updated_at, FieldType.DATE))
     return wanted
 
 

@@ -65,3 +65,16 @@ def test_the_demo_declares_its_defaults_in_the_catalog() -> None:
     cat = demo_catalog()
     assert cat.default_entity(QueryType.EXPLAIN) is not None
     assert cat.default_entity(QueryType.DIAGNOSE) is not None
+
+
+def test_updated_at_names_a_time_column() -> None:
+    raw = _catalog(updated_at="modified_at")
+    assert catalog_from_mapping(raw).entity("ticket").updated_at == "modified_at"
+    fields = raw["entities"]["ticket"]["fields"]
+    fields["modified_at"] = {"column": "modified_at", "type": "datetime"}
+    assert catalog_from_mapping(raw).entity("ticket").updated_at == "modified_at"
+    for bad in ("", "id", "tenant_id", "assignee"):
+        assert _problems(_catalog(updated_at=bad)) == ["entities.ticket.updated_at"], bad
+    fact = _catalog(updated_at="seen")
+    fact["entities"]["ticket"]["fields"]["seen"] = {"fact": "seen"}
+    assert _problems(fact) == ["entities.ticket.updated_at"]

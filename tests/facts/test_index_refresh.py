@@ -18,7 +18,8 @@ from qdsl.dsl.errors import UsageError
 from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.executor.run import execute
-from qdsl.facts.index_refresh import index_findings, refresh_index
+from qdsl.facts.index_findings import index_findings
+from qdsl.facts.index_refresh import refresh_index
 from qdsl.facts.tables import text_grams, value_index
 
 CAT = catalog()
@@ -204,3 +205,25 @@ def test_on_the_demo_refresh_agrees_with_the_seeded_index(tmp_path: Path) -> Non
         assert LinkedValue("task", "assignee", "Li Wei") in values["li wei"]
     finally:
         engine.dispose()
+
+
+def test_catalog_check_checks_the_updated_at_column(ship: Engine) -> None:
+    import tomllib
+
+    from shipping import CATALOG_TOML
+
+    from qdsl.dsl.catalog import catalog_from_mapping
+    from qdsl.facts.check import check_catalog
+
+    def updated_at_findings(column: str) -> list[str]:
+        raw = tomllib.loads(CATALOG_TOML)
+        raw["entities"]["shipment"]["updated_at"] = column
+        raw["entities"]["shipment"]["fields"].pop("city")  # a column the catalog does not type
+        report = check_catalog(ship, catalog_from_mapping(raw))
+        return [f.message for f in report.findings if "updated_at" in f.message]
+
+    assert updated_at_findings("modified") == []
+    (missing,) = updated_at_findings("modfied")
+    assert "'modfied'" in missing
+    (wrong_type,) = updated_at_findings("city")
+    assert "shipments.city" in wrong_type

@@ -180,7 +180,7 @@ def test_the_reader_without_a_grant_fails_closed(
             conn.execute(sa.text("REVOKE SELECT ON shipments FROM qdsl_reader"))
         with pytest.raises(DatabaseError) as err:
             fresh(engine).values_for("acme")
-        assert err.value.subtype == "value_scan_failed" and not err.value.retryable
+        assert err.value.subtype == "privilege_missing" and not err.value.retryable
     finally:
         engine.dispose()
 
@@ -250,3 +250,12 @@ def test_another_tenants_values_never_change_mine(
     max_age = timedelta(0) if how == "rescan" else vi.STATE_MAX_AGE
     assert fresh(engine, max_age=max_age).values_for("acme") == before
     assert fresh(engine).values_for("zeta") == oracle(_rows("zeta", changed, 100), "zeta")
+
+
+def test_a_missing_catalog_table_is_named(ship: Engine) -> None:
+    raw = tomllib.loads(CATALOG_TOML)
+    raw["entities"]["shipment"]["table"] = "shipmentz"
+    forget(ship)
+    with pytest.raises(DatabaseError) as err:
+        DatabaseValues(ship, catalog_from_mapping(raw)).values_for("acme")
+    assert err.value.subtype == "catalog_table_missing" and "shipmentz" in err.value.message
