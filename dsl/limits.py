@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from qdsl.dsl.config import config_table, state_root
 from qdsl.dsl.errors import PlanError, UsageError
 
 if TYPE_CHECKING:
@@ -77,38 +78,6 @@ class Limits:
         )
 
 
-def _state_root(env: Mapping[str, str]) -> Path:
-    override = env.get("QDSL_STATE_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return platformdirs.user_state_path("qdsl")
-
-
-def _config_table(root: Path) -> dict[str, Any]:
-    try:
-        raw = (root / "config.toml").read_bytes()
-    except OSError:
-        # A missing or unreadable config is reported by the [io] settings; the
-        # limits then keep their defaults, which are the safe ones.
-        return {}
-    import tomllib
-
-    try:
-        doc = tomllib.loads(raw.decode("utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(
-            "bad_config",
-            f"the qdsl config file is not valid TOML: {exc}",
-            hint="fix config.toml in the state dir (`qdsl refs path` shows the dir)",
-        ) from None
-    table = doc.get("limits", {})
-    if not isinstance(table, dict):
-        raise UsageError("bad_config", "[limits] in config.toml must be a table", hint="[limits]")
-    return table
-
-
 def _positive(raw: Any, where: str, default: int) -> int:
     text = str(raw).strip()
     if isinstance(raw, bool) or not re.fullmatch(r"[0-9]{1,12}", text) or int(text) < 1:
@@ -134,7 +103,9 @@ def read_limits(env: Mapping[str, str] | None = None, root: Path | None = None) 
             values[f.name] = _positive(env[env_name], env_name, default)
             continue
         if config is None:
-            config = _config_table(root if root is not None else _state_root(env))
+            root = root if root is not None else state_root(env)
+            # An unreadable file is reported by the [io] settings; limits keep their safe defaults.
+            config = config_table(root, "limits", unreadable_ok=True)
         if f.name in config:
             values[f.name] = _positive(config[f.name], f"[limits] {f.name}", default)
     return Limits(**values)

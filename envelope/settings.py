@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from qdsl.dsl.config import config_table, state_root
 from qdsl.dsl.errors import UsageError
 
 FileInputPolicy = Literal["allow", "warn", "deny"]
@@ -35,42 +36,12 @@ DEFAULT_GRACE_MS = 5 * 60 * 1000
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """The qdsl state root; not created here."""
-    env = os.environ if env is None else env
-    override = env.get("QDSL_STATE_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return platformdirs.user_state_path("qdsl")
+    return state_root(env)
 
 
 def load_io_config(root: Path) -> dict[str, Any]:
     """The `[io]` table of `<root>/config.toml`, or {} when there is none."""
-    path = root / "config.toml"
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    except OSError as exc:
-        raise UsageError(
-            "bad_config",
-            f"cannot read the qdsl config file ({exc.strerror})",
-            hint="fix the permissions of config.toml in the state dir (`qdsl refs path`)",
-        ) from exc
-    import tomllib
-
-    try:
-        doc = tomllib.loads(raw.decode("utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(
-            "bad_config",
-            f"the qdsl config file is not valid TOML: {exc}",
-            hint="fix config.toml in the state dir (`qdsl refs path` shows the dir)",
-        ) from exc
-    io = doc.get("io", {})
-    if not isinstance(io, dict):
-        raise UsageError("bad_config", "[io] in config.toml must be a table", hint="write [io]")
-    return io
+    return config_table(root, "io")
 
 
 @dataclass(frozen=True)

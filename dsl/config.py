@@ -1,0 +1,62 @@
+"""Where qdsl keeps its state, and the tables of its `config.toml`.
+
+One reader for the state root and the config file, shared by the ref-store
+settings (`[io]`) and the input limits (`[limits]`), so both agree on the path,
+the encoding and the errors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from qdsl.dsl.errors import UsageError
+
+
+def state_root(env: Mapping[str, str] | None = None) -> Path:
+    """QDSL_STATE_DIR, else the platform's user state dir; not created here."""
+    env = os.environ if env is None else env
+    override = env.get("QDSL_STATE_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return platformdirs.user_state_path("qdsl")
+
+
+def config_table(root: Path, name: str, *, unreadable_ok: bool = False) -> dict[str, Any]:
+    """The `[name]` table of `<root>/config.toml`, or {} when there is none.
+
+    `unreadable_ok` keeps defaults when the file exists but cannot be read, for a
+    reader whose defaults are the safe ones and whose caller reports the fault.
+    """
+    try:
+        raw = (root / "config.toml").read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as exc:
+        if unreadable_ok:
+            return {}
+        raise UsageError(
+            "bad_config",
+            f"cannot read the qdsl config file ({exc.strerror})",
+            hint="fix the permissions of config.toml in the state dir (`qdsl refs path`)",
+        ) from exc
+    import tomllib
+
+    try:
+        doc = tomllib.loads(raw.decode("utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            "bad_config",
+            f"the qdsl config file is not valid TOML: {exc}",
+            hint="fix config.toml in the state dir (`qdsl refs path` shows the dir)",
+        ) from None
+    table = doc.get(name, {})
+    if not isinstance(table, dict):
+        raise UsageError(
+            "bad_config", f"[{name}] in config.toml must be a table", hint=f"write [{name}]"
+        )
+    return table
