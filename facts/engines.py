@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+from qdsl.dsl.config import state_root
 from qdsl.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -42,13 +42,7 @@ def state_dir() -> Path:
 
     Raises UsageError `state_dir_unusable` when it cannot be created.
     """
-    override = os.environ.get("QDSL_STATE_DIR")
-    if override:
-        path = Path(override).expanduser()
-    else:
-        from platformdirs import user_state_path
-
-        path = user_state_path("qdsl")
+    path = state_root()
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
