@@ -14,6 +14,7 @@ run (tests/test_benchmarks_quick.py), its numbers mean nothing.
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.bench_executor import state_dir
 
     args, chosen = _only(list(argv or []))
+    # a terminated run still drops its throwaway databases (the `finally` blocks)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     failed = []
     with state_dir():
         for name in names():
