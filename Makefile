@@ -29,6 +29,7 @@ typecheck: $(STAMP)
 	for f in qdsl/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/qdsl/; done
 	for d in dsl executor verifier facts envelope; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/qdsl/$$d; done
 	$(BIN)/mypy
+	$(BIN)/mypy -p benchmarks
 
 # Every benchmark, then the summary of issue 12's table (benchmarks/__main__.py);
 # e.g. `make bench BENCH_ARGS="--only compile,executor --sizes 10000"`.

@@ -31,7 +31,8 @@ def compiled_build() -> bool:
 
 
 def build_label() -> str:
-    return f"sqlglot {sqlglot.__version__} ({'compiled' if compiled_build() else 'pure Python'})"
+    version = getattr(sqlglot, "__version__", "")
+    return f"sqlglot {version} ({'compiled' if compiled_build() else 'pure Python'})"
 
 
 class Whitelist:
@@ -45,7 +46,7 @@ class Whitelist:
         self.tenant_column = "tenant_id"
 
 
-def _check_node(node: exp.Expression, wl: Whitelist, aliases: dict[str, str]) -> None:
+def _check_node(node: object, wl: Whitelist, aliases: dict[str, str]) -> None:
     if isinstance(node, _FORBIDDEN):
         raise GuardError(type(node).__name__)
     if isinstance(node, exp.Table):
