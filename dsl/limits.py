@@ -116,9 +116,15 @@ def _cached(key: tuple[tuple[str, str], ...], root: str) -> Limits:
     return read_limits(dict(key), Path(root) if root else None)
 
 
+# Every variable read_limits reads: the key of its cache. Looking up these few
+# is far cheaper than scanning the whole environment on every call.
+_ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), "QDSL_STATE_DIR")
+
+
 def limits() -> Limits:
     """The limits of this process's environment (cached per environment)."""
-    key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("QDSL_")))
+    env = os.environ
+    key = tuple((k, v) for k in _ENV_NAMES if (v := env.get(k)) is not None)
     return _cached(key, "")
 
 

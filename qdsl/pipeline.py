@@ -263,7 +263,10 @@ class _Run:
                 ev.update(self.log_attempts(exc.details.get("attempts")))
                 raise
             self.warnings = normalized.warnings
-            ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
+            ev.update(
+                plan_shape(normalized.plan, normalized.plan_hash),
+                warnings=len(normalized.warnings),
+            )
             return normalized
 
     def verify_context(self) -> VerifyContext:
