@@ -81,6 +81,14 @@ _PUNCT_OR_SPACE = re.compile(r"[\s\W_]")
 
 
 def _regex_pieces(text: str) -> Iterator[Piece]:
+    yield from _cue_pieces(text)
+    yield from _comparison_and_sort_pieces(text)
+    yield from _cue_word_pieces(text)
+    yield from _function_pieces(text)
+
+
+def _cue_pieces(text: str) -> Iterator[Piece]:
+    """Query-type cues and negations."""
     for qt, patterns in W.COMPILED_CUES:
         for pat in patterns:
             for m in pat.finditer(text):
@@ -88,6 +96,9 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
                     yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
     for m in _NEGATION.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.NEGATION)
+
+
+def _comparison_and_sort_pieces(text: str) -> Iterator[Piece]:
     for pat, op, after in _COMPARISONS:
         for m in pat.finditer(text):
             # `after`: the number follows the words ("超过 20 万"); else it precedes.
@@ -98,6 +109,10 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
         for m in pat.finditer(text):
             kind = "time" if about_time else "amount"
             yield Piece(m.start(), m.end(), m.group(), Kind.SORT, op=direction, entity=kind)
+
+
+def _cue_word_pieces(text: str) -> Iterator[Piece]:
+    """Limits ("前 5 个"), label cues and pronouns."""
     for pat in _LIMIT:
         for m in pat.finditer(text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LIMIT, number=float(m.group("n")))
@@ -105,7 +120,6 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
         yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE)
     for m in _PRONOUN.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.PRONOUN)
-    yield from _function_pieces(text)
 
 
 def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterator[Piece]:
