@@ -116,9 +116,23 @@ def _cached(key: tuple[tuple[str, str], ...], root: str) -> Limits:
     return read_limits(dict(key), Path(root) if root else None)
 
 
+# What `read_limits` reads from the environment: the limits, then the state dir
+# holding config.toml (QDSL_STATE_DIR, else platformdirs from these).
+_ENV_NAMES = (
+    *(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)),
+    "QDSL_STATE_DIR",
+    "XDG_STATE_HOME",
+    "HOME",
+)
+
+
 def limits() -> Limits:
-    """The limits of this process's environment (cached per environment)."""
-    key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("QDSL_")))
+    """The limits of this process's environment (cached per environment).
+
+    On every plan's path: the key reads only the variables that matter, not
+    the whole environment."""
+    env = os.environ
+    key = tuple((k, v) for k in _ENV_NAMES if (v := env.get(k)) is not None)
     return _cached(key, "")
 
 

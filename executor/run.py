@@ -5,11 +5,13 @@ transaction. On PostgreSQL that transaction is READ ONLY, runs as the
 SELECT-only role `qdsl_reader` (so row-level security applies even when the
 application connects as an owner), carries the tenant in `app.tenant_id` for
 the RLS policies and a `statement_timeout`; the tenant predicate is in every
-statement as well, so isolation never rests on one mechanism. On SQLite the
-connection is set `query_only`, a progress handler enforces the timeout inside
-each statement (sync and asyncio alike), and lower() is replaced by the
-deterministic `sql_lower`, PostgreSQL's lower() on a UTF-8 database
-(`executor.sqlite_functions`), so text compares the same on both.
+statement as well, so isolation never rests on one mechanism. On SQLite a
+file is read through connections made `query_only` once, when opened, in a
+pool beside the caller's (`executor.sqlite_reader`: no pragma per call, so
+sqlite3 keeps its statements prepared); a progress handler enforces the
+timeout inside each statement (sync and asyncio alike), and lower() is
+replaced by the deterministic `sql_lower`, PostgreSQL's lower() on a UTF-8
+database (`executor.sqlite_functions`), so text compares the same on both.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
+from qdsl.executor.sqlite_reader import READ_ONLY_INFO, reader_connection, reader_pool
 from qdsl.facts.db import READER_ROLE, display_url
 from qdsl.facts.dberrors import StatementTimeout, classify
 
@@ -186,7 +189,8 @@ def _start(
 
 
 @contextmanager
-def _sqlite_guard(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
+def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
+    """The timeout inside each statement: a progress handler interrupts it."""
     raw: Any = conn.connection.driver_connection
     deadline = time.monotonic() + timeout_ms / 1000
 
@@ -196,16 +200,28 @@ def _sqlite_guard(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> 
             return 1
         return 0
 
-    conn.exec_driver_sql("PRAGMA query_only = ON")
-    register_sqlite(raw)
-    if hasattr(raw, "set_progress_handler"):
-        raw.set_progress_handler(check, 1000)
+    raw.set_progress_handler(check, 1000)
     try:
         yield
     finally:
-        if hasattr(raw, "set_progress_handler"):
-            raw.set_progress_handler(None, 0)
+        raw.set_progress_handler(None, 0)
+
+
+@contextmanager
+def _sqlite_guard(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
+    """On a connection of the caller's (an in-memory database): query_only and
+    sql_lower for the call, off again before the connection goes back."""
+    conn.exec_driver_sql("PRAGMA query_only = ON")
+    register_sqlite(conn.connection.driver_connection)
+    try:
+        with _sqlite_deadline(conn, timeout_ms, state):
+            yield
+    finally:
         conn.exec_driver_sql("PRAGMA query_only = OFF")
+
+
+def _opened_read_only(conn: Connection) -> bool:
+    return bool(conn.connection.info.get(READ_ONLY_INFO))
 
 
 def _drive(flow: Flow, run: Callable[[Request], list[Row]]) -> ExecutionResult:
@@ -274,14 +290,24 @@ def execute(
     flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
     try:
-        with engine.connect() as conn:
-            own_transaction(conn)
+        with _connect(engine) as conn:
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
         raise db_error(
             exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=engine.url
         ) from None
     return result
+
+
+def _connect(engine: Engine) -> Connection:
+    """The executor's connection: on a SQLite file one opened read-only
+    (`executor.sqlite_reader`), else the engine's own with the executor's
+    transaction settings."""
+    if engine.dialect.name == "sqlite":
+        pool = reader_pool(engine)
+        if pool is not None:
+            return reader_connection(engine, pool)
+    return own_transaction(engine.connect())
 
 
 def _run_sync(
@@ -295,7 +321,8 @@ def _run_sync(
             _pg_setup(conn, tenant_id, timeout)
             result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
         else:
-            with _sqlite_guard(conn, timeout, state):
+            guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
+            with guard(conn, timeout, state):
                 result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
         tx.rollback()  # nothing was written; end the read-only transaction cleanly
     return result

@@ -225,3 +225,74 @@ def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
                 conn.exec_driver_sql("DELETE FROM projects")
         seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
     assert seen == [1, 0]
+
+
+def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
+    sqlite_engine: Engine,
+) -> None:
+    """The executor reads a SQLite file through connections made read-only when
+    opened; the caller's own connections of the same engine still write."""
+    from qdsl.executor.run import _connect
+
+    plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+    before = execute(plan, CATALOG, sqlite_engine, "t1").count
+    for _ in range(2):  # a new connection, then a pooled one again
+        with _connect(sqlite_engine) as conn:
+            assert conn.engine is sqlite_engine
+            assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 1
+            for write in (
+                "DELETE FROM projects",
+                "UPDATE projects SET title = 'x'",
+                "CREATE TABLE executor_wrote (x INTEGER)",
+            ):
+                with pytest.raises(DBAPIError) as info:
+                    conn.exec_driver_sql(write)
+                assert "readonly" in str(info.value.orig).replace("-", "").lower()
+            conn.rollback()
+    with sqlite_engine.begin() as conn:
+        assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 0
+        conn.exec_driver_sql("CREATE TABLE caller_wrote (x INTEGER)")
+        conn.exec_driver_sql("DROP TABLE caller_wrote")
+    assert execute(plan, CATALOG, sqlite_engine, "t1").count == before
+
+
+def test_sqlite_reader_connections_follow_the_callers_dispose(sqlite_url: str) -> None:
+    from qdsl.executor.sqlite_reader import reader_pool
+
+    engine = make_engine(sqlite_url)
+    try:
+        plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+        execute(plan, CATALOG, engine, "t1")
+        first = reader_pool(engine)
+        assert first is not None and first is reader_pool(engine)
+        assert first.checkedin() == 1  # the connection went back to the reader pool
+        engine.dispose()
+        assert first.checkedin() == 0  # closed with the caller's pool
+        execute(plan, CATALOG, engine, "t1")
+        assert reader_pool(engine) is not first
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_in_memory_database_is_guarded_for_the_call() -> None:
+    """An in-memory database exists per connection: the executor reads the
+    caller's own, query_only for the call and writable again after."""
+    from sqlalchemy.pool import StaticPool
+
+    from qdsl.executor.sqlite_reader import reader_pool
+
+    engine = make_engine("sqlite://", poolclass=StaticPool)
+    try:
+        assert reader_pool(engine) is None
+        with engine.begin() as conn:
+            conn.exec_driver_sql(
+                "CREATE TABLE slow_items (tenant_id TEXT, id TEXT, title TEXT)"
+            )
+            conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '1', 'a'), ('t2', '2', 'b')")
+        result = execute(SLOW_PLAN, slow_catalog(), engine, "t1")
+        assert result.count == 1
+        with engine.begin() as conn:
+            assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 0
+            conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '3', 'c')")
+    finally:
+        engine.dispose()
