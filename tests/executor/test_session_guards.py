@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -60,11 +61,14 @@ def test_reader_role_sees_nothing_without_tenant_and_cannot_write(pg_engine: Eng
         assert getattr(info.value.orig, "sqlstate", None) == "42501"  # insufficient_privilege
 
 
-def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine) -> None:
+@pytest.mark.parametrize(("custom", "plans"), [(False, "auto"), (True, "force_custom_plan")])
+def test_executor_session_is_read_only_reader_bound_to_tenant(
+    pg_engine: Engine, custom: bool, plans: str
+) -> None:
     with pg_engine.connect() as conn:
         read_only(conn)
         conn.begin()
-        _pg_setup(conn, "t2", 1234)
+        _pg_setup(conn, "t2", 1234, custom_plans=custom)
         row = conn.execute(
             text(
                 "SELECT current_user, current_setting('transaction_read_only'), "
@@ -72,7 +76,7 @@ def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine)
                 "current_setting('plan_cache_mode')"
             )
         ).one()
-        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2", "force_custom_plan")
+        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2", plans)
         # RLS alone already confines even a query without a tenant predicate
         tenants = conn.execute(text("SELECT DISTINCT tenant_id FROM projects")).scalars().all()
         assert tenants == ["t2"]
@@ -296,3 +300,48 @@ def test_sqlite_in_memory_database_is_guarded_for_the_call() -> None:
             conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '3', 'c')")
     finally:
         engine.dispose()
+
+
+def test_pg_custom_plans_only_for_the_text_fallback(pg_engine: Engine) -> None:
+    """Facts first keep the server's plan cache (generic plans for prepared
+    statements); the text fallback is planned for its parameters, set before
+    its statement whether it runs first or after an empty facts-first read."""
+    import sqlalchemy as sa
+
+    from qdsl.dsl.ir import Filter, Operator, RetrievalPolicy
+
+    seen: list[tuple[str, str]] = []
+    asking = [False]
+
+    def note(conn: Any, _cursor: object, statement: str, *_args: object) -> None:
+        if asking[0] or "set_config" in statement or "pg_roles" in statement:
+            return
+        asking[0] = True
+        try:
+            mode = conn.exec_driver_sql("SHOW plan_cache_mode").scalar_one()
+        finally:
+            asking[0] = False
+        seen.append(("fallback" if "text_grams" in statement else "main", mode))
+
+    def plan(facts_first: bool) -> Plan:
+        return Plan(
+            query_type=QueryType.LIST,
+            entity_type="project",
+            filters=(Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value="A股"),),
+            retrieval_policy=RetrievalPolicy(facts_first=facts_first, allow_fallback_text=True),
+        )
+
+    cases = [
+        ("t1", True, [("main", "auto")]),  # found by facts: no fallback
+        ("t1", False, [("fallback", "force_custom_plan")]),  # the fallback first
+        # nothing by facts: the fallback follows, with custom plans
+        ("t2", True, [("main", "auto"), ("fallback", "force_custom_plan")]),
+    ]
+    for tenant, facts_first, expected in cases:
+        seen.clear()
+        sa.event.listen(pg_engine, "before_cursor_execute", note)
+        try:
+            execute(plan(facts_first), CATALOG, pg_engine, tenant)
+        finally:
+            sa.event.remove(pg_engine, "before_cursor_execute", note)
+        assert seen == expected, (tenant, facts_first)
