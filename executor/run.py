@@ -34,7 +34,7 @@ from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits
+from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import prepare
 from qdsl.executor.flow import Flow, Request, Row, run_flow
@@ -204,9 +204,10 @@ def _start(
     (missing, blank or malformed is a usage error), the plan's bounds, then
     `prepare`, which binds that tenant and refuses a plan bound or scoped for
     another."""
-    tenant = valid_tenant(tenant_id)
+    lim = limits()
+    tenant = valid_tenant(tenant_id, lim)
     raw = plan.plan if isinstance(plan, BoundPlan) else plan
-    check_plan_limits(raw)
+    check_plan_limits(raw, lim)
     check_bindable(raw)
     if now is not None:
         check_now(now)
