@@ -358,6 +358,21 @@ def _connect(engine: Engine) -> Connection:
     return own_transaction(engine.connect())
 
 
+def _end(tx: Any) -> None:
+    """End the executor's transaction; nothing was written either way.
+
+    PostgreSQL: COMMIT, not ROLLBACK. psycopg forgets every statement it has
+    prepared on a connection at a rollback (the rollback could have undone
+    objects they depend on), so rolling back each read-only transaction meant
+    no statement ever stayed prepared on a pooled connection. A failed call
+    still rolls back.
+    """
+    if tx.connection.dialect.name == "postgresql":
+        tx.commit()
+    else:
+        tx.rollback()
+
+
 def _run_sync(
     conn: Connection, flow: Flow, tenant_id: str, timeout: int, state: dict[str, bool]
 ) -> ExecutionResult:
@@ -371,7 +386,7 @@ def _run_sync(
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
                 result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
-        tx.rollback()  # nothing was written; end the read-only transaction cleanly
+        _end(tx)
     return result
 
 
@@ -479,5 +494,8 @@ async def _arun(
             finally:
                 await aio.set_progress_handler(None, 0)
                 await conn.exec_driver_sql("PRAGMA query_only = OFF")
-        await tx.rollback()
+        if conn.dialect.name == "postgresql":
+            await tx.commit()  # see _end
+        else:
+            await tx.rollback()
     return result

@@ -289,9 +289,7 @@ def test_sqlite_in_memory_database_is_guarded_for_the_call() -> None:
     try:
         assert reader_pool(engine) is None
         with engine.begin() as conn:
-            conn.exec_driver_sql(
-                "CREATE TABLE slow_items (tenant_id TEXT, id TEXT, title TEXT)"
-            )
+            conn.exec_driver_sql("CREATE TABLE slow_items (tenant_id TEXT, id TEXT, title TEXT)")
             conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '1', 'a'), ('t2', '2', 'b')")
         result = execute(SLOW_PLAN, slow_catalog(), engine, "t1")
         assert result.count == 1
@@ -345,3 +343,58 @@ def test_pg_custom_plans_only_for_the_text_fallback(pg_engine: Engine) -> None:
         finally:
             sa.event.remove(pg_engine, "before_cursor_execute", note)
         assert seen == expected, (tenant, facts_first)
+
+
+def test_pg_statements_stay_prepared_on_pooled_connections(pg_url: str) -> None:
+    """psycopg prepares a statement run often on a connection (prepare_threshold)
+    and, as the executor ends its read-only transaction with COMMIT (a rollback
+    makes psycopg forget them), the prepared statement serves every later call
+    on the pooled connection; the fallback's is never planned generically."""
+    import sqlalchemy as sa
+
+    from qdsl.dsl.ir import Filter, Operator, RetrievalPolicy
+
+    def plan(facts_first: bool) -> Plan:
+        return Plan(
+            query_type=QueryType.LIST,
+            entity_type="project",
+            filters=(Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value="A股"),),
+            retrieval_policy=RetrievalPolicy(facts_first=facts_first, allow_fallback_text=True),
+        )
+
+    ran: dict[str, int] = {}
+
+    def note(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        ran[statement] = ran.get(statement, 0) + 1
+
+    engine = make_engine(pg_url, pool_size=1, max_overflow=0)  # one connection, reused
+    sa.event.listen(engine, "before_cursor_execute", note)
+    try:
+        for i in range(12):
+            tenant = ("t1", "t2")[i % 2]  # t2 has no A股 fact: its fallback follows
+            execute(plan(True), CATALOG, engine, tenant)
+            execute(plan(False), CATALOG, engine, tenant)
+        sa.event.remove(engine, "before_cursor_execute", note)
+        with engine.connect() as conn:
+            threshold = conn.connection.driver_connection.prepare_threshold
+            found = conn.execute(
+                text(
+                    "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements "
+                    "WHERE statement LIKE '%semantic_facts%' OR statement LIKE '%text_grams%'"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    runs = {k: v for k, v in ran.items() if "semantic_facts" in k or "text_grams" in k}
+    assert len(runs) == 2 and len(found) == 2  # main and fallback, each prepared once
+    for statement, generic, custom in found:
+        count = next(
+            v
+            for k, v in runs.items()
+            if k.split()[0] == statement.split()[0]
+            and ("text_grams" in k) == ("text_grams" in statement)
+        )
+        # psycopg prepares after `threshold` runs; every later run used the prepared one
+        assert generic + custom == count - threshold, statement[:60]
+        if "text_grams" in statement:
+            assert generic == 0
