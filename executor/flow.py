@@ -67,11 +67,23 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _value(prep: Prepared, column: str, raw: Any) -> Any:
+def _number(raw: Any) -> Any:
     # SQLite hands back integral NUMERIC values as int; PostgreSQL as float.
-    if prep.entity.kinds.get(column) is FieldType.NUMBER and isinstance(raw, int | Decimal):
-        return float(raw)
-    return plain(raw)
+    return float(raw) if isinstance(raw, int | Decimal) else plain(raw)
+
+
+def _readers(prep: Prepared) -> list[tuple[str, str, Any]]:
+    """Per projected column: its name in results, its key in a row, its converter
+    (worked out once per call, not per row)."""
+    kinds = prep.entity.kinds
+    return [
+        (
+            s.name,
+            N.value_column(s.name),
+            _number if kinds.get(s.column) is FieldType.NUMBER else plain,
+        )
+        for s in prep.statements.selected
+    ]
 
 
 def _fact_evidence(row: Row, execution_id: str) -> dict[str, Any]:
@@ -272,6 +284,7 @@ def _result_rows(
     facts, then its object)."""
     entity_type = prep.template.entity_type
     report_facts = prep.template.shape.entity_facts
+    readers = _readers(prep)
     out_rows: list[dict[str, Any]] = []
     for r in rows:
         eid = r[N.ROW_ID]
@@ -307,7 +320,7 @@ def _result_rows(
                 "entity_id": eid,
                 "tenant_id": r[N.ROW_TENANT],
                 "label": r[N.ROW_LABEL],
-                "values": _row_values(prep, r, every.get(eid, [])),
+                "values": _row_values(prep, readers, r, every.get(eid, [])),
                 "facts": facts,
                 "evidence_ids": evidence_ids,
             }
@@ -315,11 +328,12 @@ def _result_rows(
     return out_rows
 
 
-def _row_values(prep: Prepared, r: Row, facts: list[Row]) -> dict[str, Any]:
+def _row_values(
+    prep: Prepared, readers: list[tuple[str, str, Any]], r: Row, facts: list[Row]
+) -> dict[str, Any]:
     """The projected values of one row: its columns, then projected fact fields."""
-    st = prep.statements
-    values = {s.name: _value(prep, s.column, r[N.value_column(s.name)]) for s in st.selected}
-    for name in st.fact_fields:
+    values = {name: convert(r[key]) for name, key, convert in readers}
+    for name in prep.statements.fact_fields:
         predicate = prep.entity.spec.fields[name].fact
         values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)
     return values
