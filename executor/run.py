@@ -444,14 +444,11 @@ async def aexecute(
     flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
     try:
-        async with engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                await conn.execution_options(
-                    isolation_level=_PG_ISOLATION, postgresql_readonly=True
-                )
-            else:
-                await conn.execution_options(isolation_level=_SQLITE_ISOLATION)
+        conn = await _aconnect(engine)
+        try:
             result = await _arun(conn, flow, tenant_id, timeout, state)
+        finally:
+            await conn.close()
     except sa_exc.SQLAlchemyError as exc:
         # errors name the database by its sync URL (aiosqlite's names the same file)
         url = engine.url
@@ -461,6 +458,24 @@ async def aexecute(
             exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=url
         ) from None
     return result
+
+
+async def _aconnect(engine: AsyncEngine) -> AsyncConnection:
+    """The asyncio twin of `_connect` (started; the caller closes it)."""
+    from sqlalchemy.ext.asyncio import AsyncConnection
+    from sqlalchemy.util import greenlet_spawn
+
+    sync = engine.sync_engine
+    if sync.dialect.name == "sqlite":
+        pool = reader_pool(sync)
+        if pool is not None:
+            return AsyncConnection(engine, await greenlet_spawn(reader_connection, sync, pool))
+    conn = await engine.connect().start()
+    if conn.dialect.name == "postgresql":
+        await conn.execution_options(isolation_level=_PG_ISOLATION, postgresql_readonly=True)
+    else:
+        await conn.execution_options(isolation_level=_SQLITE_ISOLATION)
+    return conn
 
 
 async def _arun(
@@ -486,14 +501,19 @@ async def _arun(
                     return 1
                 return 0
 
-            await conn.exec_driver_sql("PRAGMA query_only = ON")
-            await aregister_sqlite(aio)
+            # a connection of the caller's (in-memory database): guarded for the call
+            sync = conn.sync_connection
+            per_call = sync is None or not _opened_read_only(sync)
+            if per_call:
+                await conn.exec_driver_sql("PRAGMA query_only = ON")
+                await aregister_sqlite(aio)
             await aio.set_progress_handler(check, 1000)
             try:
                 result = await _adrive(conn, flow, deadline, timeout, state)
             finally:
                 await aio.set_progress_handler(None, 0)
-                await conn.exec_driver_sql("PRAGMA query_only = OFF")
+                if per_call:
+                    await conn.exec_driver_sql("PRAGMA query_only = OFF")
         if conn.dialect.name == "postgresql":
             await tx.commit()  # see _end
         else:

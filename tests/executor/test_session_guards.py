@@ -398,3 +398,39 @@ def test_pg_statements_stay_prepared_on_pooled_connections(pg_url: str) -> None:
         assert generic + custom == count - threshold, statement[:60]
         if "text_grams" in statement:
             assert generic == 0
+
+
+def test_sqlite_async_executor_connection_refuses_writes(sqlite_url: str) -> None:
+    """The asyncio twin reads through the same kind of read-only pool."""
+    from qdsl.executor.run import _aconnect
+    from qdsl.executor.sqlite_reader import reader_pool
+
+    plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+
+    async def go() -> tuple[int | None, int, str, int]:
+        engine = make_async_engine(sqlite_url)
+        try:
+            count = (await aexecute(plan, CATALOG, engine, "t1")).count
+            conn = await _aconnect(engine)
+            try:
+                flag = (await conn.exec_driver_sql("PRAGMA query_only")).scalar_one()
+                try:
+                    await conn.exec_driver_sql("DELETE FROM projects")
+                    refused = "no"
+                except DBAPIError as exc:
+                    refused = str(exc.orig)
+                await conn.rollback()
+            finally:
+                await conn.close()
+            pool = reader_pool(engine.sync_engine)
+            assert pool is not None and pool.checkedin() == 1
+            async with engine.connect() as own:  # the caller's: writable
+                caller_flag = (await own.exec_driver_sql("PRAGMA query_only")).scalar_one()
+            return count, flag, refused, caller_flag
+        finally:
+            await engine.dispose()
+
+    count, flag, refused, caller_flag = asyncio.run(go())
+    assert count == execute(plan, CATALOG, make_engine(sqlite_url), "t1").count
+    assert flag == 1 and "readonly" in refused.replace("-", "").lower()
+    assert caller_flag == 0
