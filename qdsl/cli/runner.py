@@ -49,7 +49,6 @@ CAPTURE: ContextVar[list[Outcome] | None] = ContextVar("qdsl_capture", default=N
 
 
 def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
-    from qdsl.envelope import emit_error, emit_success
 
     captured = CAPTURE.get()
     if captured is not None:
@@ -58,6 +57,15 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
             outcome.tenant = command_tenant()
         captured.append(outcome)
         return outcome.exit_code
+    from qdsl.envelope.backends import deployment_database
+
+    # The command's --db is the default database of a postgresql ref store.
+    with deployment_database(current_state().db_url):
+        return _run_and_emit(operation, body)
+
+
+def _run_and_emit(operation: str, body: Callable[[], Outcome]) -> int:
+    from qdsl.envelope import emit_error, emit_success
     from qdsl.envelope.store import collect_at_start
 
     collect_at_start()
