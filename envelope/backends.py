@@ -32,14 +32,16 @@ if TYPE_CHECKING:
 
 __all__ = ["deployment_database", "open_selected", "ref_store_url", "set_deployment_database"]
 
-# The deployment's database URL (`--db`), when the process knows one.
+# The deployment's database URL (`--db`): one command's, else the process's.
 _DEPLOYMENT_URL: ContextVar[str | None] = ContextVar("qdsl_deployment_url", default=None)
+_PROCESS_URL: list[str | None] = [None]
 _ENGINES: dict[str, Engine] = {}
 
 
 def set_deployment_database(url: str | None) -> None:
-    """For a server: the database it serves is the ref store's default."""
-    _DEPLOYMENT_URL.set(url)
+    """For a server, once at start: the database it serves is the ref store's
+    default in every thread and task of the process."""
+    _PROCESS_URL[0] = url
 
 
 @contextmanager
@@ -62,6 +64,7 @@ def ref_store_url(settings: IoSettings, env: Mapping[str, str] | None = None) ->
     url = (
         settings.ref_store_url
         or _DEPLOYMENT_URL.get()
+        or _PROCESS_URL[0]
         or env.get("QDSL_DATABASE_URL", "").strip()
         or None
     )

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from store_suites import REF_WRITER, empty_refs_table
 
 from qdsl.dsl.errors import DatabaseError, RefError, UsageError
 from qdsl.envelope import pg_store
-from qdsl.envelope.backends import deployment_database, ref_store_url
+from qdsl.envelope.backends import deployment_database, ref_store_url, set_deployment_database
 from qdsl.envelope.pg_store import PgRefStore
 from qdsl.envelope.ref_api import StoreWriteError
 from qdsl.envelope.settings import IoSettings
@@ -236,6 +237,17 @@ def test_the_database_is_the_setting_then_the_deployments_then_the_env() -> None
         assert ref_store_url(IoSettings(), env).endswith("/db")
         assert ref_store_url(IoSettings(ref_store_url=pg + "own"), env).endswith("/own")
     assert ref_store_url(IoSettings(), env).endswith("/env")
+    set_deployment_database(pg + "server")  # a server's, seen from every thread
+    try:
+        seen: list[str] = []
+        worker = threading.Thread(target=lambda: seen.append(ref_store_url(IoSettings(), env)))
+        worker.start()
+        worker.join()
+        assert seen[0].endswith("/server")
+        with deployment_database(pg + "db"):
+            assert ref_store_url(IoSettings(), env).endswith("/db")
+    finally:
+        set_deployment_database(None)
     with pytest.raises(UsageError) as info:
         ref_store_url(IoSettings(), {})
     assert info.value.subtype == "ref_store_needs_database"
