@@ -36,6 +36,7 @@ __all__ = ["deployment_database", "open_selected", "ref_store_url", "set_deploym
 _DEPLOYMENT_URL: ContextVar[str | None] = ContextVar("qdsl_deployment_url", default=None)
 _PROCESS_URL: list[str | None] = [None]
 _ENGINES: dict[str, Engine] = {}
+CONNECT_TIMEOUT_S = 10
 
 
 def set_deployment_database(url: str | None) -> None:
@@ -117,8 +118,11 @@ def shared_engine(url: str) -> Engine:
         from qdsl.facts.engines import make_engine
 
         # pre_ping: a server outlives database restarts; a stale pooled
-        # connection is replaced instead of failing one ref read.
-        engine = _ENGINES[url] = make_engine(url, pool_pre_ping=True)
+        # connection is replaced instead of failing one ref read. A database
+        # that does not answer fails the store's call in seconds, not minutes.
+        engine = _ENGINES[url] = make_engine(
+            url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}
+        )
     return engine
 
 

@@ -74,6 +74,11 @@ __all__ = ["COLLECT_LOCK", "PgRefStore"]
 # Arbitrary constant key of the advisory lock that serializes collectors
 # (facts.db's set-up lock uses another).
 COLLECT_LOCK = 0x71D5_12EF
+# Bounds on one store transaction: a store statement takes milliseconds (a
+# 10 MB payload a few hundred), and a collector waiting this long behind
+# another gives up with a warning rather than hold its command.
+STATEMENT_TIMEOUT_MS = "60000"
+LOCK_TIMEOUT_MS = "30000"
 _RECORD_COLUMNS = (
     ref_table.c.ref_id,
     ref_table.c.operation,
@@ -239,7 +244,11 @@ class PgRefStore(DerivedReads):
         transaction ends, so a pooled connection never carries it further;
         `role` is `SET LOCAL ROLE` taking a bound value instead of an identifier.
         """
-        settings = [func.set_config("app.tenant_id", tenant or "", True)]
+        settings = [
+            func.set_config("app.tenant_id", tenant or "", True),
+            func.set_config("statement_timeout", STATEMENT_TIMEOUT_MS, True),
+            func.set_config("lock_timeout", LOCK_TIMEOUT_MS, True),
+        ]
         if reader:
             settings += [
                 func.set_config("transaction_read_only", "on", True),

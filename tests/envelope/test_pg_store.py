@@ -268,3 +268,21 @@ def test_an_unmigrated_database_says_so(pg_database_factory: Callable[[], str]) 
         assert "qdsl_refs" in bare.gc().warnings[0]
     finally:
         engine.dispose()
+
+
+def test_an_unreachable_store_degrades_and_never_fails_the_command(
+    pg_cli_env: dict[str, str],
+) -> None:
+    """Collection warns, a large result prints `resultPersisted: false`, and
+    reading a ref is a typed database error (exit 8)."""
+    env = {**pg_cli_env, "QDSL_REF_STORE_URL": "postgresql://qdsl@127.0.0.1:1/nowhere"}
+    plan = ["--plan", 'count project where status = "active"']
+    small = _qdsl(["--json", "parse", *plan], {**env, "QDSL_REF_THRESHOLD": "0"})
+    assert small.returncode == 0 and b"ref store cleanup skipped" in small.stderr
+    large = _qdsl(["--json", "catalog"], {**env, "QDSL_REF_THRESHOLD": "1024"})  # ~7 KB
+    assert large.returncode == 0
+    printed = json.loads(large.stdout)
+    assert printed["resultPersisted"] is False and printed["refId"] is None
+    assert printed["degraded"] is True and b"could not persist" in large.stderr
+    read = _qdsl(["--json", "refs", "get", "r20991201T080000000-run-0123456789"], env)
+    assert read.returncode == 8 and _error_code(read) == "database/unreachable"
