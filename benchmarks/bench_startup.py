@@ -5,8 +5,9 @@ empty state dir), interleaved with `python -c pass` of the same interpreter.
 Both may write bytecode (into a temporary PYTHONPYCACHEPREFIX, even where
 PYTHONDONTWRITEBYTECODE is set), as an installed wheel has it: otherwise every
 start would compile each module from source.
-Then `python -X importtime` of each command: the total import time and the
-top-level packages that cost the most (cumulative µs as CPython reports them).
+Then `python -X importtime` of each command (the lowest figure per module over
+several runs): the import time in all, the part beyond what `python -c pass`
+imports, and the heaviest modules of that part (cumulative, as CPython reports).
 
     python -m benchmarks.bench_startup [--quick] [--repeats N]
 """
@@ -17,6 +18,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -32,35 +35,57 @@ def qdsl_script() -> str:
     return str(Path(sys.executable).with_name("qdsl"))
 
 
-def import_profile(args: list[str], env: dict[str, str]) -> tuple[float, list[tuple[int, str]]]:
-    """Total import ms and the top-level packages by cumulative µs, for `qdsl <args>`."""
-    # what the console script runs (pyproject.toml, [project.scripts])
-    code = "import sys; from qdsl.cli.fast import main; sys.argv[0] = 'qdsl'; main()"
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    total = 0
-    top: list[tuple[int, str]] = []
-    for line in proc.stderr.splitlines():
-        if not line.startswith("import time:"):
-            continue
-        parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
-        if len(parts) != 3 or not parts[0].isdigit():
-            continue
-        total += int(parts[0])
-        name = parts[2]
-        if not name.startswith(" ") and "." not in name:
-            top.append((int(parts[1]), name))
-    return total / 1000, sorted(top, reverse=True)
+@dataclass
+class Imports:
+    """Per module, the lowest self and cumulative µs over a few runs (less noise)."""
+
+    own: dict[str, int] = field(default_factory=dict)
+    cumulative: dict[str, int] = field(default_factory=dict)
+
+    def add(self, stderr: str) -> None:
+        for line in stderr.splitlines():
+            parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
+            if not line.startswith("import time:") or not parts[0].isdigit():
+                continue
+            own, cumulative, name = int(parts[0]), int(parts[1]), parts[2]
+            self.own[name] = min(own, self.own.get(name, own))
+            self.cumulative[name] = min(cumulative, self.cumulative.get(name, cumulative))
+
+    def ms(self, names: Iterable[str]) -> float:
+        return sum(self.own[n] for n in names) / 1000
 
 
-def run(repeats: int) -> tuple[list[H.Ratio], list[list[str]]]:
+def import_profile(code: str, args: list[str], env: dict[str, str], runs: int) -> Imports:
+    found = Imports()
+    for _ in range(runs):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", code, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        found.add(proc.stderr)
+    return found
+
+
+# what the console script runs (pyproject.toml, [project.scripts])
+ENTRY = "import sys; from qdsl.cli.fast import main; sys.argv[0] = 'qdsl'; main()"
+
+
+def profile_row(label: str, found: Imports, base: Imports) -> list[str]:
+    extra = [n for n in found.own if n not in base.own]
+    heavy = sorted(extra, key=lambda n: -found.cumulative[n])[:6]
+    return [
+        label,
+        f"{found.ms(found.own):.1f} ({len(found.own)})",
+        f"{found.ms(extra):.1f} ({len(extra)})",
+        ", ".join(f"{n} {found.cumulative[n] / 1000:.1f}" for n in heavy),
+    ]
+
+
+def run(repeats: int, runs: int) -> tuple[list[H.Ratio], list[list[str]]]:
     ratios = []
-    profiles = []
     with tempfile.TemporaryDirectory(prefix="qdsl-bench-") as state:
         env = {
             **os.environ,
@@ -68,6 +93,8 @@ def run(repeats: int) -> tuple[list[H.Ratio], list[list[str]]]:
             "PYTHONPYCACHEPREFIX": str(Path(state) / "pycache"),
         }
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        base = import_profile("pass", [], env, runs)
+        profiles = [profile_row("python -c pass", base, base)]
         python = partial(
             subprocess.run, [sys.executable, "-c", "pass"], env=env, capture_output=True,
             check=True,
@@ -80,9 +107,8 @@ def run(repeats: int) -> tuple[list[H.Ratio], list[list[str]]]:
                 H.record(key, H.measure(label, (label, command), ("python -c pass", python), goal,
                                         repeats=repeats))
             )
-            total, top = import_profile(args, env)
-            heavy = ", ".join(f"{name} {us / 1000:.1f}" for us, name in top[:6])
-            profiles.append([label, f"{total:.1f}", heavy])
+            found = import_profile(ENTRY, args, env, runs)
+            profiles.append(profile_row(label, found, base))
     return ratios, profiles
 
 
@@ -90,10 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = H.arguments("bench_startup", __doc__)
     parser.add_argument("--repeats", type=int, default=20)
     args, _ = parser.parse_known_args(argv)
-    ratios, profiles = run(2 if args.quick else args.repeats)
+    ratios, profiles = run(2 if args.quick else args.repeats, 1 if args.quick else 7)
     H.print_ratios("Start-up vs `python -c pass` (fresh processes, interleaved)", ratios)
-    print("### Imports (`python -X importtime`)\n")
-    print(H.table(profiles, ["command", "imports ms", "top-level packages, cumulative ms"]))
+    print("### Imports (`python -X importtime`, lowest of several runs)\n")
+    head = [
+        "command",
+        "imports ms (modules)",
+        "beyond python -c pass, ms (modules)",
+        "heaviest of those, cumulative ms",
+    ]
+    print(H.table(profiles, head))
     print(flush=True)
     return 0
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,8 @@ class Outcome:
 
 def unexpected(exc: Exception) -> InternalError:
     if os.environ.get("QDSL_DEBUG"):
+        import traceback  # only for a defect, and only when asked: start-up stays light
+
         traceback.print_exception(exc, file=sys.stderr)
     return InternalError(
         "unexpected",
