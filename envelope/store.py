@@ -69,6 +69,7 @@ __all__ += ["parse_iso_ms", "ref_id_time_ms", "system_clock"]
 
 @dataclass
 class GcReport:
+    pruned: int = 0  # removed by an explicit prune (the pruning tenant's refs only)
     expired: int = 0
     evicted: int = 0
     vanished: int = 0
@@ -271,13 +272,27 @@ class RefStore:
         return scan_store(self.dir)
 
     # -------------------------------------------------------------- collect
-    def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport:
-        """Drop expired refs, then the oldest over the caps (see `collect`)."""
+    def gc(
+        self,
+        *,
+        prune_before_ms: int | None = None,
+        prune_all: bool = False,
+        prune_tenant: str | None = None,
+    ) -> GcReport:
+        """Drop expired refs, then the oldest over the caps (see `collect`), every
+        tenant's alike. An explicit prune (`prune_all`, `prune_before_ms`) removes
+        only the refs made for `prune_tenant` (None: the refs made without a tenant)."""
         report = GcReport()
         try:
             if not os.path.isdir(self.root) or not self._secure(create=False):
                 return report
-            collect(self, report, prune_before_ms=prune_before_ms, prune_all=prune_all)
+            collect(
+                self,
+                report,
+                prune_before_ms=prune_before_ms,
+                prune_all=prune_all,
+                prune_tenant=prune_tenant,
+            )
         except (UnsafeDirectory, OSError) as exc:
             reason = str(exc) if isinstance(exc, UnsafeDirectory) else exc.strerror
             report.warnings.append(f"ref store cleanup skipped ({reason or type(exc).__name__})")
@@ -298,7 +313,8 @@ def _corrupt(ref_id: str) -> RefError:
     return RefError(
         "ref_corrupt",
         f"ref {ref_id} does not match its sha256; it was changed after writing",
-        hint="rerun the command that produced it; `qdsl refs prune --all` clears the store",
+        hint="rerun the command that produced it; the damaged file is collected when its "
+        "TTL ends (or delete it in the directory `qdsl refs path` prints)",
     )
 
 
