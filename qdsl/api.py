@@ -8,6 +8,7 @@ fixed demo "now" judges freshness.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import Callable
@@ -205,8 +206,16 @@ async def aplan_and_answer(
     from qdsl.executor.run import aexecute
 
     tenant_id = valid_tenant(tenant_id)
-    settings, flow, plan, done = _begin(
-        question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
+    # The flow's first step reads the tenant's linkable values from the database
+    # (a synchronous read, seeding the demo on first use) and reads the question:
+    # it runs in a worker thread so the event loop is never blocked on it.
+    settings, flow, plan, done = await asyncio.to_thread(
+        _begin,
+        question,
+        tenant_id,
+        options,
+        demo=engine is None,
+        engine=lambda: engine or demo_engine(),
     )
     own: AsyncEngine | None = None
     try:
