@@ -45,7 +45,7 @@ def load_normalized(
     from qdsl.dsl.normalize import PlanContext, normalize
 
     source, warnings = read_plan_input(**inputs)
-    result = normalize(load_plan(source), catalog, PlanContext(tenant_id=tenant))
+    result = normalize(load_plan(source, catalog=catalog), catalog, PlanContext(tenant_id=tenant))
     return result.plan, [*warnings, *result.warnings]
 
 

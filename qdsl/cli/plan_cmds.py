@@ -21,7 +21,7 @@ def _normalized(tenant: str | None, inputs: dict[str, Any]) -> tuple[Any, list[s
 
     source, warnings = read_plan_input(**inputs)
     catalog = resolve_catalog(current_state().catalog_path)
-    result = normalize(load_plan(source), catalog, PlanContext(tenant_id=tenant))
+    result = normalize(load_plan(source, catalog=catalog), catalog, PlanContext(tenant_id=tenant))
     return result.plan, [*warnings, *result.warnings]
 
 

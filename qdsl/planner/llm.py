@@ -55,7 +55,7 @@ def extract_plan(output: str) -> str:
 
 
 def validate_plan(text: str, catalog: Catalog, context: PlanContext | None) -> Plan:
-    return normalize(load_plan(text), catalog, context).plan
+    return normalize(load_plan(text, catalog=catalog), catalog, context).plan
 
 
 def is_async_callable(fn: object) -> bool:
