@@ -1,0 +1,223 @@
+"""The two transports: stdio (one tenant, fixed at start) and streamable HTTP
+(each request's bearer token names its tenant).
+
+Both stop cleanly: on SIGTERM / SIGINT the calls in flight are cancelled
+(their statements with them) and the database pool is closed; on stdio, the
+host closing stdin ends the server the same way. Logs go to stderr only:
+on stdio, stdout is the protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+
+from qdsl.dsl.errors import UsageError
+from qdsl.mcp.app import build_server
+from qdsl.mcp.service import Service
+from qdsl.mcp.tokens import TokenFile
+
+log = logging.getLogger("qdsl.mcp")
+
+# How long a stopping HTTP server waits for calls in flight.
+_GRACE_S = 10
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """One line per event on stderr (never stdout)."""
+    import sys
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("qdsl").setLevel(level)
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("received %s: stopping", signal.Signals(signum).name)
+            scope.cancel()
+            return
+
+
+class AnswerMalformed:
+    """The read side of a transport, answering each line that is not a JSON-RPC
+    message with a parse error (`id: null`) instead of dropping it silently."""
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        write: WriteStream[SessionMessage],
+    ) -> None:
+        self.inner, self.write = inner, write
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self.inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self.inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            log.warning("malformed message: %s", type(item).__name__)
+            error = types.JSONRPCError(
+                jsonrpc="2.0",
+                id=None,
+                error=types.ErrorData(
+                    code=types.PARSE_ERROR,
+                    message="the message is not a JSON-RPC 2.0 message (one JSON object a line)",
+                    data={"type": "usage", "subtype": "bad_message", "retryable": False},
+                ),
+            )
+            await self.write.send(SessionMessage(error))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+async def serve_stdio(service: Service, tenant: str) -> None:
+    server = build_server(service, lambda _ctx: tenant)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
+            async with stdio_server() as (read, write):
+                log.info("serving tenant %s on stdio", tenant)
+                await server.run(
+                    AnswerMalformed(read, write), write, server.create_initialization_options()
+                )
+            log.info("stdin closed: stopping")
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await service.close()
+
+
+# ------------------------------------------------------------------------- HTTP
+
+
+class TokenVerifier:
+    """The SDK's TokenVerifier over the tokens file: a token is an active entry's."""
+
+    def __init__(self, tokens: TokenFile) -> None:
+        self.tokens = tokens
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        record = self.tokens.tenant_of(token)
+        if record is None:
+            log.warning("refused a bearer token (unknown or revoked)")
+            return None
+        return AccessToken(
+            token=token, client_id=record.token_id, scopes=[], claims={"tenant": record.tenant}
+        )
+
+
+def http_tenant(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The tenant of the token that authenticated this very request."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    request = ctx.request
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    if isinstance(user, AuthenticatedUser):
+        tenant = (user.access_token.claims or {}).get("tenant")
+        if isinstance(tenant, str):
+            return tenant
+    # The auth middleware lets no request without a token through; refuse anyway.
+    raise MCPError(types.INVALID_REQUEST, "no tenant: the request carried no valid bearer token")
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(
+            "bad_address",
+            f"--http takes HOST:PORT, got {text!r}",
+            hint="for example --http 127.0.0.1:8765 (port 0 picks a free port)",
+        )
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+async def serve_http(service: Service, address: str, tokens: TokenFile) -> None:
+    import uvicorn
+    from mcp.server.auth.settings import AuthSettings
+    from pydantic import AnyHttpUrl
+
+    host, port = parse_address(address)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
+    bound = sock.getsockname()[1]
+    server = build_server(service, http_tenant)
+    app = server.streamable_http_app(
+        host=host,
+        # Only issuer_url is required: with no authorization server and no
+        # resource_server_url the SDK serves no OAuth routes, only bearer checks.
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(f"http://127.0.0.1:{bound}"), resource_server_url=None
+        ),
+        token_verifier=TokenVerifier(tokens),
+    )
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        log_config=None,
+        # open SSE streams would hold a graceful shutdown forever
+        timeout_graceful_shutdown=_GRACE_S,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    log.info("listening on http://%s:%d/mcp", shown, bound)
+    # uvicorn stops on SIGTERM / SIGINT by itself, letting calls in flight finish
+    # (up to _GRACE_S), then raises the signal again for the handler it found:
+    # this one notes it, so a stop asked for is a clean exit (0), not a kill.
+    noted = {s: signal.signal(s, _note_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        for signum, handler in noted.items():
+            signal.signal(signum, handler)
+        with anyio.CancelScope(shield=True):
+            await service.close()
+        log.info("stopped")
+
+
+def _note_signal(signum: int, _frame: Any) -> None:
+    log.info("stopping on %s", signal.Signals(signum).name)
