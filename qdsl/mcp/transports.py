@@ -9,6 +9,7 @@ on stdio, stdout is the protocol.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import socket
@@ -54,6 +55,31 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
+def _malformed(exc: Exception) -> types.JSONRPCError:
+    """JSON-RPC's answer to a line it cannot take: -32700 if it is not JSON at all,
+    -32600 if it is JSON but not a request, notification or response."""
+    from pydantic import ValidationError
+
+    not_json = not isinstance(exc, ValidationError) or any(
+        e["type"] == "json_invalid" for e in exc.errors(include_input=False)
+    )
+    log.warning("malformed message (%s)", "not JSON" if not_json else "not JSON-RPC")
+    subtype, code, what = (
+        ("bad_json", types.PARSE_ERROR, "not JSON")
+        if not_json
+        else ("bad_message", types.INVALID_REQUEST, "JSON, but not a JSON-RPC 2.0 message")
+    )
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(
+            code=code,
+            message=f"the line is {what}; send one JSON-RPC 2.0 message a line",
+            data={"type": "usage", "subtype": subtype, "code": f"usage/{subtype}"},
+        ),
+    )
+
+
 class AnswerMalformed:
     """The read side of a transport, answering each line that is not a JSON-RPC
     message with a parse error (`id: null`) instead of dropping it silently."""
@@ -74,17 +100,7 @@ class AnswerMalformed:
             item = await self.inner.receive()
             if not isinstance(item, Exception):
                 return item
-            log.warning("malformed message: %s", type(item).__name__)
-            error = types.JSONRPCError(
-                jsonrpc="2.0",
-                id=None,
-                error=types.ErrorData(
-                    code=types.PARSE_ERROR,
-                    message="the message is not a JSON-RPC 2.0 message (one JSON object a line)",
-                    data={"type": "usage", "subtype": "bad_message", "retryable": False},
-                ),
-            )
-            await self.write.send(SessionMessage(error))
+            await self.write.send(SessionMessage(_malformed(item)))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -111,12 +127,68 @@ class AnswerMalformed:
         return None
 
 
+# The longest line stdin may send: room for an argument over the input limits,
+# so that it is refused with its typed error rather than as a broken line.
+def _max_line() -> int:
+    from qdsl.dsl.limits import limits
+
+    return 4 * limits().input_bytes + 1024 * 1024
+
+
+_OVERLONG = "\x00 a line over the length limit"  # parses as nothing: answered -32700
+
+
+class PipeLines:
+    """stdin as lines read by the event loop itself, not by a worker thread.
+
+    The SDK reads stdin in a thread, and a thread blocked in read() cannot be
+    cancelled: SIGTERM would wait for the host's next line. Read by the loop,
+    a stop cancels the read like any other await.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    @classmethod
+    async def open(cls) -> PipeLines | None:
+        """Over fd 0 when it is a pipe (as hosts spawn servers); else None."""
+        import os
+
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_max_line())
+        pipe = os.fdopen(os.dup(0), "rb", buffering=0)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        except (OSError, ValueError):
+            pipe.close()
+            return None
+        return cls(reader)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self.reader.readline()
+        except ValueError:  # over the limit: drop the rest of that line, answer it
+            while True:
+                try:
+                    await self.reader.readline()
+                except ValueError:
+                    continue
+                return _OVERLONG
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
 async def serve_stdio(service: Service, tenant: str) -> None:
     server = build_server(service, lambda _ctx: tenant)
+    stdin: Any = await PipeLines.open()
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-            async with stdio_server() as (read, write):
+            async with stdio_server(stdin=stdin) as (read, write):
                 log.info("serving tenant %s on stdio", tenant)
                 await server.run(
                     AnswerMalformed(read, write), write, server.create_initialization_options()
@@ -179,6 +251,8 @@ async def serve_http(service: Service, address: str, tokens: TokenFile) -> None:
     from mcp.server.auth.settings import AuthSettings
     from pydantic import AnyHttpUrl
 
+    from qdsl.dsl.limits import limits
+
     host, port = parse_address(address)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -188,6 +262,9 @@ async def serve_http(service: Service, address: str, tokens: TokenFile) -> None:
     server = build_server(service, http_tenant)
     app = server.streamable_http_app(
         host=host,
+        # Room for an argument over the input limits, so that it is refused
+        # with its typed error (usage/input_bytes_exceeded), not a bare 413.
+        max_request_body_size=4 * limits().input_bytes,
         # Only issuer_url is required: with no authorization server and no
         # resource_server_url the SDK serves no OAuth routes, only bearer checks.
         auth=AuthSettings(

@@ -71,11 +71,14 @@ class HttpServer:
     state_dir: Path
 
     @classmethod
-    def start(cls, args: list[str], env: dict[str, str], state_dir: Path) -> HttpServer:
+    def start(
+        cls, args: list[str], env: dict[str, str], state_dir: Path, mcp_args: tuple[str, ...] = ()
+    ) -> HttpServer:
+        """`qdsl <args> mcp --http 127.0.0.1:0 <mcp_args>`, once it listens."""
         log = state_dir.parent / f"http-server-{time.monotonic_ns()}.log"
         with log.open("w") as out:
             proc = subprocess.Popen(
-                [QDSL, *args, "mcp", "--http", "127.0.0.1:0"],
+                [QDSL, *args, "mcp", "--http", "127.0.0.1:0", *mcp_args],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=out,
@@ -154,6 +157,12 @@ def error_of(result: types.CallToolResult) -> dict[str, Any]:
     return error
 
 
-def without_trace(data: dict[str, Any]) -> dict[str, Any]:
-    """The data less what differs on every run (the trace and execution ids)."""
-    return {k: v for k, v in data.items() if k not in {"trace_id", "execution_id"}}
+def without_trace(data: Any) -> Any:
+    """The data less what differs on every run (trace and execution ids, at any depth)."""
+    if isinstance(data, dict):
+        return {
+            k: without_trace(v) for k, v in data.items() if k not in {"trace_id", "execution_id"}
+        }
+    if isinstance(data, list):
+        return [without_trace(v) for v in data]
+    return data
