@@ -13,8 +13,7 @@ request's arguments.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
@@ -73,19 +72,18 @@ def build_server(service: Service, tenant_of: TenantOf) -> Server[Any]:
         except Exception as exc:
             raise errors.rpc_error("refs get", errors.unexpected("refs get", exc)) from None
 
-    @asynccontextmanager
-    async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        yield {}
-
-    return Server(
+    server: Server[Any] = Server(
         "qdsl",
         version=version("qdsl"),
         title="qdsl: verified, tenant-bound answers",
         instructions=INSTRUCTIONS,
-        lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_list_resources=on_list_resources,
         on_list_resource_templates=on_list_templates,
         on_read_resource=on_read_resource,
     )
+    # The SDK wraps every message in an OpenTelemetry span by default, a cost on
+    # every call even with no exporter; qdsl's own audit log records each request.
+    server.middleware = []
+    return server

@@ -5,11 +5,15 @@ One `Service` serves every connection of a server: one catalog, one database
 argument of every operation that reads tenant data, passed by the transport
 (fixed at start on stdio, the bearer token's over HTTP), never by the model.
 
-`ask` and `run_plan` run their statements on the event loop through the
-asyncio executor, so cancelling a call cancels its statement (psycopg sends
-the server a cancel); everything synchronous (planning, verifying, the ref
-store, compiling) runs in worker threads, bounded by the same limit. A call
-past the limit is refused at once with `policy/server_busy`.
+On PostgreSQL, `ask` and `run_plan` run their statements on the event loop
+through the asyncio executor, so cancelling a call cancels its statement
+(psycopg sends the server a cancel); everything synchronous (planning,
+verifying, the ref store, compiling) runs in worker threads, bounded by the
+same limit. On SQLite the whole call runs in a worker thread: the driver is
+synchronous underneath (aiosqlite is a thread too, and a thread's hops cost
+more than the statements), and no cancel reaches a SQLite statement either
+way; the statement timeout bounds it. A call past the limit is refused at
+once with `policy/server_busy`.
 """
 
 from __future__ import annotations
@@ -33,11 +37,13 @@ from qdsl.dsl.errors import QdslError
 from qdsl.mcp import errors
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from qdsl.dsl.ir import Plan
 
 T = TypeVar("T")
+Envelope = dict[str, Any]
 
 # How long a cancelled statement may take to be cancelled before the call gives up on it.
 _CANCEL_GRACE_S = 15.0
@@ -74,15 +80,19 @@ class Service:
         self.config = config
         self.catalog: Catalog = resolve_catalog(config.catalog_path)
         self.demo = config.db_url is None
+        # PostgreSQL: the async engine; SQLite: the sync one (see the module doc)
         self._engine: AsyncEngine | None = None
+        self._sync: Engine | None = None
         self._running = 0
         self._threads = anyio.CapacityLimiter(max(config.max_concurrency, 1))
 
     # ---------------------------------------------------------------- lifecycle
     def open(self) -> None:
         """Check the database exists (seed the demo one) before serving anything."""
-        from qdsl.facts.db import default_database_url, make_async_engine
-        from qdsl.facts.engines import require_database
+        from sqlalchemy.engine import make_url
+
+        from qdsl.facts.db import default_database_url, make_async_engine, make_engine
+        from qdsl.facts.engines import normalize_url, require_database
 
         url = self.config.db_url or default_database_url()
         if self.demo:
@@ -91,12 +101,18 @@ class Service:
             ensure_demo(url)
         else:
             require_database(url)
-        self._engine = make_async_engine(url)
+        if make_url(normalize_url(url)).get_backend_name() == "sqlite":
+            self._sync = make_engine(url)
+        else:
+            self._engine = make_async_engine(url)
 
     async def close(self) -> None:
         if self._engine is not None:
             await self._engine.dispose()
             self._engine = None
+        if self._sync is not None:
+            self._sync.dispose()
+            self._sync = None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -130,66 +146,91 @@ class Service:
         return moment
 
     # -------------------------------------------------------------- operations
-    async def ask(self, tenant: str, question: str) -> Produced:
-        from qdsl.api import AnswerOptions, aplan_and_answer
+    # Each returns the envelope (see `shaped`); synchronous work, the shaping
+    # included, runs in one worker-thread call where it can.
+
+    async def ask(self, tenant: str, question: str) -> Envelope:
+        from qdsl.api import AnswerOptions, aplan_and_answer, plan_and_answer
         from qdsl.dsl.limits import check_text_size
 
         check_text_size(question, "input_bytes", "the question")
         options = AnswerOptions(
             catalog=self.catalog, now=self.now(), timeout_ms=self.config.timeout_ms
         )
+        sync = self._sync
+        if sync is not None:
+            return await self.thread(
+                lambda: shaped(
+                    _answered(plan_and_answer(question, tenant, engine=sync, options=options)),
+                    tenant,
+                )
+            )
         res = await cancellable(
             aplan_and_answer(question, tenant, engine=self.engine, options=options)
         )
-        data = res.to_dict()
-        return Produced("ask", data, list(res.warnings), _status_next(data), data.get("trace_id"))
+        return await self.thread(shaped, _answered(res), tenant)
 
-    async def run_plan(self, tenant: str, plan_input: str | dict[str, Any]) -> Produced:
-        from qdsl.executor.run import aexecute
+    async def run_plan(self, tenant: str, plan_input: str | dict[str, Any]) -> Envelope:
+        from qdsl.executor.run import aexecute, execute
 
         moment = self.now() or datetime.now(UTC)
+        timeout = self.config.timeout_ms
+        sync = self._sync
+
+        def verified(plan: Plan, result: Any, warnings: list[str]) -> Envelope:
+            data = _verified(plan, result, tenant, self.catalog, moment)
+            return shaped(
+                Produced("run", data, warnings, _status_next(data), data.get("trace_id")), tenant
+            )
+
+        def whole() -> Envelope:
+            try:
+                plan, warnings = self._normalized(plan_input, tenant)
+                assert sync is not None
+                result = execute(plan, self.catalog, sync, tenant, timeout_ms=timeout, now=moment)
+            except QdslError as exc:
+                _audit_failure(tenant, exc)
+                raise
+            return verified(plan, result, warnings)
+
+        if sync is not None:
+            return await self.thread(whole)
         try:
             plan, warnings = await self.thread(self._normalized, plan_input, tenant)
             result = await cancellable(
-                aexecute(
-                    plan,
-                    self.catalog,
-                    self.engine,
-                    tenant,
-                    timeout_ms=self.config.timeout_ms,
-                    now=moment,
-                )
+                aexecute(plan, self.catalog, self.engine, tenant, timeout_ms=timeout, now=moment)
             )
         except QdslError as exc:
             await self.thread(_audit_failure, tenant, exc)
             raise
-        data = await self.thread(_verified, plan, result, tenant, self.catalog, moment)
-        return Produced("run", data, warnings, _status_next(data), data.get("trace_id"))
+        return await self.thread(verified, plan, result, warnings)
 
     async def compile_plan(
         self, tenant: str, plan_input: str | dict[str, Any], dialect: str
-    ) -> Produced:
-        def body() -> Produced:
+    ) -> Envelope:
+        def body() -> Envelope:
             from qdsl.executor.compile import compile_plan
 
             plan, warnings = self._normalized(plan_input, tenant)
             compiled = compile_plan(plan, self.catalog, dialect, tenant_id=tenant)
-            return Produced("compile", compiled.to_dict(), warnings)
+            return shaped(Produced("compile", compiled.to_dict(), warnings), tenant)
 
         return await self.thread(body)
 
-    async def describe_catalog(self, entity: str | None) -> Produced:
+    async def describe_catalog(self, tenant: str, entity: str | None) -> Envelope:
         from qdsl.catalog_view import describe_catalog
 
-        return Produced("catalog", await self.thread(describe_catalog, self.catalog, entity))
+        return await self.thread(
+            lambda: shaped(Produced("catalog", describe_catalog(self.catalog, entity)), tenant)
+        )
 
-    async def plan_schema(self) -> Produced:
+    async def plan_schema(self, tenant: str) -> Envelope:
         from qdsl.dsl.schema import plan_json_schema
 
-        return Produced("schema", plan_json_schema())
+        return await self.thread(lambda: shaped(Produced("schema", plan_json_schema()), tenant))
 
-    async def get_ref(self, tenant: str, ref_id: str, expr: str) -> Produced:
-        def body() -> Produced:
+    async def get_ref(self, tenant: str, ref_id: str, expr: str) -> Envelope:
+        def body() -> Envelope:
             from qdsl.envelope.jmes import search
             from qdsl.envelope.store import open_store
 
@@ -203,16 +244,9 @@ class Service:
                 "sha256": record.sha256,
                 "bytes": record.bytes,
             }
-            return Produced("refs get", data, warnings)
+            return shaped(Produced("refs get", data, warnings), tenant)
 
         return await self.thread(body)
-
-    # ------------------------------------------------------------------ shape
-    async def envelope(self, produced: Produced, tenant: str) -> dict[str, Any]:
-        """The envelope the CLI would print for `produced` (with --json), as an object:
-        over the output budget, the full envelope is stored for `tenant` first and
-        the preview led by `refId` is returned (docs/envelopes.md)."""
-        return await self.thread(_shape, produced, tenant)
 
     def _normalized(self, plan_input: str | dict[str, Any], tenant: str) -> tuple[Plan, list[str]]:
         from qdsl.dsl.load import load_plan
@@ -284,7 +318,15 @@ def _audit_failure(tenant: str, exc: QdslError) -> None:
     audit.failed(exc)
 
 
-def _shape(produced: Produced, tenant: str) -> dict[str, Any]:
+def _answered(res: Any) -> Produced:
+    data = res.to_dict()
+    return Produced("ask", data, list(res.warnings), _status_next(data), data.get("trace_id"))
+
+
+def shaped(produced: Produced, tenant: str) -> Envelope:
+    """The envelope the CLI prints for `produced` with --json, as an object: over
+    the output budget, the full envelope is stored for `tenant` first and the
+    preview led by `refId` is returned (docs/envelopes.md). Blocking (the store)."""
     from qdsl.envelope.emit import emit_success
 
     out = io.StringIO()

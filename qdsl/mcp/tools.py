@@ -9,6 +9,7 @@ goes on serving.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -34,11 +35,11 @@ from qdsl.mcp.schemas import (
     _Input,
     input_schema,
 )
-from qdsl.mcp.service import Produced, Service
+from qdsl.mcp.service import Envelope, Service
 
 log = logging.getLogger("qdsl.mcp")
 
-Runner = Callable[[Service, str, Any], Awaitable[Produced]]
+Runner = Callable[[Service, str, Any], Awaitable[Envelope]]
 
 
 @dataclass(frozen=True)
@@ -67,27 +68,27 @@ class ToolSpec:
         )
 
 
-def _ask(s: Service, tenant: str, a: AskInput) -> Awaitable[Produced]:
+def _ask(s: Service, tenant: str, a: AskInput) -> Awaitable[Envelope]:
     return s.ask(tenant, a.question)
 
 
-def _run(s: Service, tenant: str, a: RunPlanInput) -> Awaitable[Produced]:
+def _run(s: Service, tenant: str, a: RunPlanInput) -> Awaitable[Envelope]:
     return s.run_plan(tenant, a.plan)
 
 
-def _compile(s: Service, tenant: str, a: CompilePlanInput) -> Awaitable[Produced]:
+def _compile(s: Service, tenant: str, a: CompilePlanInput) -> Awaitable[Envelope]:
     return s.compile_plan(tenant, a.plan, a.dialect)
 
 
-def _catalog(s: Service, _tenant: str, a: DescribeCatalogInput) -> Awaitable[Produced]:
-    return s.describe_catalog(a.entity)
+def _catalog(s: Service, tenant: str, a: DescribeCatalogInput) -> Awaitable[Envelope]:
+    return s.describe_catalog(tenant, a.entity)
 
 
-def _schema(s: Service, _tenant: str, _a: PlanSchemaInput) -> Awaitable[Produced]:
-    return s.plan_schema()
+def _schema(s: Service, tenant: str, _a: PlanSchemaInput) -> Awaitable[Envelope]:
+    return s.plan_schema(tenant)
 
 
-def _get_ref(s: Service, tenant: str, a: GetRefInput) -> Awaitable[Produced]:
+def _get_ref(s: Service, tenant: str, a: GetRefInput) -> Awaitable[Envelope]:
     return s.get_ref(tenant, a.ref_id, a.expr)
 
 
@@ -153,8 +154,14 @@ SPECS: tuple[ToolSpec, ...] = (
 BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in SPECS}
 
 
+@functools.cache
+def _tools() -> tuple[types.Tool, ...]:
+    return tuple(spec.tool() for spec in SPECS)
+
+
 def list_tools() -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[spec.tool() for spec in SPECS])
+    # built once: the schemas are fixed for the process (a host lists tools often)
+    return types.ListToolsResult(tools=list(_tools()))
 
 
 def _bad_arguments(spec: ToolSpec, exc: ValidationError) -> UsageError:
@@ -187,8 +194,7 @@ async def call_tool(
         except ValidationError as exc:
             raise _bad_arguments(spec, exc) from None
         with service.slot(), anyio.fail_after(service.config.call_timeout_s):
-            produced = await spec.run(service, tenant, args)
-            env = await service.envelope(produced, tenant)
+            env = await spec.run(service, tenant, args)
         return tool_result(env)
     except QdslError as exc:
         outcome = exc.code

@@ -182,13 +182,46 @@ class PipeLines:
         return line.decode("utf-8", errors="replace")
 
 
+class PipeWriter:
+    """stdout written by the event loop (the SDK writes through a worker thread,
+    two thread hops per message); fd 1 itself is pointed at stderr, so stray
+    output of any library lands in the log, never in the protocol."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    @classmethod
+    async def open(cls) -> PipeWriter | None:
+        """Over fd 1 when it is a pipe; else None (the SDK's own writer)."""
+        import os
+
+        loop = asyncio.get_running_loop()
+        pipe = os.fdopen(os.dup(1), "wb", buffering=0)
+        try:
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, pipe
+            )
+        except (OSError, ValueError):
+            pipe.close()
+            return None
+        os.dup2(2, 1)
+        return cls(asyncio.StreamWriter(transport, protocol, None, loop))
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+
 async def serve_stdio(service: Service, tenant: str) -> None:
     server = build_server(service, lambda _ctx: tenant)
     stdin: Any = await PipeLines.open()
+    stdout: Any = await PipeWriter.open()
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-            async with stdio_server(stdin=stdin) as (read, write):
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
                 log.info("serving tenant %s on stdio", tenant)
                 await server.run(
                     AnswerMalformed(read, write), write, server.create_initialization_options()
