@@ -119,6 +119,30 @@ def alias_index(aliases: Mapping[str, Sequence[str]]) -> dict[str, AliasGroup]:
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy without the original's cached properties: they describe the
+        original's content (its fingerprint, alias maps), and pydantic would
+        otherwise carry them over to a copy whose content `update` changed."""
+        copied = super().model_copy(update=update, deep=deep)
+        for name in _cached_names(type(self)):
+            copied.__dict__.pop(name, None)
+        return copied
+
+
+def _cached_names(cls: type) -> tuple[str, ...]:
+    names = _CACHED_NAMES.get(cls)
+    if names is None:
+        names = _CACHED_NAMES[cls] = tuple(
+            name
+            for klass in cls.__mro__
+            for name, attr in vars(klass).items()
+            if isinstance(attr, cached_property)
+        )
+    return names
+
+
+_CACHED_NAMES: dict[type, tuple[str, ...]] = {}
+
 
 class FieldSpec(_Strict):
     name: str = ""
@@ -145,6 +169,18 @@ class FieldSpec(_Strict):
     @cached_property
     def alias_lookup(self) -> dict[str, AliasGroup]:
         return alias_index(self.aliases)
+
+    @cached_property
+    def value_spellings(self) -> dict[str, str]:
+        """Normalized spelling -> canonical value (canonical values match themselves);
+        built once per catalog, not per plan."""
+        out: dict[str, str] = {}
+        for canon, spellings in self.aliases.items():
+            for s in (canon, *spellings):
+                out.setdefault(normalize_text(s), canon)
+        for v in self.values:
+            out[normalize_text(v)] = v
+        return out
 
     def alias_group(self, value: str) -> AliasGroup | None:
         """The alias group `value` spells (any spelling, any width or case), if any."""
@@ -235,6 +271,18 @@ class Catalog(_Strict):
 
     def entity(self, name: str) -> EntitySpec:
         return self.entities[name]
+
+    @cached_property
+    def entity_spellings(self) -> dict[str, str]:
+        """Every accepted entity spelling (normalized) -> entity key; keys win over
+        synonyms. Built once per catalog."""
+        out: dict[str, str] = {}
+        for key, ent in self.entities.items():
+            for syn in ent.synonyms:
+                out.setdefault(normalize_text(syn), key)
+        for key in self.entities:
+            out[normalize_text(key)] = key
+        return out
 
     @cached_property
     def content_key(self) -> str:

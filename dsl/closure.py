@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from enum import StrEnum
+from functools import lru_cache
 from typing import TypeVar
 
 from qdsl.dsl.errors import PlanError
@@ -34,8 +35,16 @@ _UNDERSCORES = re.compile(r"_+")
 
 def closure_key(word: str) -> str:
     """Case, width and spacing folded away: ``" Not-In "`` -> ``"not_in"``."""
+    # The words are few (operators, query types): short ones are remembered.
+    return _folded_short(word) if len(word) <= 64 else _folded(word)
+
+
+def _folded(word: str) -> str:
     folded = unicodedata.normalize("NFKC", word).casefold().strip()
     return _UNDERSCORES.sub("_", _SEPARATORS.sub("_", folded))
+
+
+_folded_short = lru_cache(maxsize=1024)(_folded)
 
 
 # Synonyms beyond each member's own value (which always resolves to itself).

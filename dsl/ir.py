@@ -8,6 +8,8 @@ with every name bound to the catalog and every default filled in.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -165,3 +167,9 @@ class Plan(_Node):
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON form (the field names of docs/plan-language.md), spans left out."""
         return self.model_dump(mode="json")
+
+    def digest(self) -> str:
+        """16 hex digits of SHA-256 over the canonical JSON form (sorted keys): the
+        plan hash the audit log and the execution record carry."""
+        canonical = json.dumps(self.to_json_dict(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]

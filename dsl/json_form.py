@@ -24,6 +24,8 @@ from qdsl.dsl.limits import check_json_depth
 from qdsl.dsl.printer import NAME_RE
 
 Problem = dict[str, str]
+# Where a value sits, as pointer parts: rendered (RFC 6901) only when a problem is found.
+At = tuple[str | int, ...]
 
 _PLAN_KEYS = frozenset(Plan.model_fields) - {"span"}
 # field -> (resolver, valid stand-in used after a recorded problem)
@@ -124,10 +126,10 @@ class _Cleaner:
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
 
-    def problem(self, where: str, message: str) -> None:
-        self.problems.append({"pointer": where, "message": message})
+    def problem(self, where: At, message: str) -> None:
+        self.problems.append({"pointer": pointer(*where), "message": message})
 
-    def word(self, where: str, value: Any, resolve: Callable[[str], Any], stand_in: Any) -> Any:
+    def word(self, where: At, value: Any, resolve: Callable[[str], Any], stand_in: Any) -> Any:
         if not isinstance(value, str):
             self.problem(where, "expected a string")
             return stand_in
@@ -137,16 +139,16 @@ class _Cleaner:
             self.problem(where, f"{error.message}; {error.hint}")
             return stand_in
 
-    def identifier(self, where: str, value: Any) -> Any:
+    def identifier(self, where: At, value: Any) -> Any:
         if isinstance(value, str) and not NAME_RE.fullmatch(value):
             self.problem(where, f"{value!r} is not a name (a letter, then letters, digits or _)")
             return "x"
         return value
 
-    def unknown_keys(self, where: tuple[str | int, ...], data: Mapping[str, Any]) -> None:
+    def unknown_keys(self, where: At, data: Mapping[str, Any]) -> None:
         # `span` is provenance of parsed text, never part of the JSON form.
         if "span" in data:
-            self.problem(pointer(*where, "span"), "unknown key 'span'")
+            self.problem((*where, "span"), "unknown key 'span'")
 
     def plan(self, data: Mapping[str, Any]) -> dict[str, Any]:
         out = {key: value for key, value in data.items() if key != "span"}
@@ -155,13 +157,13 @@ class _Cleaner:
             if key not in _PLAN_KEYS and key != "span":
                 close = difflib.get_close_matches(str(key), sorted(_PLAN_KEYS), n=1)
                 guess = f"; did you mean {close[0]!r}?" if close else ""
-                self.problem(pointer(key), f"unknown key {key!r}{guess}")
+                self.problem((key,), f"unknown key {key!r}{guess}")
                 out.pop(key)
         for key, (resolve, stand_in) in _ENUM_FIELDS.items():
             if out.get(key) is not None:
-                out[key] = self.word(pointer(key), out[key], resolve, stand_in)
+                out[key] = self.word((key,), out[key], resolve, stand_in)
         if "entity_type" in out:
-            out["entity_type"] = self.identifier(pointer("entity_type"), out["entity_type"])
+            out["entity_type"] = self.identifier(("entity_type",), out["entity_type"])
         self.strict(out, (), _PLAN_TYPES)
         if isinstance(out.get("retrieval_policy"), Mapping):
             out["retrieval_policy"] = dict(out["retrieval_policy"])
@@ -171,13 +173,13 @@ class _Cleaner:
         out["projection"] = self.each(
             "projection",
             out.get("projection"),
-            lambda i, v: self.identifier(pointer("projection", i), v),
+            lambda i, v: self.identifier(("projection", i), v),
         )
         out["verifier_checks"] = self.each(
             "verifier_checks",
             out.get("verifier_checks"),
             lambda i, v: self.word(
-                pointer("verifier_checks", i), v, closure.verifier_check, "evidence_backed"
+                ("verifier_checks", i), v, closure.verifier_check, "evidence_backed"
             ),
         )
         if isinstance(out.get("scope"), Mapping):
@@ -185,7 +187,7 @@ class _Cleaner:
         return {key: value for key, value in out.items() if value is not _ABSENT}
 
     def strict(
-        self, data: dict[str, Any], at: tuple[str | int, ...], types: Mapping[str, str]
+        self, data: dict[str, Any], at: At, types: Mapping[str, str]
     ) -> None:
         """No coercion: `"limit": "5"` or `true` is refused, not read as 5 or 1.
         (pydantic's lax mode would take them; the plan's author meant something else.)"""
@@ -202,7 +204,7 @@ class _Cleaner:
             )
             if not ok:
                 word = {"bool": "true or false", "str": "a string", "int": "a whole number"}[kind]
-                self.problem(pointer(*at, key), f"expected {word}, got {_json_type(value)}")
+                self.problem((*at, key), f"expected {word}, got {_json_type(value)}")
                 data[key] = _STAND_INS[kind]
 
     def each(self, key: str, items: Any, clean: Callable[[int, Any], Any]) -> Any:
@@ -219,10 +221,10 @@ class _Cleaner:
         self.unknown_keys(at, item)
         out = {key: value for key, value in item.items() if key != "span"}
         if "field" in out:
-            out["field"] = self.identifier(pointer(*at, "field"), out["field"])
+            out["field"] = self.identifier((*at, "field"), out["field"])
         if out.get("value_source") is not None:
             out["value_source"] = self.word(
-                pointer(*at, "value_source"), out["value_source"], closure.value_source, "default"
+                (*at, "value_source"), out["value_source"], closure.value_source, "default"
             )
         raw_op = out.get("operator")
         if raw_op is None:
@@ -232,15 +234,15 @@ class _Cleaner:
             if out.get("value") is None:
                 out["value"] = False
         else:
-            out["operator"] = self.word(pointer(*at, "operator"), raw_op, closure.operator, None)
+            out["operator"] = self.word((*at, "operator"), raw_op, closure.operator, None)
         if out["operator"] is None:
             out["operator"] = Operator.EQUALS
             out["value"] = ""
             return out
-        out["value"] = self.value(pointer(*at, "value"), out["operator"], out.get("value"))
+        out["value"] = self.value((*at, "value"), out["operator"], out.get("value"))
         return out
 
-    def value(self, where: str, op: Operator, value: Any) -> Any:
+    def value(self, where: At, op: Operator, value: Any) -> Any:
         if op is Operator.IS_NULL:
             if value is None:
                 return True  # `{"operator": "is_null"}` reads as "is null"
@@ -255,7 +257,7 @@ class _Cleaner:
             if op is Operator.BETWEEN and len(value) != 2:
                 self.problem(where, "between takes exactly two values [low, high]")
                 return ["", ""]
-            return [self.scalar(f"{where}/{i}", v) for i, v in enumerate(value)]
+            return [self.scalar((*where, i), v) for i, v in enumerate(value)]
         if isinstance(value, list | tuple):
             self.problem(where, f"{op.value} takes one value, not a list (use in for several)")
             return ""
@@ -264,7 +266,7 @@ class _Cleaner:
             return ""
         return self.scalar(where, value)
 
-    def scalar(self, where: str, value: Any) -> Any:
+    def scalar(self, where: At, value: Any) -> Any:
         if isinstance(value, bool | int | str):
             return value
         if isinstance(value, float) and math.isfinite(value):
@@ -279,10 +281,10 @@ class _Cleaner:
         self.unknown_keys(at, item)
         out = {key: value for key, value in item.items() if key != "span"}
         if "field" in out:
-            out["field"] = self.identifier(pointer(*at, "field"), out["field"])
+            out["field"] = self.identifier((*at, "field"), out["field"])
         if out.get("direction") is not None:
             out["direction"] = self.word(
-                pointer(*at, "direction"), out["direction"], closure.sort_direction, "asc"
+                (*at, "direction"), out["direction"], closure.sort_direction, "asc"
             )
         return out
 
@@ -291,7 +293,7 @@ class _Cleaner:
         self.strict(out, ("scope",), _SCOPE_TYPES)
         if "tenant_bound" in out and out["tenant_bound"] is not True:
             self.problem(
-                pointer("scope", "tenant_bound"),
+                ("scope", "tenant_bound"),
                 "tenant_bound must be true: a plan cannot leave its tenant "
                 "(the tenant is bound from the caller's context)",
             )
@@ -308,7 +310,7 @@ class _Cleaner:
         self.unknown_keys(at, item)
         out = {key: value for key, value in item.items() if key != "span"}
         if "entity_type" in out:
-            out["entity_type"] = self.identifier(pointer(*at, "entity_type"), out["entity_type"])
+            out["entity_type"] = self.identifier((*at, "entity_type"), out["entity_type"])
         if isinstance(out.get("id"), int) and not isinstance(out.get("id"), bool):
             out["id"] = str(out["id"])  # ids are text; `64` and `"64"` name the same object
         self.strict(out, at, {"entity_type": "str", "id": "str"})

@@ -116,10 +116,45 @@ def _cached(key: tuple[tuple[str, str], ...], root: str) -> Limits:
     return read_limits(dict(key), Path(root) if root else None)
 
 
+# Every variable read_limits reads: the key of its cache. Looking up these few
+# is far cheaper than scanning the whole environment on every call.
+_ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), "QDSL_STATE_DIR")
+
+
+def _raw_environ() -> tuple[dict[Any, Any], tuple[Any, ...]] | None:
+    """os.environ's backing dict and the names as its keys. `os.environ.get` of an
+    unset name raises and catches a KeyError inside (~2 µs each, and limits() is
+    asked several times per request); the backing dict answers the same, as
+    os.environ keeps it in step with every change made through it."""
+    data = getattr(os.environ, "_data", None)
+    encode = getattr(os.environ, "encodekey", None)
+    if not isinstance(data, dict) or encode is None:
+        return None
+    return data, tuple(encode(n) for n in _ENV_NAMES)
+
+
+_RAW = _raw_environ()
+
+
 def limits() -> Limits:
     """The limits of this process's environment (cached per environment)."""
-    key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("QDSL_")))
-    return _cached(key, "")
+    if _RAW is not None:
+        data, names = _RAW
+        key: tuple[Any, ...] = tuple(data.get(n) for n in names)
+    else:
+        key = tuple(os.environ.get(n) for n in _ENV_NAMES)
+    hit = _BY_KEY.get(key)
+    if hit is None:
+        env = os.environ
+        hit = _BY_KEY[key] = _cached(
+            tuple((n, v) for n in _ENV_NAMES if (v := env.get(n)) is not None), ""
+        )
+        if len(_BY_KEY) > 8:
+            _BY_KEY.pop(next(iter(_BY_KEY)))
+    return hit
+
+
+_BY_KEY: dict[tuple[Any, ...], Limits] = {}
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)

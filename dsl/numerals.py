@@ -151,51 +151,82 @@ def parse_chinese(run: str) -> Decimal | None:
         return None
     if set(run) & _FINANCIAL and set(run) & _EVERYDAY_ONLY:
         return None
-    kinds = [k for k, _ in tokens]
-    if not {"unit", "big"} & set(kinds):
-        if len(tokens) == 1:
-            return tokens[0][1] if kinds[0] != "num" else None
-        plain = "num" not in kinds and not set(run) & ({"两", "兩"} | _FINANCIAL)
-        if plain and (len(tokens) >= 3 or "zero" in kinds):
-            return Decimal("".join(str(int(v)) for _, v in tokens))
-        return None  # "三四" is three or four, not thirty-four
-    total = section = Decimal(0)
-    pending: Decimal | None = None
-    last_unit: Decimal | None = None
-    last_big: Decimal | None = None
-    after_zero = False
+    if not {"unit", "big"} & {k for k, _ in tokens}:
+        return _digit_reading(run, tokens)
+    reader = _ChineseReader()
     for i, (kind, v) in enumerate(tokens):
-        if kind in ("digit", "num"):
-            if pending is not None:
-                return None
-            pending = v
-        elif kind == "zero":
-            if pending is not None:
-                return None
-            after_zero = True
-        elif kind == "unit":
-            if pending is None:
-                if i != 0 and not after_zero:
-                    return None
-                pending = Decimal(1)  # "十四", "百万", "一千零十"
-            if last_unit is not None and v >= last_unit:
-                return None
-            section += pending * v
-            last_unit, pending, after_zero = v, None, False
-        else:
-            section += pending if pending is not None else 0
-            if section == 0 or (last_big is not None and v >= last_big):
-                return None
-            total += section * v
-            section, pending, last_unit, last_big, after_zero = Decimal(0), None, None, v, False
-    if pending is not None:
-        scale = last_unit if last_unit is not None else last_big
-        if scale is not None and not after_zero and pending < 10:
-            pending *= scale / 10  # "十四"; colloquial "一万二" = 12000, "三千五" = 3500
-        elif scale is not None and pending >= scale:
-            return None  # "十14"
-        section += pending
-    return total + section
+        if not reader.feed(kind, v, first=i == 0):
+            return None
+    return reader.value()
+
+
+def _digit_reading(run: str, tokens: list[tuple[str, Decimal]]) -> Decimal | None:
+    """A run without units: one digit, or a digit-by-digit reading ("二〇二六")."""
+    kinds = [k for k, _ in tokens]
+    if len(tokens) == 1:
+        return tokens[0][1] if kinds[0] != "num" else None
+    plain = "num" not in kinds and not set(run) & ({"两", "兩"} | _FINANCIAL)
+    if plain and (len(tokens) >= 3 or "zero" in kinds):
+        return Decimal("".join(str(int(v)) for _, v in tokens))
+    return None  # "三四" is three or four, not thirty-four
+
+
+class _ChineseReader:
+    """A numeral with units read token by token; `feed` says whether the token fits."""
+
+    def __init__(self) -> None:
+        self.total = Decimal(0)
+        self.section = Decimal(0)
+        self.pending: Decimal | None = None
+        self.last_unit: Decimal | None = None
+        self.last_big: Decimal | None = None
+        self.after_zero = False
+
+    def feed(self, kind: str, v: Decimal, *, first: bool) -> bool:
+        if kind in ("digit", "num", "zero"):
+            if self.pending is not None:
+                return False
+            if kind == "zero":
+                self.after_zero = True
+            else:
+                self.pending = v
+            return True
+        if kind == "unit":
+            return self._unit(v, first=first)
+        return self._big(v)
+
+    def _unit(self, v: Decimal, *, first: bool) -> bool:
+        pending = self.pending
+        if pending is None:
+            if not first and not self.after_zero:
+                return False
+            pending = Decimal(1)  # "十四", "百万", "一千零十"
+        if self.last_unit is not None and v >= self.last_unit:
+            return False
+        self.section += pending * v
+        self.last_unit, self.pending, self.after_zero = v, None, False
+        return True
+
+    def _big(self, v: Decimal) -> bool:
+        if self.pending is not None:
+            self.section += self.pending
+        if self.section == 0 or (self.last_big is not None and v >= self.last_big):
+            return False
+        self.total += self.section * v
+        self.section, self.pending, self.last_unit = Decimal(0), None, None
+        self.last_big, self.after_zero = v, False
+        return True
+
+    def value(self) -> Decimal | None:
+        pending, section = self.pending, self.section
+        if pending is not None:
+            scale = self.last_unit if self.last_unit is not None else self.last_big
+            if scale is not None and not self.after_zero and pending < 10:
+                pending *= scale / 10  # "十四"; colloquial "一万二" = 12000, "三千五" = 3500
+            elif scale is not None and pending >= scale:
+                return None  # "十14"
+            section += pending
+        return self.total + section
 
 
 def _chinese_edits(text: str) -> list[tuple[int, int, str]]:

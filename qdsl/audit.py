@@ -21,8 +21,10 @@ state-dir file off. A sink whose `stages` is true (MemorySink, for tests and
 embedding hosts) also gets one line per pipeline stage, keyed by trace_id.
 
 Cost: stage fields are folded into the summary with a few dict operations;
-JSON is rendered once per request, and for a summary-only sink no stage line
-is ever built.
+JSON is rendered once per request, for a summary-only sink no stage line is
+ever built, and for a sink that discards lines (NullSink) nothing is rendered.
+The file sink writes each line with one `write(2)` and a `stat(2)`: nothing is
+buffered in the process, so nothing is lost when it exits.
 """
 
 from __future__ import annotations
@@ -98,29 +100,31 @@ ALLOWED_KEYS: frozenset[str] = frozenset(
 )
 _SCALARS = (str, int, float, bool, type(None))
 # Stage fields the summary keeps (the last value a stage gave wins).
-_SUMMARY_KEYS = (
-    "route_mode",
-    "language",
-    "planner",
-    "plan_hash",
-    "query_type",
-    "entity_type",
-    "answer_contract",
-    "filter_fields",
-    "template",
-    "sql_fingerprints",
-    "row_count",
-    "evidence_count",
-    "used_fallback",
-    "outcome",
-    "failed",
-    "kind",
-    # the LLM planner's attempts: what planning cost
-    "fallback",
-    "attempt_error_codes",
-    "attempt_elapsed_ms",
-    "input_tokens",
-    "output_tokens",
+_SUMMARY_KEYS = frozenset(
+    {
+        "route_mode",
+        "language",
+        "planner",
+        "plan_hash",
+        "query_type",
+        "entity_type",
+        "answer_contract",
+        "filter_fields",
+        "template",
+        "sql_fingerprints",
+        "row_count",
+        "evidence_count",
+        "used_fallback",
+        "outcome",
+        "failed",
+        "kind",
+        # the LLM planner's attempts: what planning cost
+        "fallback",
+        "attempt_error_codes",
+        "attempt_elapsed_ms",
+        "input_tokens",
+        "output_tokens",
+    }
 )
 ROTATE_BYTES = 10 * 1024 * 1024
 ROTATE_KEEP = 5
@@ -181,22 +185,29 @@ class RotatingFileSink:
         self.path = Path(path)
         self.max_bytes, self.keep = max_bytes, keep
         self._fd: int | None = None
+        self._ino = -1
 
-    def _open(self) -> int:
+    def _open(self) -> tuple[int, int]:
+        """The open file and its size, reopened when another process rotated it
+        (the path's inode changed): one stat(2) per line."""
         if self._fd is not None:
             try:
-                if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
-                    return self._fd
+                st = os.stat(self.path)
+                if st.st_ino == self._ino:
+                    return self._fd, st.st_size
             except FileNotFoundError:
                 pass
             os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        return self._fd
+        st = os.fstat(self._fd)
+        self._ino = st.st_ino
+        return self._fd, st.st_size
 
     def write(self, line: str) -> None:
-        fd = self._open()
-        os.write(fd, (line + "\n").encode("utf-8"))
-        if os.fstat(fd).st_size > self.max_bytes:
+        fd, size = self._open()
+        data = (line + "\n").encode("utf-8")
+        os.write(fd, data)
+        if size + len(data) > self.max_bytes:
             self._rotate()
 
     def _rotate(self) -> None:
@@ -250,6 +261,8 @@ class MemorySink:
 
 class NullSink:
     stages = False
+    # Lines written here go nowhere: the Audit does not render them.
+    discards = True
 
     def write(self, line: str) -> None:
         return None
@@ -326,20 +339,23 @@ def _short_hash(text: str) -> str:
 
 
 def plan_hash(plan: Plan) -> str:
-    canonical = json.dumps(plan.to_json_dict(), sort_keys=True, ensure_ascii=False)
-    return _short_hash(canonical)
+    return plan.digest()
 
 
-def plan_shape(plan: Plan) -> dict[str, Any]:
-    """The plan as the log may see it: names and operators, never values."""
+def plan_shape(plan: Plan, digest: str | None = None) -> dict[str, Any]:
+    """The plan as the log may see it: names and operators, never values.
+    `digest`: the plan's hash when the caller already has it."""
     return {
-        "plan_hash": plan_hash(plan),
+        "plan_hash": digest or plan.digest(),
         "query_type": plan.query_type.value,
         "entity_type": plan.entity_type,
         "filter_fields": [f.field for f in plan.filters],
         "operators": [f.operator.value for f in plan.filters],
         "filter_count": len(plan.filters),
     }
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def _render(stage: str, trace_id: str, fields: dict[str, Any]) -> str:
@@ -358,7 +374,7 @@ def _render(stage: str, trace_id: str, fields: dict[str, Any]) -> str:
             event[key] = kept
     if dropped:
         event["dropped"] = sorted(dropped)
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(event)
 
 
 class Audit:
@@ -375,6 +391,7 @@ class Audit:
         self.trace_id = trace_id
         self.sink = sink if sink is not None else default_sink()
         self._stages = bool(getattr(self.sink, "stages", False))
+        self._discards = bool(getattr(self.sink, "discards", False))
         self.tenant_id = tenant_id
         self.question = question
         self._summary: dict[str, Any] = {}
@@ -393,9 +410,9 @@ class Audit:
         if stage == "verify" and fields.get("failed"):
             # a failed verdict that a retry may still turn around: contract drift
             self._drift.extend(f for f in fields["failed"] if f not in self._drift)
-        for key in _SUMMARY_KEYS:
-            if key in fields:
-                summary[key] = fields[key]
+        for key, value in fields.items():
+            if key in _SUMMARY_KEYS:
+                summary[key] = value
         if stage == "result":
             self._finish(fields)
             return
@@ -411,6 +428,8 @@ class Audit:
         if self._written:
             return
         self._written = True
+        if self._discards:
+            return
         out = dict(self._summary)
         out.update(fields)
         out["tenant_id"] = self.tenant_id

@@ -33,8 +33,8 @@ from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.linking import ValueSource
-from qdsl.dsl.load import load_plan
-from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.normalize import NormalizedPlan, PlanContext
+from qdsl.dsl.plan_cache import compile_plan_object, compile_source
 from qdsl.dsl.printer import to_text
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import Evidence, ExecutionResult
@@ -246,6 +246,9 @@ class _Run:
                     )
                     self.planner_name = planner.name
                     ev.update(planner=planner.name, attempts=0)
+                    normalized = compile_plan_object(
+                        raw, self.s.catalog, self.binding_context(pctx)
+                    )
                 else:
                     # The driver runs the planner: called, awaited or in a worker thread.
                     draft = yield PlanCall(planner, self.question, self.s.catalog, pctx, feedback)
@@ -256,14 +259,18 @@ class _Run:
                     if draft.planner != planner.name:
                         ev.update(fallback=True)
                     ev.update(self.log_attempts([attempt_event(a) for a in draft.attempts]))
-                    raw = load_plan(draft.text)
-                normalized = normalize(raw, self.s.catalog, self.binding_context(pctx))
+                    normalized = compile_source(
+                        draft.text, self.s.catalog, self.binding_context(pctx)
+                    )
             except QdslError as exc:
                 ev.update(status="error", error_code=exc.code)
                 ev.update(self.log_attempts(exc.details.get("attempts")))
                 raise
             self.warnings = normalized.warnings
-            ev.update(plan_shape(normalized.plan), warnings=len(normalized.warnings))
+            ev.update(
+                plan_shape(normalized.plan, normalized.plan_hash),
+                warnings=len(normalized.warnings),
+            )
             return normalized
 
     def verify_context(self) -> VerifyContext:

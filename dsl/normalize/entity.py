@@ -10,22 +10,11 @@ from qdsl.dsl.suggest import did_you_mean, suggest
 from qdsl.dsl.textnorm import normalize_text
 
 
-def _spellings(catalog: Catalog) -> dict[str, str]:
-    """Every accepted spelling (normalized) -> entity key; keys win over synonyms."""
-    out: dict[str, str] = {}
-    for key, ent in catalog.entities.items():
-        for syn in ent.synonyms:
-            out.setdefault(normalize_text(syn), key)
-    for key in catalog.entities:
-        out[normalize_text(key)] = key
-    return out
-
-
 def resolve_entity(name: str, catalog: Catalog, path: str, span: Span | None = None) -> str:
     """The catalog key `name` stands for: itself, any casing of a key, or a synonym."""
     if name in catalog.entities:
         return name
-    found = _spellings(catalog).get(normalize_text(name))
+    found = catalog.entity_spellings.get(normalize_text(name))
     if found is not None:
         return found
     spellings = {k: k for k in catalog.entities}

@@ -39,6 +39,11 @@ class NormalizedPlan:
             return None
         return bind_plan(self.plan, self.catalog, self.tenant_id)
 
+    @cached_property
+    def plan_hash(self) -> str:
+        """The plan's digest, computed once however often a cached plan is logged."""
+        return self.plan.digest()
+
 
 @dataclass
 class Env:

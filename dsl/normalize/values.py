@@ -162,21 +162,10 @@ def check_values(plan: Plan, env: Env) -> Plan:
     return plan
 
 
-def _alias_map(spec: FieldSpec) -> dict[str, str]:
-    """Normalized spelling -> canonical value; canonical values match themselves."""
-    out: dict[str, str] = {}
-    for canon, spellings in spec.aliases.items():
-        for s in (canon, *spellings):
-            out.setdefault(normalize_text(s), canon)
-    for v in spec.values:
-        out[normalize_text(v)] = v
-    return out
-
-
 def _normalize_scalar(site: _Site, spec: FieldSpec, v: Scalar, element: int | None) -> Scalar:
     op = site.filter.operator
     if spec.type is FieldType.ENUM and isinstance(v, str):
-        spellings = _alias_map(spec)
+        spellings = spec.value_spellings
         found = spellings.get(normalize_text(v))
         if found is None:
             known = {s: c for c, ss in spec.aliases.items() for s in ss}
@@ -193,7 +182,7 @@ def _normalize_scalar(site: _Site, spec: FieldSpec, v: Scalar, element: int | No
         return found
     if spec.type is FieldType.TEXT and isinstance(v, str):
         if op is Operator.EQUALS_OR_ALIAS and spec.aliases:
-            return _alias_map(spec).get(normalize_text(v), normalize_text(v))
+            return spec.value_spellings.get(normalize_text(v), normalize_text(v))
         return normalize_text(v)
     if spec.type is FieldType.ID:
         return str(v).strip()

@@ -49,12 +49,41 @@ def compiled(spelling: str) -> re.Pattern[str]:
     return re.compile(spelling_pattern(spelling))
 
 
-def find(text: str, spelling: str) -> Iterator[tuple[int, int]]:
-    if not normalize_text(spelling):
+_SQUEEZE = re.compile(r"[\s-]+")
+
+
+def squeeze(text: str) -> str:
+    """`text` without whitespace and hyphens: what every match of a spelling's
+    pattern leaves of itself, so `squeeze(spelling) in squeeze(text)` is a cheap
+    necessary condition for the pattern to match anywhere in `text`."""
+    return _SQUEEZE.sub("", text)
+
+
+@lru_cache(maxsize=8192)
+def _key(spelling: str) -> str | None:
+    """The spelling's squeezed form (None: it normalizes to nothing, never matches)."""
+    norm = normalize_text(spelling)
+    return squeeze(norm) if norm else None
+
+
+def could_match(spelling: str, squeezed: str) -> bool:
+    """False when `spelling` cannot occur in the text `squeezed` was made from."""
+    key = _key(spelling)
+    return key is not None and key in squeezed
+
+
+def find(text: str, spelling: str, squeezed: str | None = None) -> Iterator[tuple[int, int]]:
+    if not could_match(spelling, squeeze(text) if squeezed is None else squeezed):
         return
     for m in compiled(spelling).finditer(text):
         if m.end() > m.start():
             yield m.start(), m.end()
+
+
+@lru_cache(maxsize=8192)
+def around(spelling: str, before: str, after: str) -> re.Pattern[str]:
+    """`before` + the spelling's pattern + `after`, compiled once per process."""
+    return re.compile(before + spelling_pattern(spelling) + after)
 
 
 @dataclass(frozen=True)

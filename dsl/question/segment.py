@@ -16,7 +16,7 @@ from datetime import datetime
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.question import words as W
 from qdsl.dsl.question.dates import find_dates
-from qdsl.dsl.question.lexicon import compiled, find, spelling_pattern
+from qdsl.dsl.question.lexicon import around, compiled, could_match, find, squeeze
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.numbers import find_numbers
 
@@ -81,6 +81,14 @@ _PUNCT_OR_SPACE = re.compile(r"[\s\W_]")
 
 
 def _regex_pieces(text: str) -> Iterator[Piece]:
+    yield from _cue_pieces(text)
+    yield from _comparison_and_sort_pieces(text)
+    yield from _cue_word_pieces(text)
+    yield from _function_pieces(text)
+
+
+def _cue_pieces(text: str) -> Iterator[Piece]:
+    """Query-type cues and negations."""
     for qt, patterns in W.COMPILED_CUES:
         for pat in patterns:
             for m in pat.finditer(text):
@@ -88,6 +96,9 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
                     yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
     for m in _NEGATION.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.NEGATION)
+
+
+def _comparison_and_sort_pieces(text: str) -> Iterator[Piece]:
     for pat, op, after in _COMPARISONS:
         for m in pat.finditer(text):
             # `after`: the number follows the words ("超过 20 万"); else it precedes.
@@ -98,6 +109,10 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
         for m in pat.finditer(text):
             kind = "time" if about_time else "amount"
             yield Piece(m.start(), m.end(), m.group(), Kind.SORT, op=direction, entity=kind)
+
+
+def _cue_word_pieces(text: str) -> Iterator[Piece]:
+    """Limits ("前 5 个"), label cues and pronouns."""
     for pat in _LIMIT:
         for m in pat.finditer(text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LIMIT, number=float(m.group("n")))
@@ -105,18 +120,33 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
         yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE)
     for m in _PRONOUN.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.PRONOUN)
-    yield from _function_pieces(text)
 
 
 def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterator[Piece]:
     """A text field's name followed by "contains": the next words are its text."""
+    squeezed = squeeze(text)
     for spelling, meant in texts.items():
-        pat = spelling_pattern(spelling) + r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")"
-        for m in re.finditer(pat, text):
+        if not could_match(spelling, squeezed):
+            continue
+        pat = around(spelling, "", r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")")
+        for m in pat.finditer(text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant)
-        after = r"\bin (?:the |its |their )?" + spelling_pattern(spelling)
-        for m in re.finditer(after, text):
+        after = around(spelling, r"\bin (?:the |its |their )?", "")
+        for m in after.finditer(text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant, op="before")
+
+
+# Absence and presence around a field's name: (before the name, after it, kind).
+_AROUND_FIELD = (
+    (W.ABSENCE_BEFORE + r"\s*", "", Kind.ABSENCE),
+    ("", r"\s*" + W.ABSENCE_AFTER, Kind.ABSENCE),
+    (W.PRESENCE_BEFORE + r"\s*", r"(?=\s*的)", Kind.PRESENCE),
+    (
+        r"(?<![a-z])(?:with|having) an? ",
+        r"(?! (?:of|over|above|under|below|more|less|at|between))",
+        Kind.PRESENCE,
+    ),
+)
 
 
 def _catalog_pieces(
@@ -124,23 +154,17 @@ def _catalog_pieces(
     senses: Mapping[str, tuple[Sense, ...]],
     field_senses: Mapping[str, tuple[Sense, ...]],
 ) -> Iterator[Piece]:
+    # Patterns are compiled once per spelling; a spelling whose letters the
+    # question does not hold is skipped without running any pattern.
+    squeezed = squeeze(text)
     for spelling, meant in senses.items():
-        for s, e in find(text, spelling):
+        for s, e in find(text, spelling, squeezed):
             yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
     for spelling, meant in field_senses.items():
-        body = spelling_pattern(spelling)
-        for pat, kind in (
-            (W.ABSENCE_BEFORE + r"\s*" + body, Kind.ABSENCE),
-            (body + r"\s*" + W.ABSENCE_AFTER, Kind.ABSENCE),
-            (W.PRESENCE_BEFORE + r"\s*" + body + r"(?=\s*的)", Kind.PRESENCE),
-            (
-                r"(?<![a-z])(?:with|having) an? "
-                + body
-                + r"(?! (?:of|over|above|under|below|more|less|at|between))",
-                Kind.PRESENCE,
-            ),
-        ):
-            for m in re.finditer(pat, text):
+        if not could_match(spelling, squeezed):
+            continue
+        for before, after, kind in _AROUND_FIELD:
+            for m in around(spelling, before, after).finditer(text):
                 yield Piece(m.start(), m.end(), m.group(), kind, senses=meant)
 
 

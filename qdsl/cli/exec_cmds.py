@@ -41,11 +41,11 @@ def load_normalized(
     inputs: dict[str, Any], tenant: str | None, catalog: Catalog
 ) -> tuple[Plan, list[str]]:
     """The plan from the input channels, parsed and normalized for `tenant`."""
-    from qdsl.dsl.load import load_plan
-    from qdsl.dsl.normalize import PlanContext, normalize
+    from qdsl.dsl.normalize import PlanContext
+    from qdsl.dsl.plan_cache import compile_source
 
     source, warnings = read_plan_input(**inputs)
-    result = normalize(load_plan(source), catalog, PlanContext(tenant_id=tenant))
+    result = compile_source(source, catalog, PlanContext(tenant_id=tenant))
     return result.plan, [*warnings, *result.warnings]
 
 

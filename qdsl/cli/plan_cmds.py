@@ -16,12 +16,12 @@ from qdsl.cli.state import current_state
 
 def _normalized(tenant: str | None, inputs: dict[str, Any]) -> tuple[Any, list[str]]:
     from qdsl.dsl.catalog import resolve_catalog
-    from qdsl.dsl.load import load_plan
-    from qdsl.dsl.normalize import PlanContext, normalize
+    from qdsl.dsl.normalize import PlanContext
+    from qdsl.dsl.plan_cache import compile_source
 
     source, warnings = read_plan_input(**inputs)
     catalog = resolve_catalog(current_state().catalog_path)
-    result = normalize(load_plan(source), catalog, PlanContext(tenant_id=tenant))
+    result = compile_source(source, catalog, PlanContext(tenant_id=tenant))
     return result.plan, [*warnings, *result.warnings]
 
 

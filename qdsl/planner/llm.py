@@ -28,8 +28,8 @@ from typing import Any
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.load import load_plan
-from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.plan_cache import compile_source
 from qdsl.planner.adapters import unavailable
 from qdsl.planner.base import Attempt, PlanDraft, Planner
 from qdsl.planner.prompt import PlanForm, build_prompt, repair_prompt
@@ -55,7 +55,7 @@ def extract_plan(output: str) -> str:
 
 
 def validate_plan(text: str, catalog: Catalog, context: PlanContext | None) -> Plan:
-    return normalize(load_plan(text), catalog, context).plan
+    return compile_source(text, catalog, context).plan
 
 
 def is_async_callable(fn: object) -> bool:

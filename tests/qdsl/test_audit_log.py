@@ -8,6 +8,9 @@ trace id and tenant; the question is hashed unless QDSL_AUDIT_TEXT=1.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +151,40 @@ def test_run_failures_are_audited(sqlite_url: str) -> None:
     (event,) = _events()
     assert event["status"] == "error" and event["tenant_id"] == "t1"
     assert event["error_code"] == json.loads(res.stderr)["error"]["code"]
+
+
+def test_every_line_is_on_disk_when_the_process_exits(tmp_path: Path) -> None:
+    """Lines are written as requests end, not buffered: a process that exits at
+    once (no close, no flush, os._exit even) has left every summary behind."""
+    script = (
+        "import os\n"
+        "from qdsl.audit import Audit\n"
+        "for i in range(50):\n"
+        "    a = Audit(f'trace{i}')\n"
+        "    a.begin('t1', 'q')\n"
+        "    a.event('result', status='answered')\n"
+        "os._exit(0)\n"
+    )
+    state = tmp_path / "state"
+    state.mkdir()
+    env = {**os.environ, "QDSL_STATE_DIR": str(state)}
+    env.pop("QDSL_AUDIT", None)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
+    events = read_tail(state / "audit" / "audit.jsonl", 1000)
+    assert [e["trace_id"] for e in events] == [f"trace{i}" for i in range(50)]
+
+
+class _Refuses:
+    """A sink that discards lines, and fails the test if one is rendered for it."""
+
+    stages = False
+    discards = True
+
+    def write(self, line: str) -> None:
+        raise AssertionError(f"rendered for a discarding sink: {line}")
+
+
+def test_a_discarding_sink_costs_no_rendering(sqlite_engine: Engine) -> None:
+    options = AnswerOptions(now=DEMO_NOW, audit_sink=_Refuses())
+    res = plan_and_answer("有多少个项目", "t1", engine=sqlite_engine, options=options)
+    assert res.status == "answered"
