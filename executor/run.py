@@ -37,6 +37,7 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import prepare
+from qdsl.executor.driver_sql import run_rows
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
@@ -89,12 +90,6 @@ def timeout_from_env(timeout_ms: int | None = None) -> int:
     ):
         raise _bad_timeout("QDSL_STATEMENT_TIMEOUT_MS", raw, "QDSL_STATEMENT_TIMEOUT_MS=5000")
     return int(text)
-
-
-def _rows(result: sa.CursorResult[Any]) -> list[Row]:
-    # zip over plain tuples: a third of the cost of converting RowMappings
-    keys = tuple(result.keys())
-    return [dict(zip(keys, r, strict=True)) for r in result.all()]
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -318,7 +313,7 @@ def _pg_runner(conn: Connection, session: _PgSession) -> Callable[[Request], lis
         setting = session.before(request[0])
         if setting is not None:
             conn.execute(*setting)
-        return _rows(conn.execute(request[1], request[2]))
+        return run_rows(conn, request[1], request[2])
 
     return run
 
@@ -385,7 +380,7 @@ def _run_sync(
         else:
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
-                result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
+                result = _drive(flow, lambda r: run_rows(conn, r[1], r[2]))
         _end(tx)
     return result
 
@@ -422,7 +417,7 @@ async def _adrive(
             setting = session.before(request[0])
             if setting is not None:
                 await conn.execute(*setting)
-        rows = _rows(await conn.execute(request[1], request[2]))
+        rows = await conn.run_sync(run_rows, request[1], request[2])
         try:
             request = flow.send(rows)
         except StopIteration as stop:
