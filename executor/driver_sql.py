@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.compiler import SQLCompiler
 
@@ -192,6 +193,60 @@ def run_rows(conn: Connection, stmt: Select[Any], params: dict[str, Any]) -> lis
         result = conn.execute(stmt, params)
         keys = tuple(result.keys())
         return [dict(zip(keys, r, strict=True)) for r in result.all()]
-    result = conn.exec_driver_sql(found.sql, found.values(params))
+    values = found.values(params)
+    if conn.dialect.name == "sqlite" and not _watched(conn):
+        return _on_cursor(conn, found, values)
+    result = conn.exec_driver_sql(found.sql, values)
     description = result.cursor.description
     return found.rows(conn.dialect, description, result.all())
+
+
+# Events a statement run on the DBAPI cursor would skip: with any listener,
+# statements go through SQLAlchemy, which fires them.
+_STATEMENT_EVENTS = (
+    "before_execute",
+    "after_execute",
+    "before_cursor_execute",
+    "after_cursor_execute",
+)
+
+
+def _watched(conn: Connection) -> bool:
+    # the engine's dispatch (its own listeners and Engine-wide ones): the
+    # connection's is made afresh per connection, and the executor's
+    # connections are its own, so none listens on them
+    dispatch = conn.engine.dispatch
+    return any(getattr(dispatch, name) for name in _STATEMENT_EVENTS) or bool(
+        conn.dialect.dispatch.handle_error
+    )
+
+
+def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> list[Row]:
+    """SQLite without listeners: the text on the DBAPI cursor itself. A result
+    built from its description on every call was the largest cost left, and
+    pysqlite opens no transaction for a SELECT, so nothing else is skipped;
+    a driver error is wrapped as SQLAlchemy wraps it (and a lost connection
+    invalidated)."""
+    dialect = conn.dialect
+    dbapi_connection = conn.connection.dbapi_connection
+    assert dbapi_connection is not None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(found.sql, values)
+        description = cursor.description
+        raw = cursor.fetchall()
+    except dialect.loaded_dbapi.Error as exc:
+        lost = dialect.is_disconnect(exc, dbapi_connection, cursor)
+        if lost:
+            conn.invalidate(exc)
+        raise DBAPIError.instance(
+            found.sql,
+            values,
+            exc,
+            dialect.loaded_dbapi.Error,
+            connection_invalidated=lost,
+            dialect=dialect,
+        ) from exc
+    finally:
+        cursor.close()
+    return found.rows(dialect, description, raw)
