@@ -36,9 +36,10 @@ from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
-from qdsl.executor.compile import prepare
+from qdsl.executor.compile import Prepared, prepare
 from qdsl.executor.driver_sql import run_rows
 from qdsl.executor.flow import Flow, Request, Row, run_flow
+from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
 from qdsl.executor.sqlite_reader import READ_ONLY_INFO, reader_connection, reader_pool
@@ -198,15 +199,23 @@ def _start(
     """The I/O-free preparation both twins share: the caller's tenant checked
     (missing, blank or malformed is a usage error), the plan's bounds, then
     `prepare`, which binds that tenant and refuses a plan bound or scoped for
-    another."""
+    another; the bounds and `prepare` once per bound plan, caller, dialect,
+    limits and `now` (`executor.prepared_cache`)."""
     lim = limits()
     tenant = valid_tenant(tenant_id, lim)
-    raw = plan.plan if isinstance(plan, BoundPlan) else plan
-    check_plan_limits(raw, lim)
-    check_bindable(raw)
     if now is not None:
         check_now(now)
-    prep = prepare(plan, catalog, dialect, tenant, now=now)
+
+    def build() -> Prepared:
+        raw = plan.plan if isinstance(plan, BoundPlan) else plan
+        check_plan_limits(raw, lim)
+        check_bindable(raw)
+        return prepare(plan, catalog, dialect, tenant, now=now)
+
+    if isinstance(plan, BoundPlan) and cacheable(plan, now):
+        prep = prepared(plan, catalog, build, dialect=dialect, tenant=tenant, now=now, lim=lim)
+    else:
+        prep = build()
     return run_flow(prep, uuid.uuid4().hex)
 
 
