@@ -194,24 +194,28 @@ def run_rows(conn: Connection, stmt: Select[Any], params: dict[str, Any]) -> lis
         keys = tuple(result.keys())
         return [dict(zip(keys, r, strict=True)) for r in result.all()]
     values = found.values(params)
-    if conn.dialect.name == "sqlite" and not _watched(conn):
+    if conn.dialect.name == "sqlite" and not watched(conn):
         return _on_cursor(conn, found, values)
     result = conn.exec_driver_sql(found.sql, values)
     description = result.cursor.description
     return found.rows(conn.dialect, description, result.all())
 
 
-# Events a statement run on the DBAPI cursor would skip: with any listener,
-# statements go through SQLAlchemy, which fires them.
+# Events a statement run on the DBAPI cursor (or a call without a begin)
+# would skip: with any listener, statements go through SQLAlchemy, in a
+# transaction begun by it, which fires them.
 _STATEMENT_EVENTS = (
     "before_execute",
     "after_execute",
     "before_cursor_execute",
     "after_cursor_execute",
+    "begin",
+    "commit",
+    "rollback",
 )
 
 
-def _watched(conn: Connection) -> bool:
+def watched(conn: Connection) -> bool:
     # the engine's dispatch (its own listeners and Engine-wide ones): the
     # connection's is made afresh per connection, and the executor's
     # connections are its own, so none listens on them

@@ -37,7 +37,7 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import Prepared, prepare
-from qdsl.executor.driver_sql import run_rows
+from qdsl.executor.driver_sql import run_rows, watched
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
@@ -380,6 +380,12 @@ def _end(tx: Any) -> None:
 def _run_sync(
     conn: Connection, flow: Flow, tenant_id: str, timeout: int, state: dict[str, bool]
 ) -> ExecutionResult:
+    if _opened_read_only(conn) and not watched(conn):
+        # A read-only SQLite connection nobody listens on: pysqlite opens no
+        # transaction for a SELECT, so a begin and a rollback here would only be
+        # bookkeeping (the pool still rolls back when the connection returns).
+        with _sqlite_deadline(conn, timeout, state):
+            return _drive(flow, lambda r: run_rows(conn, r[1], r[2]))
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
             error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
