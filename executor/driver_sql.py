@@ -9,8 +9,9 @@ text SQLAlchemy rendered (identifiers from the catalog, every value a bound
 parameter), where each driver parameter comes from (a name, or an element of
 an IN list) with its type's bind processor, and the result columns' keys and
 result processors. A call then only orders its values and hands text and
-values to `Connection.exec_driver_sql`, which still fires the engine's events
-and wraps driver errors as SQLAlchemy does.
+values to the DBAPI cursor as the dialect's `do_execute` would (driver errors
+wrapped as SQLAlchemy wraps them); when a listener on the engine watches
+statements or transactions, to `Connection.exec_driver_sql`, which fires it.
 
 A statement whose text would depend on a value (a literal rendered at
 execution) is not taken: it runs through `Connection.execute`.
@@ -194,7 +195,7 @@ def run_rows(conn: Connection, stmt: Select[Any], params: dict[str, Any]) -> lis
         keys = tuple(result.keys())
         return [dict(zip(keys, r, strict=True)) for r in result.all()]
     values = found.values(params)
-    if conn.dialect.name == "sqlite" and not watched(conn):
+    if not watched(conn):
         return _on_cursor(conn, found, values)
     result = conn.exec_driver_sql(found.sql, values)
     description = result.cursor.description
@@ -226,11 +227,10 @@ def watched(conn: Connection) -> bool:
 
 
 def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> list[Row]:
-    """SQLite without listeners: the text on the DBAPI cursor itself. A result
-    built from its description on every call was the largest cost left, and
-    pysqlite opens no transaction for a SELECT, so nothing else is skipped;
-    a driver error is wrapped as SQLAlchemy wraps it (and a lost connection
-    invalidated)."""
+    """Without listeners: the text on the DBAPI cursor itself, as the dialect's
+    `do_execute` runs it (a result built from the description on every call was
+    the largest cost left); a driver error is wrapped as SQLAlchemy wraps it,
+    and a lost connection invalidated."""
     dialect = conn.dialect
     dbapi_connection = conn.connection.dbapi_connection
     assert dbapi_connection is not None

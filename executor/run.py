@@ -321,7 +321,7 @@ def _pg_runner(conn: Connection, session: _PgSession) -> Callable[[Request], lis
             _check_reader(conn)
         setting = session.before(request[0])
         if setting is not None:
-            conn.execute(*setting)
+            run_rows(conn, *setting)
         return run_rows(conn, request[1], request[2])
 
     return run
