@@ -118,6 +118,9 @@ class _Compiled:
         found = self.by_lengths.get(lengths)
         if found is None:
             found = self._build(params)
+            if len(self.by_lengths) >= _LENGTHS_MAX:
+                # bounded: IN lists of a text fallback's grams vary with the term
+                self.by_lengths.clear()
             self.by_lengths[lengths] = found
         return found
 
@@ -163,6 +166,7 @@ def _bind_processor(bp: Any, dialect: Dialect) -> Processor | None:
 
 
 _COMPILED: dict[tuple[int, int], _Compiled] = {}
+_LENGTHS_MAX = 256
 _COMPILED_MAX = 4096
 _LOCK = threading.Lock()
 
