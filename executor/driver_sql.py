@@ -190,7 +190,9 @@ def driver_statement(
         return entry.text_for(params)
 
 
-def run_rows(conn: Connection, stmt: Select[Any], params: dict[str, Any]) -> list[Row]:
+def run_rows(
+    conn: Connection, stmt: Select[Any], params: dict[str, Any], *, direct: bool | None = None
+) -> list[Row]:
     """Rows of `stmt` as dicts keyed by its result columns, values as SQLAlchemy
     would hand them (result processors applied)."""
     found = driver_statement(stmt, conn.dialect, params)
@@ -199,7 +201,7 @@ def run_rows(conn: Connection, stmt: Select[Any], params: dict[str, Any]) -> lis
         keys = tuple(result.keys())
         return [dict(zip(keys, r, strict=True)) for r in result.all()]
     values = found.values(params)
-    if not watched(conn):
+    if direct if direct is not None else not watched(conn):
         return _on_cursor(conn, found, values)
     result = conn.exec_driver_sql(found.sql, values)
     description = result.cursor.description

@@ -315,14 +315,16 @@ def _check_reader(conn: Connection) -> None:
         _READER_READY.add(engine)
 
 
-def _pg_runner(conn: Connection, session: _PgSession) -> Callable[[Request], list[Row]]:
+def _pg_runner(
+    conn: Connection, session: _PgSession, *, direct: bool
+) -> Callable[[Request], list[Row]]:
     def run(request: Request) -> list[Row]:
         if not session.started:
             _check_reader(conn)
         setting = session.before(request[0])
         if setting is not None:
-            run_rows(conn, *setting)
-        return run_rows(conn, request[1], request[2])
+            run_rows(conn, *setting, direct=direct)
+        return run_rows(conn, request[1], request[2], direct=direct)
 
     return run
 
@@ -380,22 +382,25 @@ def _end(tx: Any) -> None:
 def _run_sync(
     conn: Connection, flow: Flow, tenant_id: str, timeout: int, state: dict[str, bool]
 ) -> ExecutionResult:
-    if _opened_read_only(conn) and not watched(conn):
+    direct = not watched(conn)  # checked once per call (listeners: see driver_sql)
+    if _opened_read_only(conn) and direct:
         # A read-only SQLite connection nobody listens on: pysqlite opens no
         # transaction for a SELECT, so a begin and a rollback here would only be
         # bookkeeping (the pool still rolls back when the connection returns).
         with _sqlite_deadline(conn, timeout, state):
-            return _drive(flow, lambda r: run_rows(conn, r[1], r[2]))
+            return _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=True))
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
             error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
             if error is not None:
                 raise error
-            result = _drive(flow, _pg_runner(conn, _PgSession(tenant_id, timeout)))
+            result = _drive(
+                flow, _pg_runner(conn, _PgSession(tenant_id, timeout), direct=direct)
+            )
         else:
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
-                result = _drive(flow, lambda r: run_rows(conn, r[1], r[2]))
+                result = _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=direct))
         _end(tx)
     return result
 
