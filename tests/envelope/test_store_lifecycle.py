@@ -102,6 +102,36 @@ def test_prune_older_than_and_all(tmp_path: Any, cli_store_env: dict[str, str]) 
     assert res.exit_code == 2
 
 
+def test_prune_acts_on_the_callers_refs_only(tmp_path: Any) -> None:
+    """`refs prune` once removed every tenant's refs; now the caller's alone:
+    `--tenant T` prunes T's, no `--tenant` prunes the shared ones."""
+    runner = CliRunner()
+    store = RefStore(tmp_path / "s", ttl_ms=10**9, max_count=50, max_bytes=10**9)
+    env = {"QDSL_STATE_DIR": str(tmp_path / "s"), "QDSL_REF_TTL_MS": str(10**9)}
+    t1 = [store.put("run", b"{}", tenant="t1").ref_id for _ in range(2)]
+    t2 = store.put("run", b"{}", tenant="t2").ref_id
+    shared = store.put("parse", b"{}").ref_id
+
+    def prune(*args: str) -> dict[str, Any]:
+        res = runner.invoke(cli, ["--json", "refs", "prune", "--all", *args], env=env)
+        assert res.exit_code == 0, res.output
+        data: dict[str, Any] = json.loads(res.stdout)["data"]
+        return data
+
+    def left() -> set[str]:
+        return {r.ref_id for r in store.records()}
+
+    assert prune("--tenant", "t1") == {"removed": 2, "remaining": 0}
+    assert left() == {t2, shared}
+    assert prune("--tenant", "t3") == {"removed": 0, "remaining": 0}
+    assert prune() == {"removed": 1, "remaining": 0}
+    assert left() == {t2}
+    assert prune("--tenant", "t2") == {"removed": 1, "remaining": 0}
+    assert left() == set() and not set(t1) & left()
+    res = runner.invoke(cli, ["--json", "refs", "prune", "--all", "--tenant", " "], env=env)
+    assert res.exit_code == 2  # a blank tenant is a usage error here as everywhere
+
+
 def test_chain_reads_refs_by_step_path(tmp_path: Any, cli_store_env: dict[str, str]) -> None:
     env = {"QDSL_STATE_DIR": str(tmp_path / "s"), **cli_store_env}
     stored = json.dumps({"data": {"items": [{"id": "64"}]}}).encode()
