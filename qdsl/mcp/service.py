@@ -78,6 +78,11 @@ class Service:
         from qdsl.dsl.catalog import resolve_catalog
 
         self.config = config
+        from qdsl.envelope.backends import set_deployment_database
+
+        # A postgresql ref store (QDSL_REF_STORE) keeps its refs in the database
+        # this server serves, so every server process of the deployment shares them.
+        set_deployment_database(config.db_url)
         self.catalog: Catalog = resolve_catalog(config.catalog_path)
         self.demo = config.db_url is None
         # PostgreSQL: the async engine; SQLite: the sync one (see the module doc)
