@@ -9,6 +9,7 @@ boundaries, with English plurals ("projects", "admins").
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -167,6 +168,33 @@ def lexicon_for(catalog: Catalog) -> Lexicon:
     _CACHE[id(catalog)] = (weakref.ref(catalog), lex)
     weakref.finalize(catalog, _CACHE.pop, id(catalog), None)
     return lex
+
+
+def senses_with(lex: Lexicon, values: TenantValues | None) -> dict[str, tuple[Sense, ...]]:
+    """The lexicon's senses with a tenant's linked values added, merged once per
+    (lexicon, values) pair: a value source hands out the same read-only mapping
+    until its values change, so the merge is not redone per question."""
+    if not values:
+        return lex.senses
+    key = (id(lex), id(values))
+    hit = _MERGED.get(key)
+    # The entry holds both objects, so neither id can be reused while it lives.
+    if hit is not None and hit[0] is lex and hit[1] is values and hit[2] == len(values):
+        return hit[3]
+    senses = dict(lex.senses)
+    for spelling, linked in linked_senses(values).items():
+        senses[spelling] = tuple(dict.fromkeys((*senses.get(spelling, ()), *linked)))
+    with _MERGED_LOCK:
+        _MERGED[key] = (lex, values, len(values), senses)
+        while len(_MERGED) > 64:
+            _MERGED.pop(next(iter(_MERGED)))
+    return senses
+
+
+_MERGED: dict[
+    tuple[int, int], tuple[Lexicon, TenantValues, int, dict[str, tuple[Sense, ...]]]
+] = {}
+_MERGED_LOCK = threading.Lock()
 
 
 def linked_senses(values: TenantValues) -> dict[str, tuple[Sense, ...]]:
