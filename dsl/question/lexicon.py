@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -71,6 +71,26 @@ def could_match(spelling: str, squeezed: str) -> bool:
     """False when `spelling` cannot occur in the text `squeezed` was made from."""
     key = _key(spelling)
     return key is not None and key in squeezed
+
+
+def present(spellings: Mapping[str, object], squeezed: str) -> list[str]:
+    """The spellings of `spellings` (in its order) that `could_match` the text
+    `squeezed` was made from: one substring test each, no call per spelling. The
+    squeezed forms are computed once per mapping object (lexicons and merged
+    senses are long-lived; the entry holds the mapping, so its id stays its own)."""
+    hit = _KEYED.get(id(spellings))
+    if hit is None or hit[0] is not spellings or hit[1] != len(spellings):
+        keyed = tuple((sp, k) for sp in spellings if (k := _key(sp)) is not None)
+        hit = (spellings, len(spellings), keyed)
+        with _KEYED_LOCK:
+            _KEYED[id(spellings)] = hit
+            while len(_KEYED) > 256:
+                _KEYED.pop(next(iter(_KEYED)))
+    return [sp for sp, k in hit[2] if k in squeezed]
+
+
+_KEYED: dict[int, tuple[Mapping[str, object], int, tuple[tuple[str, str], ...]]] = {}
+_KEYED_LOCK = threading.Lock()
 
 
 def find(text: str, spelling: str, squeezed: str | None = None) -> Iterator[tuple[int, int]]:

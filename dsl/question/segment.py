@@ -17,7 +17,7 @@ from functools import lru_cache
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.question import words as W
 from qdsl.dsl.question.dates import find_dates
-from qdsl.dsl.question.lexicon import around, compiled, could_match, find, squeeze
+from qdsl.dsl.question.lexicon import around, compiled, could_match, find, present, squeeze
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.numbers import find_numbers
 
@@ -126,9 +126,8 @@ def _cue_word_pieces(text: str) -> Iterator[Piece]:
 def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterator[Piece]:
     """A text field's name followed by "contains": the next words are its text."""
     squeezed = squeeze(text)
-    for spelling, meant in texts.items():
-        if not could_match(spelling, squeezed):
-            continue
+    for spelling in present(texts, squeezed):
+        meant = texts[spelling]
         pat = around(spelling, "", r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")")
         for m in pat.finditer(text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant)
@@ -158,13 +157,12 @@ def _catalog_pieces(
     # Patterns are compiled once per spelling; a spelling whose letters the
     # question does not hold is skipped without running any pattern.
     squeezed = squeeze(text)
-    for spelling, meant in senses.items():
-        if could_match(spelling, squeezed):
-            for s, e in find(text, spelling, squeezed):
-                yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
-    for spelling, meant in field_senses.items():
-        if not could_match(spelling, squeezed):
-            continue
+    for spelling in present(senses, squeezed):
+        meant = senses[spelling]
+        for s, e in find(text, spelling, squeezed):
+            yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
+    for spelling in present(field_senses, squeezed):
+        meant = field_senses[spelling]
         for before, after, kind in _AROUND_FIELD:
             for m in around(spelling, before, after).finditer(text):
                 yield Piece(m.start(), m.end(), m.group(), kind, senses=meant)
