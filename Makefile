@@ -29,9 +29,12 @@ typecheck: $(STAMP)
 	for f in qdsl/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/qdsl/; done
 	for d in dsl executor verifier facts envelope; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/qdsl/$$d; done
 	$(BIN)/mypy
+	$(BIN)/mypy -p benchmarks
 
+# Every benchmark, then the summary of issue 12's table (benchmarks/__main__.py);
+# e.g. `make bench BENCH_ARGS="--only compile,executor --sizes 10000"`.
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
 # The built wheel, installed into a fresh venv with an empty state dir.
 wheel-check: $(STAMP)

@@ -1,12 +1,14 @@
-"""Benchmark the envelope adapter and the ref store (issue 5).
+"""The envelope adapter and the ref store.
 
-    .venv/bin/python benchmarks/bench_envelope.py [--quick]
+    python -m benchmarks.bench_envelope [--quick]
 
-Measures: envelope + persist for 30 KB, 1 MB and 20 MB results (median wall
-time of emit_success into memory, with its parts: JSON encoding, store write
-with fsync, preview); GC over 10,000 refs (nothing to do / all expired / count
-cap down to 50); start-up of `qdsl refs list` and `qdsl --version` against
-`python -c pass`. Prints a Markdown table. Uses a temp state dir.
+1. A large result through `emit_success` (encode, store the full envelope in
+   the ref store with fsync, print the bounded preview) against `json.dumps`
+   of the same result printed whole: 30 KB, 1 MB and 20 MB, interleaved.
+2. Ref store GC over 10,000 refs (nothing to do / all expired / count cap
+   down to 50): absolute times, no alternative.
+
+Uses a temp state dir.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,8 +25,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from qdsl.envelope.budget import RefFields, dumps, large_envelope
-from qdsl.envelope.emit import emit_success, success_envelope
+from benchmarks import harness as H
+from qdsl.envelope.emit import emit_success
 from qdsl.envelope.records import encode_header, index_line
 from qdsl.envelope.settings import IoSettings
 from qdsl.envelope.store import RefRecord, RefStore, new_ref_id, system_clock
@@ -51,30 +51,37 @@ def result_of_size(target: int) -> dict[str, Any]:
     return {"answer_contract": "entity_list", "answer": {"items": items, "total": n}}
 
 
-def bench_emit(root: Path, quick: bool) -> None:
+def bench_emit(root: Path, quick: bool) -> list[H.Ratio]:
+    """emit_success of a large result (encode, persist with fsync, print the preview)
+    against json.dumps of the same result printed whole."""
     store = RefStore(root, ttl_ms=600_000, max_count=1000, max_bytes=10**10)
     settings = IoSettings()
-    for label, size in (("30 KB", 30_000), ("1 MB", 1_000_000), ("20 MB", 20_000_000)):
+    sizes = (("30 KB", 30_000), ("1 MB", 1_000_000), ("20 MB", 20_000_000))
+    out = []
+    for label, size in sizes[:2] if quick else sizes:
         data = result_of_size(size)
-        repeat = 2 if size > 5_000_000 or quick else 7
-        env = success_envelope("run", data, trace_id="t")
-        text = dumps(env)
-        payload = (text + "\n").encode()
-        ref = RefFields("r" + "0" * 33, True, len(payload), "0" * 64, "x", 24576)
-        emit = partial(emit_success, "run", data, store=store, settings=settings, trace_id="t")
-        t_total = timed(lambda: emit(out=io.StringIO()), repeat)  # noqa: B023
-        t_dumps = timed(partial(dumps, env), repeat)
-        t_put = timed(partial(store.put, "run", payload), repeat)
-        t_preview = timed(partial(large_envelope, env, ref, 24576), repeat)
-        t_sha = timed(partial(hashlib.sha256, payload), repeat)
-        ROWS.append(
+        repeats = 2 if quick else (5 if size > 5_000_000 else 15)
+        ratio = H.measure(
+            f"{label} result stored + printed",
             (
-                f"envelope + persist, {label} ({len(payload) / 1e6:.2f} MB JSON)",
-                f"{t_total * 1000:.1f} ms",
-                f"encode {t_dumps * 1000:.1f} · write+fsync {t_put * 1000:.1f} · "
-                f"sha256 {t_sha * 1000:.1f} · preview {t_preview * 1000:.2f} ms",
-            )
+                "emit_success",
+                partial(_emit, data, store, settings),
+            ),
+            ("json.dumps + print", partial(_print_json, data)),
+            H.at_most(1.5),
+            repeats=repeats,
         )
+        out.append(H.record("envelope_1mb", ratio) if label == "1 MB" else ratio)
+        store.gc()
+    return out
+
+
+def _emit(data: Any, store: RefStore, settings: IoSettings) -> None:
+    emit_success("run", data, store=store, settings=settings, trace_id="t", out=io.StringIO())
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data), file=io.StringIO())
 
 
 def fill_store(root: Path, n: int, now: int, ttl_ms: int) -> RefStore:
@@ -99,8 +106,8 @@ def fill_store(root: Path, n: int, now: int, ttl_ms: int) -> RefStore:
     return store
 
 
-def bench_gc(base: Path) -> None:
-    n = 10_000
+def bench_gc(base: Path, quick: bool) -> None:
+    n = 500 if quick else 10_000
     now = system_clock()
     small = fill_store(base / "gc-default", 50, now, ttl_ms=3_600_000)
     t = timed(small.gc, 20)
@@ -133,52 +140,19 @@ def bench_gc(base: Path) -> None:
     )
 
 
-def bench_startup(state: Path, quick: bool) -> None:
-    qdsl = str(Path(sys.executable).with_name("qdsl"))
-    env = {**os.environ, "QDSL_STATE_DIR": str(state)}
-    repeat = 5 if quick else 15
-    cases = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "qdsl --version": [qdsl, "--version"],
-        "qdsl --json refs list": [qdsl, "--json", "refs", "list"],
-    }
-    base = None
-    for label, argv in cases.items():
-        run = partial(subprocess.run, argv, env=env, capture_output=True, check=True)
-        run()
-        t = timed(run, repeat)
-        base = base or t
-        ROWS.append(
-            (f"start-up: {label}", f"{t * 1000:.0f} ms", f"+{(t - base) * 1000:.0f} ms over python")
-        )
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "qdsl.cli.main", "--json", "refs", "list"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    heavy = []
-    for line in proc.stderr.splitlines():
-        parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
-        if len(parts) == 3 and parts[1].isdigit() and "." not in parts[2].strip():
-            heavy.append((int(parts[1]), parts[2].strip()))
-    top = ", ".join(f"{name} {us / 1000:.0f}" for us, name in sorted(heavy, reverse=True)[:5])
-    ROWS.append(("importtime, top-level packages of `refs list` (ms)", "", top))
-
-
-def main() -> None:
-    quick = "--quick" in sys.argv
+def main(argv: list[str] | None = None) -> int:
+    parser = H.arguments("bench_envelope", __doc__)
+    args, _ = parser.parse_known_args(argv)
     with tempfile.TemporaryDirectory(prefix="qdsl-bench-") as tmp:
         base = Path(tmp)
-        bench_emit(base / "emit", quick)
-        bench_gc(base)
-        bench_startup(base / "startup", quick)
-    print("| benchmark | median | notes |")
-    print("| --- | --- | --- |")
-    for name, value, notes in ROWS:
-        print(f"| {name} | {value} | {notes} |")
+        ratios = bench_emit(base / "emit", args.quick)
+        bench_gc(base, args.quick)
+    H.print_ratios("Envelope and ref store vs json.dumps", ratios)
+    print("### Ref store GC (no alternative: absolute times)\n")
+    print(H.table([list(r) for r in ROWS], ["case", "median", "notes"]))
+    print(flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -140,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=20_000, help="SQLite rows")
     parser.add_argument("--pg-rows", type=int, default=20_000, help="PostgreSQL rows")
     parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="500 rows per dialect")
     args, _ = parser.parse_known_args(argv)
+    if args.quick:
+        args.rows = args.pg_rows = 500
     print("| dialect | rows | plain rows/s | facts load rows/s | load / plain time "
           "| reload rows/s |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")

@@ -3,7 +3,7 @@ and the LLM planner's own overhead per attempt (prompt, parse, normalize; the
 LLM itself is a stub that answers at once).
 
 Sizes are bytes and approximate tokens (bytes / 4, no tokenizer). Run:
-`python -m benchmarks.bench_llm_prompt`.
+`python -m benchmarks.bench_llm_prompt [--quick]`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def _overhead_ms(planner: LLMPlanner, question: str, catalog: Catalog, rounds: i
     return statistics.median(times)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    quick = "--quick" in (argv or [])
     demo, wide = demo_catalog(), wide_catalog(50)
     cases = [
         ("demo", demo, "现在有多少个进行中的项目"),
@@ -83,7 +84,7 @@ def main() -> int:
         def stub(prompt: str, reply: str = reply) -> str:
             return reply
 
-        ms = _overhead_ms(LLMPlanner(stub), question, catalog, rounds=20)
+        ms = _overhead_ms(LLMPlanner(stub), question, catalog, rounds=3 if quick else 20)
         print(
             f"{label:8} {question[:36]:36} {len(full.encode()):>8} {len(bounded.encode()):>9} "
             f"{approx_tokens(bounded):>8} {ms:>10.2f}"
@@ -92,4 +93,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

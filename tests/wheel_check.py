@@ -102,6 +102,11 @@ def main() -> int:
         env = {**os.environ, "QDSL_STATE_DIR": str(state)}
         env.pop("QDSL_DATABASE_URL", None)
         env.pop("QDSL_CATALOG", None)
+        # the console script's version comes from the wheel's own _version.py
+        shown = _run([str(qdsl), "--version"], cwd=work, env=env)
+        if shown != f"qdsl {wheel.name.split('-')[1]}\n":
+            sys.stderr.write(f"qdsl --version printed {shown!r} from {wheel.name}\n")
+            return 1
         _run([str(qdsl), "demo"], cwd=work, env=env)
         out = _run([str(qdsl), "--json", "ask", "--tenant", "t1", "有多少个港股项目"],
                    cwd=work, env=env)

@@ -236,7 +236,7 @@ def read_ref_value(ref_id: str, pick: str | None) -> Any:
     The ref is read as the command's `--tenant`: a ref made for another
     tenant is `ref/ref_not_found`, exactly like one that does not exist.
     """
-    from qdsl.cli.refs_cmds import reader_tenant
+    from qdsl.cli.refs_listing import reader_tenant
     from qdsl.cli.runner import command_tenant
     from qdsl.envelope.jmes import search
     from qdsl.envelope.store import open_store

@@ -49,15 +49,9 @@ class LazyGroup(click.Group):
 
 
 def _print_version(ctx: click.Context) -> None:
-    from importlib.metadata import version
+    from qdsl.cli.fast import print_version
 
-    if ctx.params.get("json_mode"):
-        # docs/envelopes.md: with --json, stdout holds only an envelope.
-        from qdsl.envelope import emit_success
-
-        emit_success("version", {"version": version("qdsl")})
-    else:
-        click.echo(f"qdsl {version('qdsl')}")
+    print_version(json_mode=bool(ctx.params.get("json_mode")))
     ctx.exit()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from qdsl.cli.refs_listing import list_refs, reader_tenant
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.dsl.errors import UsageError
 
@@ -23,15 +24,6 @@ tenant_option = click.option(
     metavar="ID",
     help="The caller's tenant: refs made for it (and refs made without one) are readable.",
 )
-
-
-def reader_tenant(tenant: object) -> str | None:
-    """The tenant a ref is read as (None: shared refs only); malformed is a usage error."""
-    if tenant is None:
-        return None
-    from qdsl.dsl.tenant import valid_tenant
-
-    return valid_tenant(tenant)
 
 
 def parse_duration_ms(text: str) -> int:
@@ -73,42 +65,7 @@ def path_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def list_cmd(ctx: click.Context, tenant: str | None) -> None:
     """List the live refs this tenant may read, newest first."""
-
-    def body() -> Outcome:
-        from qdsl.envelope.next_ops import next_op, refs_get_op
-        from qdsl.envelope.store import open_store
-
-        caller = reader_tenant(tenant)
-        refs = list(reversed(open_store().live(tenant=caller)))
-        rows = [r.to_json() for r in refs]
-        next_ops: list[dict[str, Any]] = []
-        if refs:
-            newest = refs[0]
-            show = ["qdsl", "--json", "refs", "show"]
-            if newest.tenant is not None:
-                show += ["--tenant", newest.tenant]
-            next_ops = [
-                refs_get_op(
-                    newest.ref_id,
-                    "keys(data)",
-                    "the top-level keys of the newest ref",
-                    tenant=newest.tenant,
-                ),
-                next_op("refs show", [*show, newest.ref_id]),
-            ]
-        from qdsl.cli.tables import Table, render
-
-        table = Table(("refId", "operation", "bytes", "expires"))
-        for r in rows:
-            table.add(r["refId"], r["operation"], r["bytes"], r["expiresAt"])
-        human = render([table]) if rows else ""
-        return Outcome(
-            data={"refs": rows, "count": len(rows), "bytes": sum(r.bytes for r in refs)},
-            next_ops=next_ops,
-            human=human or "(no refs)",
-        )
-
-    ctx.exit(run_operation("refs list", body))
+    ctx.exit(run_operation("refs list", lambda: list_refs(tenant)))
 
 
 @refs_group.command("show")

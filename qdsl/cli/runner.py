@@ -7,33 +7,23 @@ raises is a defect, reported as `internal/unexpected` without a traceback
 
 from __future__ import annotations
 
-import os
-import sys
-import traceback
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any
 
 import click
 
+from qdsl.cli.outcome import Outcome, deliver, unexpected
 from qdsl.cli.state import current_state
-from qdsl.dsl.errors import InternalError, QdslError, UsageError
+from qdsl.dsl.errors import UsageError
 
-
-@dataclass
-class Outcome:
-    data: Any
-    warnings: list[str] = field(default_factory=list)
-    next_ops: list[dict[str, Any]] = field(default_factory=list)
-    human: str | None = None
-    trace_id: str | None = None
-    # A non-zero exit for a result that is still printed as data (e.g. `verify`
-    # printing a failed verdict exits 5 with the verdict on stdout).
-    exit_code: int = 0
-    # The tenant whose data this is: a result too large to print is stored as
-    # a ref readable only with this tenant. None: the command's --tenant.
-    tenant: str | None = None
+__all__ = [
+    "CAPTURE",
+    "Outcome",
+    "command_tenant",
+    "internal_failure",
+    "run_operation",
+    "usage_failure",
+]
 
 
 def command_tenant() -> str | None:
@@ -49,8 +39,6 @@ CAPTURE: ContextVar[list[Outcome] | None] = ContextVar("qdsl_capture", default=N
 
 
 def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
-    from qdsl.envelope import emit_error, emit_success
-
     captured = CAPTURE.get()
     if captured is not None:
         outcome = body()
@@ -58,27 +46,9 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
             outcome.tenant = command_tenant()
         captured.append(outcome)
         return outcome.exit_code
-    from qdsl.envelope.store import collect_at_start
-
-    collect_at_start()
-    state = current_state()
-    try:
-        outcome = body()
-    except QdslError as exc:
-        return emit_error(operation, exc, json_mode=state.json_mode)
-    except Exception as exc:
-        return emit_error(operation, _unexpected(exc), json_mode=state.json_mode)
-    code = emit_success(
-        operation,
-        outcome.data,
-        warnings=outcome.warnings,
-        next_ops=outcome.next_ops,
-        trace_id=outcome.trace_id,
-        json_mode=state.json_mode,
-        human=outcome.human,
-        tenant=command_tenant() if outcome.tenant is None else outcome.tenant,
+    return deliver(
+        operation, body, json_mode=current_state().json_mode, tenant=command_tenant()
     )
-    return outcome.exit_code or code
 
 
 def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
@@ -94,17 +64,7 @@ def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
     return emit_error(operation or "qdsl", err, json_mode=json_mode)
 
 
-def _unexpected(exc: Exception) -> InternalError:
-    if os.environ.get("QDSL_DEBUG"):
-        traceback.print_exception(exc, file=sys.stderr)
-    return InternalError(
-        "unexpected",
-        f"qdsl failed unexpectedly ({type(exc).__name__})",
-        hint="this is a defect in qdsl; rerun with QDSL_DEBUG=1 and report the traceback",
-    )
-
-
 def internal_failure(exc: Exception, *, json_mode: bool) -> int:
     from qdsl.envelope import emit_error
 
-    return emit_error("qdsl", _unexpected(exc), json_mode=json_mode)
+    return emit_error("qdsl", unexpected(exc), json_mode=json_mode)

@@ -1,0 +1,71 @@
+"""A command's outcome and its delivery through the envelope adapter, without click.
+
+`runner.run_operation` delivers for the click commands; `cli.fast` delivers
+`refs list` directly, so that command starts without loading click.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdsl.dsl.errors import InternalError, QdslError
+
+
+@dataclass
+class Outcome:
+    data: Any
+    warnings: list[str] = field(default_factory=list)
+    next_ops: list[dict[str, Any]] = field(default_factory=list)
+    human: str | None = None
+    trace_id: str | None = None
+    # A non-zero exit for a result that is still printed as data (e.g. `verify`
+    # printing a failed verdict exits 5 with the verdict on stdout).
+    exit_code: int = 0
+    # The tenant whose data this is: a result too large to print is stored as
+    # a ref readable only with this tenant. None: the command's --tenant.
+    tenant: str | None = None
+
+
+def unexpected(exc: Exception) -> InternalError:
+    if os.environ.get("QDSL_DEBUG"):
+        traceback.print_exception(exc, file=sys.stderr)
+    return InternalError(
+        "unexpected",
+        f"qdsl failed unexpectedly ({type(exc).__name__})",
+        hint="this is a defect in qdsl; rerun with QDSL_DEBUG=1 and report the traceback",
+    )
+
+
+def deliver(
+    operation: str, body: Callable[[], Outcome], *, json_mode: bool, tenant: str | None
+) -> int:
+    """Collect expired refs, run `body` and print its outcome or its error; the exit code.
+
+    `tenant` is the command's --tenant, which owns a stored result unless the
+    outcome names its own."""
+    from qdsl.envelope import emit_error, emit_success
+    from qdsl.envelope.store import collect_at_start
+
+    collect_at_start()
+    try:
+        outcome = body()
+    except QdslError as exc:
+        return emit_error(operation, exc, json_mode=json_mode)
+    except Exception as exc:
+        return emit_error(operation, unexpected(exc), json_mode=json_mode)
+    code = emit_success(
+        operation,
+        outcome.data,
+        warnings=outcome.warnings,
+        next_ops=outcome.next_ops,
+        trace_id=outcome.trace_id,
+        json_mode=json_mode,
+        human=outcome.human,
+        tenant=tenant if outcome.tenant is None else outcome.tenant,
+    )
+    return outcome.exit_code or code

@@ -1,0 +1,110 @@
+"""The benchmarks keep running: `python -m benchmarks --quick` end to end.
+
+Quick mode runs every benchmark at tiny sizes and asserts nothing about time;
+these tests prove that each still runs against the current code and that the
+summary reports every row of issue 12's table. The PostgreSQL parts run in a
+test of their own, which needs the server as the suite's PG fixtures do.
+Also: the sqlglot guard the compiler is measured against really guards.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import harness as H
+from benchmarks.sqlguard import GuardError, Whitelist, guard
+from benchmarks.workload import demo_cases, demo_questions
+from qdsl.dsl.catalog import demo_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+SQLITE_ROWS = (
+    "JSON plan → bound SQL, warm",
+    "text plan → SQL",
+    "executor per cached plan, SQLite demo",
+    "plan_and_answer on the demo",
+    "qdsl --version",
+    "qdsl --json refs list",
+    "1 MB result stored + printed",
+    "default audit log vs none",
+)
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _summary(out: str) -> str:
+    assert "## Summary" in out
+    return out.split("## Summary", 1)[1]
+
+
+def test_every_benchmark_runs_quick_without_postgres() -> None:
+    out = _run("--skip-pg", "--no-pg")
+    for name in ("bench_compile", "bench_executor", "bench_answer", "bench_startup"):
+        assert f"## {name}" in out
+    summary = _summary(out)
+    for row in SQLITE_ROWS:
+        line = next(x for x in summary.splitlines() if row in x)
+        assert "×" in line, line
+
+
+def test_postgres_benchmarks_run_quick(pg_admin_url: str) -> None:
+    out = _run(
+        "--only", "executor,values,facts_load", "--admin-url", pg_admin_url,
+        env={"QDSL_TEST_PG_URL": pg_admin_url},
+    )
+    summary = _summary(out)
+    for row in ("p50 vs raw |", "p95 vs raw |", "p50 vs raw + guards", "p95 vs raw + guards"):
+        line = next(x for x in summary.splitlines() if row in x)
+        assert "facts-first" in line and "×" in line, line
+    assert "skipped" not in out
+
+
+def test_the_guard_accepts_the_workload_and_refuses_what_it_must() -> None:
+    wl = Whitelist(demo_catalog())
+    sqls = [c.sql("t1") for c in demo_cases()] + [q[1]("t1") for q in demo_questions()]
+    for sql in sqls:
+        assert "tenant_id = 't1'" in guard(sql, "t1", wl)
+    exists = demo_cases()[0].sql("t1")
+    refused = [
+        (exists, "t2"),  # another tenant's literal
+        (exists.replace("f.tenant_id = 't1' AND ", ""), "t1"),  # the facts EXISTS unbound
+        ("SELECT p.id FROM projects AS p", "t1"),
+        ("SELECT p.secret FROM projects AS p WHERE p.tenant_id = 't1'", "t1"),
+        ("SELECT u.id FROM accounts AS u WHERE u.tenant_id = 't1'", "t1"),
+        ("DELETE FROM projects WHERE tenant_id = 't1'", "t1"),
+    ]
+    for sql, tenant in refused:
+        with pytest.raises(GuardError):
+            guard(sql, tenant, wl)
+
+
+def test_ratios_read_as_their_goals() -> None:
+    a = H.Samples([[2.0, 2.0], [4.0]])
+    b = H.Samples([[1.0, 1.0], [1.0]])
+    slower = H.compare("p", "q", "alt", a, b, goal=H.at_most(1.5))
+    assert (slower.value, slower.low, slower.high, slower.met) == (2.0, 2.0, 4.0, False)
+    faster = H.compare("p", "q", "alt", b, a, goal=H.faster(1.5))
+    assert faster.value == 2.0 and faster.met
+    assert H.percentile([float(x) for x in range(1, 101)], 0.95) == 95.0
+
+
+def test_interleaving_alternates_the_order() -> None:
+    calls: list[str] = []
+    H.interleaved([lambda: calls.append("a"), lambda: calls.append("b")], repeats=4, warmup=0)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
