@@ -145,7 +145,9 @@ _BRACKET = re.compile(r"[\[\]{}]")
 def check_json_depth(text: str, what: str, limit: Limits | None = None) -> None:
     """Refuse JSON nested deeper than the limit before any parser recurses into it."""
     lim = limit or limits()
-    if "[" not in text and "{" not in text:
+    # Nesting is never deeper than the number of opening brackets: a plan with
+    # fewer than the limit (every real one) needs no scan.
+    if text.count("[") + text.count("{") <= lim.json_depth:
         return
     depth = 0
     for m in _BRACKET.finditer(_STRING.sub("", text)):
