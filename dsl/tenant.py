@@ -12,7 +12,7 @@ tenant.
 from __future__ import annotations
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import limits
+from qdsl.dsl.limits import Limits, limits
 
 _HINT = "pass the caller's tenant id, e.g. --tenant t1 (printable, no surrounding spaces)"
 
@@ -21,15 +21,16 @@ def _bad(subtype: str, message: str) -> UsageError:
     return UsageError(subtype, message, hint=_HINT, retryable=False)
 
 
-def valid_tenant(tenant_id: object) -> str:
-    """`tenant_id` itself if it is a well-formed tenant id, else a usage error."""
+def valid_tenant(tenant_id: object, limit: Limits | None = None) -> str:
+    """`tenant_id` itself if it is a well-formed tenant id, else a usage error
+    (`limit`: the limits already read for this call, if any)."""
     if tenant_id is None:
         raise _bad("missing_tenant", "no tenant given: every query runs for one tenant")
     if not isinstance(tenant_id, str):
         raise _bad("bad_tenant", f"the tenant must be a string, got {type(tenant_id).__name__}")
     if not tenant_id.strip():
         raise _bad("missing_tenant", "the tenant is blank: every query runs for one tenant")
-    lim = limits()
+    lim = limit or limits()
     if len(tenant_id) > lim.tenant_chars:
         raise UsageError(
             "bad_tenant",

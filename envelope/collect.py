@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING
 
 from qdsl.envelope import atomic
 from qdsl.envelope.records import RefRecord, index_line, ref_id_time_ms
+from qdsl.envelope.ref_api import over_cap_warning, plan_eviction
 
 if TYPE_CHECKING:
-    from qdsl.envelope.store import GcReport, RefStore
+    from qdsl.envelope.ref_api import GcReport
+    from qdsl.envelope.store import RefStore
 
 INDEX = "index.jsonl"
 TMP_SUFFIX = ".tmp"
@@ -87,27 +89,18 @@ def _plan(
         else:
             keep.append(r)
 
-    def protected(r: RefRecord) -> bool:
-        return now - r.created_ms < store.grace_ms
-
-    excess = len(keep) - max(store.max_count, 1)
-    total = sum(r.bytes for r in keep)
-    evict: set[str] = set()
-    for r in keep[:-1]:  # oldest first; the newest always stays
-        if excess <= 0 and total <= store.max_bytes:
-            break
-        if not protected(r):
-            evict.add(r.ref_id)
-            excess -= 1
-            total -= r.bytes
+    evict = plan_eviction(
+        keep,
+        now=now,
+        max_count=store.max_count,
+        max_bytes=store.max_bytes,
+        grace_ms=store.grace_ms,
+    )
     report.evicted += len(evict)
     drop += [r for r in keep if r.ref_id in evict]
     keep = [r for r in keep if r.ref_id not in evict]
     if keep and keep[-1].bytes > store.max_bytes:
-        report.warnings.append(
-            f"ref {keep[-1].ref_id} ({keep[-1].bytes} bytes) is over the ref store's byte cap "
-            f"({store.max_bytes}); it is kept alone until the next result"
-        )
+        report.warnings.append(over_cap_warning(keep[-1], store.max_bytes))
     return keep, drop
 
 

@@ -20,8 +20,8 @@ from qdsl.dsl.errors import QdslError
 from qdsl.envelope.budget import RefFields, dumps, encode_line, large_envelope, stdout_bytes
 
 if TYPE_CHECKING:
+    from qdsl.envelope.ref_api import RefStoreProtocol
     from qdsl.envelope.settings import IoSettings
-    from qdsl.envelope.store import RefStore
 
 SCHEMA_VERSION = 1
 
@@ -105,7 +105,7 @@ def persist(
     output_bytes: int,
     budget: int,
     *,
-    store: RefStore | None,
+    store: RefStoreProtocol | None,
     warnings: list[str],
     tenant: str | None = None,
 ) -> RefFields:
@@ -138,7 +138,7 @@ def emit_success(
     json_mode: bool = True,
     human: str | None = None,
     out: TextIO | None = None,
-    store: RefStore | None = None,
+    store: RefStoreProtocol | None = None,
     settings: IoSettings | None = None,
     tenant: str | None = None,
 ) -> int:

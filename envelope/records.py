@@ -189,3 +189,9 @@ def relpath(ref_id: str) -> str:
 def _seal(fields: dict[str, Any]) -> str:
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def record_seal(record: RefRecord) -> str:
+    """The seal of a record's fields: what a ref file's header carries, and the
+    PostgreSQL store's `seal` column."""
+    return _seal(record.to_json())

@@ -21,6 +21,8 @@ from qdsl.dsl.errors import UsageError
 
 FileInputPolicy = Literal["allow", "warn", "deny"]
 FILE_INPUT_POLICIES: tuple[FileInputPolicy, ...] = ("allow", "warn", "deny")
+RefBackendName = Literal["file", "postgresql"]
+REF_BACKENDS: tuple[RefBackendName, ...] = ("file", "postgresql")
 
 DEFAULT_THRESHOLD = 24576
 # Below this a preview cannot carry even the ref fields, so smaller thresholds
@@ -54,6 +56,9 @@ class IoSettings:
     file_input: FileInputPolicy = "warn"
     # Where file_input came from, for the deny hint: "env", "config" or "default".
     file_input_source: str = "default"
+    ref_store: RefBackendName = "file"
+    # The PostgreSQL ref store's database; None: the deployment's (--db).
+    ref_store_url: str | None = None
 
 
 def _int_setting(
@@ -95,6 +100,39 @@ def parse_policy(raw: object, where: str) -> FileInputPolicy:
     )
 
 
+def _ref_backend(env: Mapping[str, str], config: Mapping[str, Any]) -> RefBackendName:
+    if env.get("QDSL_REF_STORE", "").strip():
+        raw, where = env["QDSL_REF_STORE"], "QDSL_REF_STORE"
+    elif "ref_store" in config:
+        raw, where = config["ref_store"], "[io] ref_store"
+    else:
+        return "file"
+    text = str(raw).strip().lower()
+    for backend in REF_BACKENDS:
+        if text == backend:
+            return backend
+    raise UsageError(
+        "bad_setting",
+        f"{where} must be file or postgresql, got {raw!r}",
+        hint=f"set {where} to file (the default) or postgresql",
+    )
+
+
+def _ref_store_url(env: Mapping[str, str], config: Mapping[str, Any]) -> str | None:
+    if env.get("QDSL_REF_STORE_URL", "").strip():
+        return env["QDSL_REF_STORE_URL"].strip()
+    raw = config.get("ref_store_url")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if not isinstance(raw, str):
+        raise UsageError(
+            "bad_setting",
+            f"[io] ref_store_url must be a database URL, got {raw!r}",
+            hint='for example ref_store_url = "postgresql://qdsl@db.internal/app"',
+        )
+    return raw.strip()
+
+
 def io_settings(env: Mapping[str, str] | None = None, root: Path | None = None) -> IoSettings:
     env = os.environ if env is None else env
     config = load_io_config(root if root is not None else state_dir(env))
@@ -117,4 +155,6 @@ def io_settings(env: Mapping[str, str] | None = None, root: Path | None = None) 
         grace_ms=_int_setting(env, config, "QDSL_REF_GRACE_MS", "ref_grace_ms", DEFAULT_GRACE_MS),
         file_input=policy,
         file_input_source=source,
+        ref_store=_ref_backend(env, config),
+        ref_store_url=_ref_store_url(env, config),
     )

@@ -32,14 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from qdsl.dsl.errors import RefError
+from qdsl.dsl.errors import QdslError, RefError
 from qdsl.envelope import atomic
 from qdsl.envelope.collect import IN_FLIGHT, INDEX, TMP_SUFFIX, collect
 from qdsl.envelope.private_dir import UnsafeDirectory, ensure_child, ensure_root
@@ -58,30 +55,29 @@ from qdsl.envelope.records import (
     ref_id_time_ms,
     system_clock,
 )
+from qdsl.envelope.ref_api import (
+    DerivedReads,
+    GcReport,
+    RefStoreProtocol,
+    StoreWriteError,
+    checked_id,
+    corrupt,
+    expired,
+    missing,
+)
 from qdsl.envelope.scan import Scan, scan_store
 from qdsl.envelope.settings import DEFAULT_GRACE_MS
 
-# ids and records live in envelope.records; re-exported for callers
+# ids and records live in envelope.records, the backend API in envelope.ref_api;
+# re-exported for callers
 __all__ = ["REF_ID", "Clock", "GcReport", "RefRecord", "RefStore", "StoreWriteError"]
-__all__ += ["collect_at_start", "is_ref_id", "iso_ms", "new_ref_id", "open_store"]
-__all__ += ["parse_iso_ms", "ref_id_time_ms", "system_clock"]
+__all__ += ["RefStoreProtocol", "collect_at_start", "is_ref_id", "iso_ms", "new_ref_id"]
+__all__ += ["open_store", "parse_iso_ms", "ref_id_time_ms", "system_clock"]
 
 
-@dataclass
-class GcReport:
-    expired: int = 0
-    evicted: int = 0
-    vanished: int = 0
-    orphans: int = 0
-    temps: int = 0
-    warnings: list[str] = field(default_factory=list)
+class RefStore(DerivedReads):
+    """The file store: the CLI's default backend."""
 
-
-class StoreWriteError(Exception):
-    """Persisting failed; the caller degrades (resultPersisted: false)."""
-
-
-class RefStore:
     def __init__(
         self,
         state_root: Path,
@@ -165,7 +161,7 @@ class RefStore:
     # ------------------------------------------------------------------ read
     def load(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, bytes]:
         """The record and stored bytes of a ref readable by `tenant`."""
-        ref_id = self._checked_id(ref_id)
+        ref_id = checked_id(ref_id)
         day_dir = self.dir / day_of(ref_id)
 
         def screen(head: bytes) -> None:
@@ -179,16 +175,16 @@ class RefStore:
         try:
             record, start = decode_header(data)
         except ValueError:
-            raise _corrupt(ref_id) from None
+            raise corrupt(ref_id) from None
         if record.ref_id != ref_id:
-            raise _corrupt(ref_id)
+            raise corrupt(ref_id)
         if not record.readable_by(tenant):
             raise self._missing(ref_id)
         if record.expires_ms <= self.clock():
-            raise _expired(ref_id)
+            raise expired(ref_id)
         body = data[start:]
         if len(body) != record.bytes or hashlib.sha256(body).hexdigest() != record.sha256:
-            raise _corrupt(ref_id)
+            raise corrupt(ref_id)
         return record, body
 
     def _read_ref_file(self, ref_id: str, day_dir: Path, screen: Callable[[bytes], None]) -> bytes:
@@ -210,46 +206,8 @@ class RefStore:
                 retryable=True,
             ) from None
 
-    def record(self, ref_id: str, *, tenant: str | None = None) -> RefRecord:
-        return self.load(ref_id, tenant=tenant)[0]
-
-    def read_bytes(self, ref_id: str, *, tenant: str | None = None) -> bytes:
-        return self.load(ref_id, tenant=tenant)[1]
-
-    def read_json(self, ref_id: str, *, tenant: str | None = None) -> Any:
-        return self.load_json(ref_id, tenant=tenant)[1]
-
-    def load_json(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, Any]:
-        record, data = self.load(ref_id, tenant=tenant)
-        try:
-            return record, json.loads(data)
-        except (ValueError, RecursionError):
-            raise RefError(
-                "ref_corrupt", f"ref {record.ref_id} is not JSON", hint="rerun the command"
-            ) from None
-
-    def _checked_id(self, ref_id: str) -> str:
-        ref_id = ref_id.strip()
-        if not is_ref_id(ref_id):
-            shown = ref_id if len(ref_id) <= 80 else ref_id[:80] + "…"
-            raise RefError(
-                "ref_not_found",
-                f"{shown!r} is not a ref id",
-                hint="ref ids look like r20261101T120000123-run-0123456789; see `qdsl refs list`",
-            )
-        return ref_id
-
     def _missing(self, ref_id: str) -> RefError:
-        """The error of a ref that is not there, or not there for this caller."""
-        born = ref_id_time_ms(ref_id)
-        if born is not None and born + self.ttl_ms <= self.clock():
-            return _expired(ref_id)
-        return RefError(
-            "ref_not_found",
-            f"no ref {ref_id} in the store",
-            hint="it may have been pruned or evicted by the count/size caps; "
-            "rerun the command that produced it (see `qdsl refs list`)",
-        )
+        return missing(ref_id, ttl_ms=self.ttl_ms, now_ms=self.clock())
 
     # --------------------------------------------------------------- listing
     def records(self) -> list[RefRecord]:
@@ -294,50 +252,29 @@ def _unsafe(message: str) -> RefError:
     )
 
 
-def _corrupt(ref_id: str) -> RefError:
-    return RefError(
-        "ref_corrupt",
-        f"ref {ref_id} does not match its sha256; it was changed after writing",
-        hint="rerun the command that produced it; `qdsl refs prune --all` clears the store",
-    )
+def open_store(clock: Clock = system_clock) -> RefStoreProtocol:
+    """The selected backend (`QDSL_REF_STORE`), configured by the `[io]` settings."""
+    from qdsl.envelope.backends import open_selected
 
-
-def _expired(ref_id: str) -> RefError:
-    return RefError(
-        "ref_expired",
-        f"ref {ref_id} has expired",
-        hint="rerun the command that produced it (QDSL_REF_TTL_MS sets the lifetime)",
-    )
-
-
-def open_store(clock: Clock = system_clock) -> RefStore:
-    from qdsl.envelope.settings import io_settings, state_dir
-
-    settings = io_settings()
-    return RefStore(
-        state_dir(),
-        ttl_ms=settings.ttl_ms,
-        max_count=settings.max_count,
-        max_bytes=settings.max_bytes,
-        grace_ms=settings.grace_ms,
-        clock=clock,
-    )
+    return open_selected(clock)
 
 
 def collect_at_start() -> None:
     """The start of every command: the state dir made (parents too) private,
-    then the lazy GC; never fails the command."""
+    then the lazy GC of the selected store; never fails the command."""
     import sys
 
     try:
-        store = open_store()
         # First, so that whatever the command keeps there (the demo database,
         # keys) finds a private dir rather than making one with open parents.
+        from qdsl.envelope.settings import state_dir
+
         with contextlib.suppress(UnsafeDirectory, OSError):
-            ensure_root(store.root, create=True)
-        report = store.gc()
+            ensure_root(state_dir(), create=True)
+        report = open_store().gc()
     except Exception as exc:  # a broken store must not stop an unrelated command
-        sys.stderr.write(f"qdsl: warning: ref store cleanup skipped ({type(exc).__name__})\n")
+        reason = exc.message if isinstance(exc, QdslError) else type(exc).__name__
+        sys.stderr.write(f"qdsl: warning: ref store cleanup skipped ({reason})\n")
         return
     for warning in report.warnings:
         sys.stderr.write(f"qdsl: warning: {warning}\n")

@@ -28,10 +28,11 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.main_facts import split_rows
-from qdsl.executor.result import Evidence, ExecutionResult, ResultRow
+from qdsl.executor.result import ExecutionResult
 from qdsl.executor.statements import AnySelect
 
 Row = dict[str, Any]
@@ -40,8 +41,21 @@ Flow = Generator[Request, list[Row], ExecutionResult]
 
 
 def plan_hash(prep: Prepared) -> str:
+    # A plan served again from a cache is the same (immutable) object: hash it once.
+    # The entry keeps its plan alive, so an id is never reused while it is cached.
+    found = _HASHES.get(id(prep.plan))
+    if found is not None and found[0] is prep.plan:
+        return found[1]
     text = json.dumps(prep.plan.to_json_dict(), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    if len(_HASHES) >= _HASHES_MAX:
+        _HASHES.clear()
+    _HASHES[id(prep.plan)] = (prep.plan, digest)
+    return digest
+
+
+_HASHES: dict[int, tuple[Plan, str]] = {}
+_HASHES_MAX = 1024
 
 
 def plain(value: Any) -> Any:
@@ -53,32 +67,44 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _value(prep: Prepared, column: str, raw: Any) -> Any:
+def _number(raw: Any) -> Any:
     # SQLite hands back integral NUMERIC values as int; PostgreSQL as float.
-    if prep.entity.kinds.get(column) is FieldType.NUMBER and isinstance(raw, int | Decimal):
-        return float(raw)
-    return plain(raw)
+    return float(raw) if isinstance(raw, int | Decimal) else plain(raw)
 
 
-def _fact_evidence(row: Row, execution_id: str, *, fallback: bool = False) -> Evidence:
+def _readers(prep: Prepared) -> list[tuple[str, str, Any]]:
+    """Per projected column: its name in results, its key in a row, its converter
+    (worked out once per call, not per row)."""
+    kinds = prep.entity.kinds
+    return [
+        (
+            s.name,
+            N.value_column(s.name),
+            _number if kinds.get(s.column) is FieldType.NUMBER else plain,
+        )
+        for s in prep.statements.selected
+    ]
+
+
+def _fact_evidence(row: Row, execution_id: str) -> dict[str, Any]:
+    """An `Evidence` of a fact row, as the data `ExecutionResult` validates."""
     confidence = row.get("confidence")
-    return Evidence(
-        id=f"fact:{row['id']}",
-        kind="fact",
-        execution_id=execution_id,
-        tenant_id=row["tenant_id"],
-        entity_type=row["entity_type"],
-        entity_id=row["entity_id"],
-        predicate=row["predicate"],
-        value_text=row["value_text"],
-        value_norm=row["value_norm"],
-        source_type=row["source_type"],
-        source_ref=row["source_ref"],
-        confidence=float(confidence) if confidence is not None else None,
-        observed_at=row["observed_at"],
-        valid_until=row["valid_until"],
-        fallback=fallback,
-    )
+    return {
+        "id": f"fact:{row['id']}",
+        "kind": "fact",
+        "execution_id": execution_id,
+        "tenant_id": row["tenant_id"],
+        "entity_type": row["entity_type"],
+        "entity_id": row["entity_id"],
+        "predicate": row["predicate"],
+        "value_text": row["value_text"],
+        "value_norm": row["value_norm"],
+        "source_type": row["source_type"],
+        "source_ref": row["source_ref"],
+        "confidence": float(confidence) if confidence is not None else None,
+        "observed_at": row["observed_at"],
+        "valid_until": row["valid_until"],
+    }
 
 
 class _Steps:
@@ -195,7 +221,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         matched = {}  # text hits: no fact stands behind them
     every = yield from _entity_facts(steps, ids)
 
-    evidence: dict[str, Evidence] = {}
+    evidence: dict[str, dict[str, Any]] = {}
     out_rows = _result_rows(
         prep,
         rows,
@@ -205,23 +231,27 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         matched_term=matched_term,
         execution_id=execution_id,
     )
-    return ExecutionResult(
-        execution_id=execution_id,
-        tenant_id=str(prep.params[N.TENANT]),
-        query_type=prep.template.query_type,
-        entity_type=prep.template.entity_type,
-        template=prep.template.name,
-        plan_hash=plan_hash(prep),
-        sql_fingerprints=_fingerprints(prep, steps.ran),
-        rows=tuple(out_rows),
-        count=count,
-        truncated=truncated,
-        baseline_total=baseline,
-        evidence=tuple(evidence.values()),
-        used_fallback=matched_term is not None,
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
-        notes=tuple(steps.notes),
-        retrieval=_retrieval(prep, matched_term is not None),
+    # One validation of the whole result (rows and evidence as data): pydantic
+    # builds the nested models in one call, a fraction of a call per object.
+    return ExecutionResult.model_validate(
+        {
+            "execution_id": execution_id,
+            "tenant_id": str(prep.params[N.TENANT]),
+            "query_type": prep.template.query_type,
+            "entity_type": prep.template.entity_type,
+            "template": prep.template.name,
+            "plan_hash": plan_hash(prep),
+            "sql_fingerprints": _fingerprints(prep, steps.ran),
+            "rows": out_rows,
+            "count": count,
+            "truncated": truncated,
+            "baseline_total": baseline,
+            "evidence": list(evidence.values()),
+            "used_fallback": matched_term is not None,
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+            "notes": tuple(steps.notes),
+            "retrieval": _retrieval(prep, matched_term is not None),
+        }
     )
 
 
@@ -246,62 +276,64 @@ def _result_rows(
     *,
     matched: dict[str, list[Row]],
     every: dict[str, list[Row]],
-    evidence: dict[str, Evidence],
+    evidence: dict[str, dict[str, Any]],
     matched_term: dict[str, str] | None,
     execution_id: str,
-) -> list[ResultRow]:
-    """Result rows with their evidence ids; fills `evidence` (facts first, then objects)."""
+) -> list[dict[str, Any]]:
+    """Result rows (as data) with their evidence ids; fills `evidence` (each row's
+    facts, then its object)."""
     entity_type = prep.template.entity_type
-    out_rows: list[ResultRow] = []
+    report_facts = prep.template.shape.entity_facts
+    readers = _readers(prep)
+    out_rows: list[dict[str, Any]] = []
     for r in rows:
         eid = r[N.ROW_ID]
         evidence_ids: list[str] = []
         for f in matched.get(eid, ()):
             ev = _fact_evidence(f, execution_id)
-            evidence.setdefault(ev.id, ev)
-            evidence_ids.append(ev.id)
+            evidence.setdefault(ev["id"], ev)
+            evidence_ids.append(ev["id"])
         facts: dict[str, str] = {}
-        if prep.template.shape.entity_facts:
+        if report_facts:
             for f in every.get(eid, ()):
                 ev = _fact_evidence(f, execution_id)
-                evidence.setdefault(ev.id, ev)
-                if ev.id not in evidence_ids:
-                    evidence_ids.append(ev.id)
+                evidence.setdefault(ev["id"], ev)
+                if ev["id"] not in evidence_ids:
+                    evidence_ids.append(ev["id"])
                 facts.setdefault(f["predicate"], f["value_text"])
-        values = _row_values(prep, r, every.get(eid, []))
         object_id = f"{entity_type}:{eid}"
         # A text-fallback hit is marked as such: no fact stands behind it.
-        evidence[object_id] = Evidence(
-            id=object_id,
-            kind="object" if matched_term is None else "text",
-            execution_id=execution_id,
-            tenant_id=r[N.ROW_TENANT],
-            entity_type=entity_type,
-            entity_id=eid,
-            value_text=None if matched_term is None else matched_term.get(eid),
-            fallback=matched_term is not None,
-        )
+        evidence[object_id] = {
+            "id": object_id,
+            "kind": "object" if matched_term is None else "text",
+            "execution_id": execution_id,
+            "tenant_id": r[N.ROW_TENANT],
+            "entity_type": entity_type,
+            "entity_id": eid,
+            "value_text": None if matched_term is None else matched_term.get(eid),
+            "fallback": matched_term is not None,
+        }
         evidence_ids.append(object_id)
         out_rows.append(
-            ResultRow(
-                entity_type=entity_type,
-                entity_id=eid,
-                tenant_id=r[N.ROW_TENANT],
-                label=r[N.ROW_LABEL],
-                values=values,
-                facts=facts,
-                evidence_ids=tuple(evidence_ids),
-            )
+            {
+                "entity_type": entity_type,
+                "entity_id": eid,
+                "tenant_id": r[N.ROW_TENANT],
+                "label": r[N.ROW_LABEL],
+                "values": _row_values(prep, readers, r, every.get(eid, [])),
+                "facts": facts,
+                "evidence_ids": evidence_ids,
+            }
         )
-
     return out_rows
 
 
-def _row_values(prep: Prepared, r: Row, facts: list[Row]) -> dict[str, Any]:
+def _row_values(
+    prep: Prepared, readers: list[tuple[str, str, Any]], r: Row, facts: list[Row]
+) -> dict[str, Any]:
     """The projected values of one row: its columns, then projected fact fields."""
-    st = prep.statements
-    values = {s.name: _value(prep, s.column, r[N.value_column(s.name)]) for s in st.selected}
-    for name in st.fact_fields:
+    values = {name: convert(r[key]) for name, key, convert in readers}
+    for name in prep.statements.fact_fields:
         predicate = prep.entity.spec.fields[name].fact
         values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)
     return values

@@ -81,7 +81,7 @@ def migrations_dir() -> Path:
 
 # The newest revision under migrations_dir()/versions (a test keeps this in step).
 # facts.demo.setup compares against it to skip loading Alembic when nothing is due.
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 # Where qdsl's history is recorded (alembic/env.py passes it to Alembic).
 VERSION_TABLE = "qdsl_alembic_version"
 

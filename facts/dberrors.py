@@ -140,7 +140,7 @@ def _missing_table(name: str, catalog_tables: Collection[str]) -> DatabaseError:
     name = name.strip('"')
     if name in OWN_TABLES or (name not in catalog_tables and name.startswith("qdsl_")):
         return TableMissing(
-            f"the table {name}, which qdsl keeps its facts in, does not exist",
+            f"the table {name}, one of qdsl's own, does not exist",
             hint="run `qdsl db upgrade` against this database",
             details={"table": name},
         )

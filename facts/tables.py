@@ -24,6 +24,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -170,3 +171,33 @@ index_state = Table(
 TENANT_TABLES: tuple[Table, ...] = (semantic_facts, text_grams, value_index, index_state)
 
 TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in metadata.sorted_tables}
+
+# -- PostgreSQL only ------------------------------------------------------------------
+# The shared ref store (envelope.pg_store, docs/refs.md): large results kept for
+# a while, readable by every server process of a deployment. Only PostgreSQL
+# deployments get it (SQLite is one host: the file store serves it), so it has
+# a MetaData of its own, compared with the migrated PostgreSQL schema alone.
+postgresql_metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+REF_TABLE_NAME = "qdsl_refs"
+ref_table = Table(
+    REF_TABLE_NAME,
+    postgresql_metadata,
+    Column("ref_id", String(64), primary_key=True),
+    # NULL: made without a tenant (parse, compile, catalog), readable by all.
+    # Text: a tenant id may be as long as `[limits] tenant_chars` allows.
+    Column("tenant_id", Text, nullable=True),
+    Column("operation", Text, nullable=False),
+    # Epoch milliseconds, as the ids and the file store's records count time.
+    Column("created_ms", BigInteger, nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    # sha256 of the record's fields (envelope.records.seal): a changed expiry,
+    # size or checksum reads as corrupt, as a changed file header does.
+    Column("seal", String(64), nullable=False),
+    Column("payload", LargeBinary, nullable=False),
+)
+# The collector walks live refs oldest first and drops the expired.
+Index(None, ref_table.c.created_ms, ref_table.c.ref_id)
+Index(None, ref_table.c.expires_ms)

@@ -66,7 +66,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 pytest_plugins = ["deployments.fixtures"]
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-PG_FIXTURES = frozenset({"pg_url", "pg_engine", "pg_admin_url", "pg_database_factory"})
+PG_FIXTURES = frozenset(
+    {"pg_url", "pg_engine", "pg_admin_url", "pg_database_factory", "pg_refs_url", "pg_refs_engine"}
+)
 
 
 @pytest.fixture(autouse=True)

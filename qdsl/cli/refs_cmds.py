@@ -45,16 +45,26 @@ def refs_group() -> None:
 @refs_group.command("path")
 @click.pass_context
 def path_cmd(ctx: click.Context) -> None:
-    """Print where the ref store lives (the only absolute path qdsl prints)."""
+    """Print where the ref store lives (the only absolute path qdsl prints);
+    for the postgresql store, its database (password hidden) and table."""
 
     def body() -> Outcome:
-        from qdsl.envelope.settings import state_dir
+        from qdsl.envelope.settings import io_settings, state_dir
 
         root = state_dir()
         refs = root / "refs"
+        data = {"stateDir": str(root), "refsDir": str(refs), "index": str(refs / "index.jsonl")}
+        settings = io_settings()
+        if settings.ref_store == "file":
+            return Outcome(data={**data, "backend": "file"}, human=str(refs))
+        from qdsl.envelope.backends import ref_store_url
+        from qdsl.facts.engines import display_url
+        from qdsl.facts.tables import REF_TABLE_NAME
+
+        where = display_url(ref_store_url(settings))
         return Outcome(
-            data={"stateDir": str(root), "refsDir": str(refs), "index": str(refs / "index.jsonl")},
-            human=str(refs),
+            data={**data, "backend": "postgresql", "database": where, "table": REF_TABLE_NAME},
+            human=f"{where} (table {REF_TABLE_NAME})",
         )
 
     ctx.exit(run_operation("refs path", body))

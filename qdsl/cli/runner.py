@@ -46,9 +46,12 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
             outcome.tenant = command_tenant()
         captured.append(outcome)
         return outcome.exit_code
-    return deliver(
-        operation, body, json_mode=current_state().json_mode, tenant=command_tenant()
-    )
+    from qdsl.envelope.backends import deployment_database
+
+    state = current_state()
+    # The command's --db is the default database of a postgresql ref store.
+    with deployment_database(state.db_url):
+        return deliver(operation, body, json_mode=state.json_mode, tenant=command_tenant())
 
 
 def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:

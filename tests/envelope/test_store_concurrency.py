@@ -1,7 +1,9 @@
 """16 processes × 200 operations on one ref store under a small cap (eviction
-on), lock-free, with the POSIX calls and without them (the Windows path):
-no lost, torn or mismatched ref, never another tenant's, none evicted within
-its grace period, and the store consistent afterwards.
+on): the file store lock-free, with the POSIX calls and without them (the
+Windows path), and the PostgreSQL store (each process its own connection, as
+the non-superuser application role): no lost, torn or mismatched ref, never
+another tenant's, none evicted within its grace period, and the store
+consistent afterwards.
 
 Time is a logical clock shared by the processes (one tick per call), so the
 grace period is checked without depending on how fast the machine is: a ref
@@ -18,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_suites import PORTABLE, deep
+from store_suites import PORTABLE, deep, empty_refs_table, writer_engine
 
 from qdsl.dsl.errors import RefError
 from qdsl.envelope import atomic
+from qdsl.envelope.ref_api import RefStoreProtocol
 from qdsl.envelope.store import RefStore
 
 WORKERS = 16
@@ -42,15 +45,14 @@ class SharedClock:
             return int(self.value.value)
 
 
-def _store(root: str, clock: SharedClock) -> RefStore:
-    return RefStore(
-        Path(root),
-        ttl_ms=10**12,
-        max_count=MAX_COUNT,
-        max_bytes=MAX_BYTES,
-        grace_ms=GRACE,
-        clock=clock,
-    )
+def _store(where: str, clock: SharedClock) -> RefStoreProtocol:
+    """The file store at directory `where`, or the PostgreSQL store at URL `where`."""
+    caps = {"max_count": MAX_COUNT, "max_bytes": MAX_BYTES, "grace_ms": GRACE, "clock": clock}
+    if where.startswith("postgresql"):
+        from qdsl.envelope.pg_store import PgRefStore
+
+        return PgRefStore(writer_engine(where), ttl_ms=10**12, **caps)
+    return RefStore(Path(where), ttl_ms=10**12, **caps)
 
 
 def _worker(root: str, seed: int, ticks: Any, caps: atomic.Caps, out: Any) -> None:
@@ -139,7 +141,7 @@ class Worker:
             self.read(rec.ref_id, caller, rec.created_ms, rec.sha256, "listed")
 
 
-def _run(root: Path, caps: atomic.Caps) -> Counter[str]:
+def _run(root: Path | str, caps: atomic.Caps) -> Counter[str]:
     ctx = mp.get_context("fork")
     ticks = ctx.Value("q", 1_795_000_000_000)
     queue = ctx.Queue()
@@ -170,18 +172,27 @@ def _run(root: Path, caps: atomic.Caps) -> Counter[str]:
     left = store.records()
     young = [r for r in left if now - r.created_ms < GRACE]
     assert len(left) <= max(MAX_COUNT, len(young) + 1)
-    index = (root / "refs" / "index.jsonl").read_bytes().splitlines()
-    assert len(index) == len(left)
-    assert not list(root.rglob("*.tmp"))
+    if isinstance(root, Path):
+        index = (root / "refs" / "index.jsonl").read_bytes().splitlines()
+        assert len(index) == len(left)
+        assert not list(root.rglob("*.tmp"))
     assert total["eviction_decisions"] > 0 and total["puts"] > 0  # the caps did evict
     return total
 
 
-@pytest.mark.parametrize("caps", [atomic.CAPS, PORTABLE], ids=["posix", "portable"])
+@pytest.mark.parametrize(
+    "caps",
+    [atomic.CAPS, PORTABLE, pytest.param(None, marks=pytest.mark.pg)],
+    ids=["posix", "portable", "postgresql"],
+)
 def test_sixteen_processes_under_a_small_cap(
-    ram_dir: Path, caps: atomic.Caps, record_property: Any
+    ram_dir: Path, caps: atomic.Caps | None, record_property: Any, request: pytest.FixtureRequest
 ) -> None:
-    total = _run(ram_dir, caps)
+    if caps is None:
+        empty_refs_table(request.getfixturevalue("pg_refs_admin"))
+        total = _run(str(request.getfixturevalue("pg_refs_url")), atomic.CAPS)
+    else:
+        total = _run(ram_dir, caps)
     ops = sum(total[k] for k in ("puts", "reads_ok", "reads_evicted", "foreign_refused"))
     ops += total["lists"] + total["gcs"]
     record_property("counts", dict(total))

@@ -3,16 +3,23 @@
 and a grace period, corrupt a byte, lose the index, restart. A read never
 returns bytes other than those put under that id, never another tenant's; a
 ref the model says is live, intact, readable by the caller and within the
-caps (or within its grace period) is always readable."""
+caps (or within its grace period) is always readable.
+
+The same machine runs on both backends: the file store, and the PostgreSQL
+store (there a corrupted byte is flipped in the row's payload or checksum, a
+ref deleted behind the store's back is a row deleted by the superuser, and
+there is no index to lose)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -22,9 +29,12 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
+from sqlalchemy import Engine, LargeBinary, bindparam, text
 
 from qdsl.dsl.errors import RefError
+from qdsl.envelope.ref_api import RefStoreProtocol
 from qdsl.envelope.store import RefStore
 
 TTL = 10_000
@@ -57,12 +67,16 @@ class StoreMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.root = Path(tempfile.mkdtemp(prefix="qdsl-sm-"))
         self.clock = Clock()
+        self.setup_backend()
         self.store = self._open()
         self.model: dict[str, Entry] = {}
 
-    def _open(self) -> RefStore:
+    # -- the file store (FileStoreMachine below is the PostgreSQL one) ------------
+    def setup_backend(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="qdsl-sm-"))
+
+    def _open(self) -> RefStoreProtocol:
         return RefStore(
             self.root,
             ttl_ms=TTL,
@@ -73,7 +87,25 @@ class StoreMachine(RuleBasedStateMachine):
         )
 
     def _path(self, ref_id: str) -> Path:
-        return self.store.dir / f"{ref_id[1:5]}-{ref_id[5:7]}-{ref_id[7:9]}" / f"{ref_id}.json"
+        return self.root / "refs" / f"{ref_id[1:5]}-{ref_id[5:7]}-{ref_id[7:9]}" / f"{ref_id}.json"
+
+    def stored(self, ref_id: str) -> bytes | None:
+        """What the backend holds for the ref, byte for byte; None if gone."""
+        path = self._path(ref_id)
+        return path.read_bytes() if path.exists() else None
+
+    def overwrite(self, ref_id: str, raw: bytes) -> None:
+        self._path(ref_id).write_bytes(raw)
+
+    def remove(self, ref_id: str) -> None:
+        self._path(ref_id).unlink(missing_ok=True)
+
+    def index_lines(self) -> list[str]:
+        index = self.root / "refs" / "index.jsonl"
+        return index.read_text().splitlines() if index.exists() else []
+
+    def lose_index(self) -> None:
+        (self.root / "refs" / "index.jsonl").unlink(missing_ok=True)
 
     def teardown(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -86,7 +118,8 @@ class StoreMachine(RuleBasedStateMachine):
     def put(self, payload: bytes, tenant: str | None) -> str:
         record = self.store.put("run", payload, tenant=tenant)
         assert record.ref_id not in self.model
-        original = self._path(record.ref_id).read_bytes()
+        original = self.stored(record.ref_id)
+        assert original is not None
         now = self.clock.now
         self.model[record.ref_id] = Entry(payload, now, now + TTL, tenant, original)
         return record.ref_id
@@ -157,19 +190,17 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(ref_id=refs, position=st.integers(min_value=0))
     def corrupt_a_byte(self, ref_id: str, position: int) -> None:
         entry = self.model.get(ref_id)
-        path = self._path(ref_id)
-        if entry is None or not path.exists():
+        held = self.stored(ref_id)
+        if entry is None or held is None:
             return
-        raw = bytearray(path.read_bytes())
+        raw = bytearray(held)
         raw[position % len(raw)] ^= 0x41
-        path.write_bytes(bytes(raw))
+        self.overwrite(ref_id, bytes(raw))
         entry.corrupt = bytes(raw) != entry.original  # flipping a byte twice restores it
 
     @rule(ref_id=consumes(refs))
-    def delete_file_behind_our_back(self, ref_id: str) -> None:
-        path = self._path(ref_id)
-        if path.exists():
-            path.unlink()
+    def delete_behind_our_back(self, ref_id: str) -> None:
+        self.remove(ref_id)
         self.model.pop(ref_id, None)
 
     @rule()
@@ -181,22 +212,20 @@ class StoreMachine(RuleBasedStateMachine):
     @precondition(lambda self: not any(e.corrupt for e in self.model.values()))
     @rule()
     def lose_the_index(self) -> None:
-        (self.store.dir / "index.jsonl").unlink(missing_ok=True)
+        self.lose_index()
 
     @invariant()
     def index_lines_parse(self) -> None:
-        index = self.store.dir / "index.jsonl"
-        if index.exists():
-            for line in index.read_text().splitlines():
-                assert set(json.loads(line)) == {
-                    "refId",
-                    "operation",
-                    "createdAt",
-                    "expiresAt",
-                    "bytes",
-                    "sha256",
-                    "tenant",
-                }
+        for line in self.index_lines():
+            assert set(json.loads(line)) == {
+                "refId",
+                "operation",
+                "createdAt",
+                "expiresAt",
+                "bytes",
+                "sha256",
+                "tenant",
+            }
 
     @invariant()
     def model_refs_are_listed(self) -> None:
@@ -205,5 +234,67 @@ class StoreMachine(RuleBasedStateMachine):
         assert intact.items() <= listed.items()
 
 
-StoreMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+MACHINE_SETTINGS = settings(max_examples=60, stateful_step_count=40, deadline=None)
+StoreMachine.TestCase.settings = MACHINE_SETTINGS
 TestStoreMachine = StoreMachine.TestCase
+
+
+class PgStoreMachine(StoreMachine):
+    """The machine on the PostgreSQL store. A row's stored bytes are its
+    checksum and payload; the superuser (`admin`) changes or deletes them."""
+
+    engine: Engine
+    admin: Engine
+
+    def setup_backend(self) -> None:
+        with self.admin.begin() as conn:
+            conn.execute(text("TRUNCATE qdsl_refs"))
+
+    def _open(self) -> RefStoreProtocol:
+        from qdsl.envelope.pg_store import PgRefStore
+
+        return PgRefStore(
+            self.engine,
+            ttl_ms=TTL,
+            max_count=MAX_COUNT,
+            max_bytes=MAX_BYTES,
+            grace_ms=GRACE,
+            clock=self.clock,
+        )
+
+    def stored(self, ref_id: str) -> bytes | None:
+        with self.admin.connect() as conn:
+            row = conn.execute(
+                text("SELECT sha256, payload FROM qdsl_refs WHERE ref_id = :id"), {"id": ref_id}
+            ).one_or_none()
+        return None if row is None else row.sha256.encode() + bytes(row.payload)
+
+    def overwrite(self, ref_id: str, raw: bytes) -> None:
+        sha, payload = raw[:64], raw[64:]  # a sha256 is 64 hex digits
+        update = text("UPDATE qdsl_refs SET sha256 = :sha, payload = :payload WHERE ref_id = :id")
+        update = update.bindparams(bindparam("payload", type_=LargeBinary))
+        with self.admin.begin() as conn:
+            conn.execute(update, {"sha": sha.decode("latin-1"), "payload": payload, "id": ref_id})
+
+    def remove(self, ref_id: str) -> None:
+        with self.admin.begin() as conn:
+            conn.execute(text("DELETE FROM qdsl_refs WHERE ref_id = :id"), {"id": ref_id})
+
+    def index_lines(self) -> list[str]:
+        return []
+
+    def lose_index(self) -> None:
+        """There is no index: the table is the store."""
+
+    def teardown(self) -> None:
+        pass
+
+
+@pytest.mark.pg
+def test_the_machine_on_postgresql(pg_refs_engine: Engine, pg_refs_admin: Engine) -> None:
+    class Bound(PgStoreMachine):
+        engine = pg_refs_engine
+        admin = pg_refs_admin
+
+    factory: Callable[[], StoreMachine] = Bound
+    run_state_machine_as_test(factory, settings=MACHINE_SETTINGS)

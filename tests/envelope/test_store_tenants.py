@@ -1,11 +1,12 @@
 """Refs carry their tenant: readable (refs get/show/list, --input-ref, chain)
 only with the same tenant, and another tenant's ref looks exactly like a
-missing one; refs made without a tenant are shared."""
+missing one; refs made without a tenant are shared. On both ref store backends."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,13 @@ from click.testing import CliRunner, Result
 
 from qdsl.cli.main import cli
 from qdsl.dsl.errors import RefError
+from qdsl.envelope.ref_api import RefStoreProtocol
 from qdsl.envelope.store import RefStore
 
 PLAN = 'count project where status = "active"'
 
 
-def _error(store: RefStore, ref_id: str, tenant: str | None) -> dict[str, Any]:
+def _error(store: RefStoreProtocol, ref_id: str, tenant: str | None) -> dict[str, Any]:
     with pytest.raises(RefError) as info:
         store.read_bytes(ref_id, tenant=tenant)
     return info.value.to_dict()
@@ -31,9 +33,9 @@ def _twin(ref_id: str) -> str:
 
 
 def test_another_tenants_ref_is_exactly_a_missing_one(
-    make_store: Callable[..., RefStore], clock: Any
+    make_any_store: Callable[..., RefStoreProtocol], clock: Any
 ) -> None:
-    store = make_store(ttl_ms=1000)
+    store = make_any_store(ttl_ms=1000)
     ref = store.put("run", b"t2's rows", tenant="t2").ref_id
     assert store.read_bytes(ref, tenant="t2") == b"t2's rows"
     for caller in ("t1", None, "T2", "t2 "):
@@ -49,17 +51,19 @@ def test_another_tenants_ref_is_exactly_a_missing_one(
     }
 
 
-def test_refs_without_a_tenant_are_shared(make_store: Callable[..., RefStore]) -> None:
-    store = make_store()
+def test_refs_without_a_tenant_are_shared(
+    make_any_store: Callable[..., RefStoreProtocol],
+) -> None:
+    store = make_any_store()
     ref = store.put("parse", b"plan").ref_id
     for caller in ("t1", "t2", None):
         assert store.read_bytes(ref, tenant=caller) == b"plan"
 
 
 def test_listing_shows_the_callers_and_shared_refs(
-    make_store: Callable[..., RefStore], clock: Any
+    make_any_store: Callable[..., RefStoreProtocol], clock: Any
 ) -> None:
-    store = make_store()
+    store = make_any_store()
     made = {}
     for tenant in ("t1", "t2", None, "t1"):
         made.setdefault(tenant, []).append(store.put("run", b"x", tenant=tenant).ref_id)
@@ -67,28 +71,50 @@ def test_listing_shows_the_callers_and_shared_refs(
     assert [r.ref_id for r in store.live(tenant="t1")] == sorted(made["t1"] + made[None])
     assert [r.ref_id for r in store.live(tenant="t2")] == sorted(made["t2"] + made[None])
     assert [r.ref_id for r in store.live()] == made[None]
-    index = (store.dir / "index.jsonl").read_text().splitlines()
-    assert sorted(json.loads(x)["tenant"] or "" for x in index) == ["", "t1", "t1", "t2"]
+    assert sorted(r.tenant or "" for r in store.records()) == ["", "t1", "t1", "t2"]
+    if isinstance(store, RefStore):
+        index = (store.dir / "index.jsonl").read_text().splitlines()
+        assert sorted(json.loads(x)["tenant"] or "" for x in index) == ["", "t1", "t1", "t2"]
 
 
 # ---------------------------------------------------------------------- CLI
-def _cli(args: list[str], state: Path, **env: str) -> Result:
-    return CliRunner().invoke(cli, ["--json", *args], env={"QDSL_STATE_DIR": str(state), **env})
+@dataclass(frozen=True)
+class State:
+    """A state dir and the environment that selects the test's backend."""
+
+    root: Path
+    store_env: dict[str, str]
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"QDSL_STATE_DIR": str(self.root), **self.store_env}
 
 
-def _big_ref(state: Path, tenant: str | None) -> str:
+def _cli(args: list[str], state: State, **env: str) -> Result:
+    return CliRunner().invoke(cli, ["--json", *args], env={**state.env, **env})
+
+
+def _store(state: State) -> RefStoreProtocol:
+    from qdsl.envelope.backends import open_selected
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in state.env.items():
+            mp.setenv(name, value)
+        return open_selected()
+
+
+def _big_ref(state: State, tenant: str | None) -> str:
     items = [{"id": str(i), "title": f"item {i} " + "x" * 30} for i in range(800)]
     env = {"ok": True, "data": {"plan": PLAN, "items": items}}
-    store = RefStore(state, ttl_ms=600_000, max_count=50, max_bytes=10**9)
-    return store.put("run", json.dumps(env).encode(), tenant=tenant).ref_id
+    return _store(state).put("run", json.dumps(env).encode(), tenant=tenant).ref_id
 
 
 @pytest.fixture
-def state(tmp_path: Path) -> Path:
-    return tmp_path / "state"
+def state(tmp_path: Path, cli_store_env: dict[str, str]) -> State:
+    return State(tmp_path / "state", cli_store_env)
 
 
-def test_cli_reads_a_tenants_ref_only_with_its_tenant(state: Path) -> None:
+def test_cli_reads_a_tenants_ref_only_with_its_tenant(state: State) -> None:
     ref = _big_ref(state, "t2")
     ok = _cli(["refs", "get", "--tenant", "t2", ref, "data.items[0].id"], state)
     assert ok.exit_code == 0 and json.loads(ok.stdout)["data"]["value"] == "0"
@@ -107,7 +133,7 @@ def test_cli_reads_a_tenants_ref_only_with_its_tenant(state: Path) -> None:
     assert via_pick.exit_code == 0, via_pick.stderr
 
 
-def test_cli_lists_only_the_callers_refs(state: Path) -> None:
+def test_cli_lists_only_the_callers_refs(state: State) -> None:
     t1, t2, shared = _big_ref(state, "t1"), _big_ref(state, "t2"), _big_ref(state, None)
 
     def listed(*tenant: str) -> set[str]:
@@ -122,7 +148,7 @@ def test_cli_lists_only_the_callers_refs(state: Path) -> None:
     assert blank.exit_code == 2
 
 
-def test_a_large_result_is_stored_for_the_tenant_that_made_it(state: Path) -> None:
+def test_a_large_result_is_stored_for_the_tenant_that_made_it(state: State) -> None:
     """`refs get --tenant t2` of a large value prints a preview whose ref is t2's."""
     ref = _big_ref(state, "t2")
     res = _cli(["refs", "get", "--tenant", "t2", ref, "data"], state)
@@ -139,7 +165,7 @@ def test_a_large_result_is_stored_for_the_tenant_that_made_it(state: Path) -> No
     assert _cli(["refs", "get", "--tenant", "t2", env["refId"], "data"], state).exit_code == 7
 
 
-def test_chain_reads_with_its_steps_tenant_and_stores_for_it(state: Path) -> None:
+def test_chain_reads_with_its_steps_tenant_and_stores_for_it(state: State) -> None:
     ref = _big_ref(state, "t2")
     no_tenant = [{"op": "refs get", "input": {"ref": ref, "expr": "data"}}]
     res = _cli(["chain", "--steps", json.dumps(no_tenant)], state)
@@ -161,7 +187,7 @@ def test_chain_reads_with_its_steps_tenant_and_stores_for_it(state: Path) -> Non
     assert json.loads(res.stderr)["error"]["code"] == "usage/chain_mixed_tenants"
 
 
-def test_run_stores_its_large_result_for_its_tenant(sqlite_url: str, state: Path) -> None:
+def test_run_stores_its_large_result_for_its_tenant(sqlite_url: str, state: State) -> None:
     res = _cli(
         ["--db", sqlite_url, "run", "--tenant", "t1", "--plan", "list project limit 200"],
         state,
@@ -170,8 +196,7 @@ def test_run_stores_its_large_result_for_its_tenant(sqlite_url: str, state: Path
     assert res.exit_code == 0, res.stderr
     env = json.loads(res.stdout)
     assert env["resultPersisted"] is True
-    store = RefStore(state, ttl_ms=600_000, max_count=50, max_bytes=10**9)
-    assert store.record(env["refId"], tenant="t1").tenant == "t1"
+    assert _store(state).record(env["refId"], tenant="t1").tenant == "t1"
     assert _cli(["refs", "get", "--tenant", "t2", env["refId"]], state).exit_code == 7
 
 

@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -60,11 +61,14 @@ def test_reader_role_sees_nothing_without_tenant_and_cannot_write(pg_engine: Eng
         assert getattr(info.value.orig, "sqlstate", None) == "42501"  # insufficient_privilege
 
 
-def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine) -> None:
+@pytest.mark.parametrize(("custom", "plans"), [(False, "auto"), (True, "force_custom_plan")])
+def test_executor_session_is_read_only_reader_bound_to_tenant(
+    pg_engine: Engine, custom: bool, plans: str
+) -> None:
     with pg_engine.connect() as conn:
         read_only(conn)
         conn.begin()
-        _pg_setup(conn, "t2", 1234)
+        _pg_setup(conn, "t2", 1234, custom_plans=custom)
         row = conn.execute(
             text(
                 "SELECT current_user, current_setting('transaction_read_only'), "
@@ -72,7 +76,7 @@ def test_executor_session_is_read_only_reader_bound_to_tenant(pg_engine: Engine)
                 "current_setting('plan_cache_mode')"
             )
         ).one()
-        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2", "force_custom_plan")
+        assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2", plans)
         # RLS alone already confines even a query without a tenant predicate
         tenants = conn.execute(text("SELECT DISTINCT tenant_id FROM projects")).scalars().all()
         assert tenants == ["t2"]
@@ -225,3 +229,208 @@ def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
                 conn.exec_driver_sql("DELETE FROM projects")
         seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
     assert seen == [1, 0]
+
+
+def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
+    sqlite_engine: Engine,
+) -> None:
+    """The executor reads a SQLite file through connections made read-only when
+    opened; the caller's own connections of the same engine still write."""
+    from qdsl.executor.run import _connect
+
+    plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+    before = execute(plan, CATALOG, sqlite_engine, "t1").count
+    for _ in range(2):  # a new connection, then a pooled one again
+        with _connect(sqlite_engine) as conn:
+            assert conn.engine is sqlite_engine
+            assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 1
+            for write in (
+                "DELETE FROM projects",
+                "UPDATE projects SET title = 'x'",
+                "CREATE TABLE executor_wrote (x INTEGER)",
+            ):
+                with pytest.raises(DBAPIError) as info:
+                    conn.exec_driver_sql(write)
+                assert "readonly" in str(info.value.orig).replace("-", "").lower()
+            conn.rollback()
+    with sqlite_engine.begin() as conn:
+        assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 0
+        conn.exec_driver_sql("CREATE TABLE caller_wrote (x INTEGER)")
+        conn.exec_driver_sql("DROP TABLE caller_wrote")
+    assert execute(plan, CATALOG, sqlite_engine, "t1").count == before
+
+
+def test_sqlite_reader_connections_follow_the_callers_dispose(sqlite_url: str) -> None:
+    from qdsl.executor.sqlite_reader import reader_pool
+
+    engine = make_engine(sqlite_url)
+    try:
+        plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+        execute(plan, CATALOG, engine, "t1")
+        first = reader_pool(engine)
+        assert first is not None and first is reader_pool(engine)
+        assert first.checkedin() == 1  # the connection went back to the reader pool
+        engine.dispose()
+        assert first.checkedin() == 0  # closed with the caller's pool
+        execute(plan, CATALOG, engine, "t1")
+        assert reader_pool(engine) is not first
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_in_memory_database_is_guarded_for_the_call() -> None:
+    """An in-memory database exists per connection: the executor reads the
+    caller's own, query_only for the call and writable again after."""
+    from sqlalchemy.pool import StaticPool
+
+    from qdsl.executor.sqlite_reader import reader_pool
+
+    engine = make_engine("sqlite://", poolclass=StaticPool)
+    try:
+        assert reader_pool(engine) is None
+        with engine.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE slow_items (tenant_id TEXT, id TEXT, title TEXT)")
+            conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '1', 'a'), ('t2', '2', 'b')")
+        result = execute(SLOW_PLAN, slow_catalog(), engine, "t1")
+        assert result.count == 1
+        with engine.begin() as conn:
+            assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 0
+            conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '3', 'c')")
+    finally:
+        engine.dispose()
+
+
+def test_pg_custom_plans_only_for_the_text_fallback(pg_engine: Engine) -> None:
+    """Facts first keep the server's plan cache (generic plans for prepared
+    statements); the text fallback is planned for its parameters, set before
+    its statement whether it runs first or after an empty facts-first read."""
+    import sqlalchemy as sa
+
+    from qdsl.dsl.ir import Filter, Operator, RetrievalPolicy
+
+    seen: list[tuple[str, str]] = []
+    asking = [False]
+
+    def note(conn: Any, _cursor: object, statement: str, *_args: object) -> None:
+        if asking[0] or "set_config" in statement or "pg_roles" in statement:
+            return
+        asking[0] = True
+        try:
+            mode = conn.exec_driver_sql("SHOW plan_cache_mode").scalar_one()
+        finally:
+            asking[0] = False
+        seen.append(("fallback" if "text_grams" in statement else "main", mode))
+
+    def plan(facts_first: bool) -> Plan:
+        return Plan(
+            query_type=QueryType.LIST,
+            entity_type="project",
+            filters=(Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value="A股"),),
+            retrieval_policy=RetrievalPolicy(facts_first=facts_first, allow_fallback_text=True),
+        )
+
+    cases = [
+        ("t1", True, [("main", "auto")]),  # found by facts: no fallback
+        ("t1", False, [("fallback", "force_custom_plan")]),  # the fallback first
+        # nothing by facts: the fallback follows, with custom plans
+        ("t2", True, [("main", "auto"), ("fallback", "force_custom_plan")]),
+    ]
+    for tenant, facts_first, expected in cases:
+        seen.clear()
+        sa.event.listen(pg_engine, "before_cursor_execute", note)
+        try:
+            execute(plan(facts_first), CATALOG, pg_engine, tenant)
+        finally:
+            sa.event.remove(pg_engine, "before_cursor_execute", note)
+        assert seen == expected, (tenant, facts_first)
+
+
+def test_pg_statements_stay_prepared_on_pooled_connections(pg_url: str) -> None:
+    """psycopg prepares a statement run often on a connection (prepare_threshold)
+    and, as the executor ends its read-only transaction with COMMIT (a rollback
+    makes psycopg forget them), the prepared statement serves every later call
+    on the pooled connection; the fallback's is never planned generically."""
+    import sqlalchemy as sa
+
+    from qdsl.dsl.ir import Filter, Operator, RetrievalPolicy
+
+    def plan(facts_first: bool) -> Plan:
+        return Plan(
+            query_type=QueryType.LIST,
+            entity_type="project",
+            filters=(Filter(field="market_theme", operator=Operator.EQUALS_OR_ALIAS, value="A股"),),
+            retrieval_policy=RetrievalPolicy(facts_first=facts_first, allow_fallback_text=True),
+        )
+
+    ran: dict[str, int] = {}
+
+    def note(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        ran[statement] = ran.get(statement, 0) + 1
+
+    engine = make_engine(pg_url, pool_size=1, max_overflow=0)  # one connection, reused
+    sa.event.listen(engine, "before_cursor_execute", note)
+    try:
+        for i in range(12):
+            tenant = ("t1", "t2")[i % 2]  # t2 has no A股 fact: its fallback follows
+            execute(plan(True), CATALOG, engine, tenant)
+            execute(plan(False), CATALOG, engine, tenant)
+        sa.event.remove(engine, "before_cursor_execute", note)
+        with engine.connect() as conn:
+            threshold = conn.connection.driver_connection.prepare_threshold
+            found = conn.execute(
+                text(
+                    "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements "
+                    "WHERE statement LIKE '%semantic_facts%' OR statement LIKE '%text_grams%'"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    runs = {k: v for k, v in ran.items() if "semantic_facts" in k or "text_grams" in k}
+    assert len(runs) == 2 and len(found) == 2  # main and fallback, each prepared once
+    for statement, generic, custom in found:
+        count = next(
+            v
+            for k, v in runs.items()
+            if k.split()[0] == statement.split()[0]
+            and ("text_grams" in k) == ("text_grams" in statement)
+        )
+        # psycopg prepares after `threshold` runs; every later run used the prepared one
+        assert generic + custom == count - threshold, statement[:60]
+        if "text_grams" in statement:
+            assert generic == 0
+
+
+def test_sqlite_async_executor_connection_refuses_writes(sqlite_url: str) -> None:
+    """The asyncio twin reads through the same kind of read-only pool."""
+    from qdsl.executor.run import _aconnect
+    from qdsl.executor.sqlite_reader import reader_pool
+
+    plan = Plan(query_type=QueryType.COUNT, entity_type="project")
+
+    async def go() -> tuple[int | None, int, str, int]:
+        engine = make_async_engine(sqlite_url)
+        try:
+            count = (await aexecute(plan, CATALOG, engine, "t1")).count
+            conn = await _aconnect(engine)
+            try:
+                flag = (await conn.exec_driver_sql("PRAGMA query_only")).scalar_one()
+                try:
+                    await conn.exec_driver_sql("DELETE FROM projects")
+                    refused = "no"
+                except DBAPIError as exc:
+                    refused = str(exc.orig)
+                await conn.rollback()
+            finally:
+                await conn.close()
+            pool = reader_pool(engine.sync_engine)
+            assert pool is not None and pool.checkedin() == 1
+            async with engine.connect() as own:  # the caller's: writable
+                caller_flag = (await own.exec_driver_sql("PRAGMA query_only")).scalar_one()
+            return count, flag, refused, caller_flag
+        finally:
+            await engine.dispose()
+
+    count, flag, refused, caller_flag = asyncio.run(go())
+    assert count == execute(plan, CATALOG, make_engine(sqlite_url), "t1").count
+    assert flag == 1 and "readonly" in refused.replace("-", "").lower()
+    assert caller_flag == 0

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, MetaData, inspect, text
 
 from qdsl.facts.db import HEAD_REVISION, READER_ROLE, VERSION_TABLE, make_engine, upgrade
-from qdsl.facts.tables import TENANT_TABLES, metadata
+from qdsl.facts.tables import TENANT_TABLES, metadata, postgresql_metadata
 
 
-def _assert_schema_matches_metadata(engine: Engine) -> None:
+def _assert_schema_matches_metadata(engine: Engine, metadata: MetaData = metadata) -> None:
     from alembic.autogenerate import compare_metadata
 
     with engine.connect() as conn:
@@ -191,3 +191,48 @@ def test_head_revision_constant_matches_the_scripts() -> None:
     from qdsl.facts.db import HEAD_REVISION, migrations_dir
 
     assert ScriptDirectory(str(migrations_dir())).get_heads() == [HEAD_REVISION]
+
+
+def test_postgresql_gets_the_shared_ref_store_table_with_its_policies(
+    fresh_pg_engine: tuple[str, Engine],
+) -> None:
+    """0003: `qdsl_refs` as facts.tables describes it, forced row-level
+    security, SELECT alone for the reader role; SQLite gets no such table (above)."""
+    url, engine = fresh_pg_engine
+    try:
+        upgrade(url)
+        _assert_schema_matches_metadata(engine, postgresql_metadata)
+        with engine.connect() as conn:
+            forced = conn.execute(
+                text(
+                    "SELECT relrowsecurity, relforcerowsecurity FROM pg_class "
+                    "WHERE relname = 'qdsl_refs' AND relnamespace = current_schema()::regnamespace"
+                )
+            ).one()
+            assert tuple(forced) == (True, True)
+            policies = {
+                row.policyname: (row.permissive, row.roles)
+                for row in conn.execute(
+                    text(
+                        "SELECT policyname, permissive, roles::text[] AS roles FROM pg_policies "
+                        "WHERE tablename = 'qdsl_refs'"
+                    )
+                )
+            }
+            assert policies == {
+                "tenant_isolation": ("PERMISSIVE", ["public"]),
+                "ref_collector": ("PERMISSIVE", ["public"]),
+                "reader_tenant": ("RESTRICTIVE", [READER_ROLE]),
+            }
+            privs = set(
+                conn.execute(
+                    text(
+                        "SELECT privilege_type FROM information_schema.role_table_grants "
+                        "WHERE grantee = :r AND table_name = 'qdsl_refs'"
+                    ),
+                    {"r": READER_ROLE},
+                ).scalars()
+            )
+            assert privs == {"SELECT"}
+    finally:
+        engine.dispose()

@@ -1,0 +1,157 @@
+"""What every ref store backend offers, and the read-side rules they share.
+
+Two backends keep refs (docs/refs.md): the file store (`envelope.store`, the
+CLI's default) and the PostgreSQL store (`envelope.pg_store`, for several
+server processes serving one deployment). Callers hold a `RefStoreProtocol`
+from `open_store()` and never learn which one it is: ids, error types
+(`ref/ref_not_found`, `ref/ref_expired`, `ref/ref_corrupt`), tenant rules and
+the records they return are the same on both.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from qdsl.dsl.errors import RefError
+from qdsl.envelope.records import Clock, RefRecord, is_ref_id, ref_id_time_ms
+
+
+@dataclass
+class GcReport:
+    expired: int = 0
+    evicted: int = 0
+    vanished: int = 0
+    orphans: int = 0
+    temps: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+class StoreWriteError(Exception):
+    """Persisting failed; the caller degrades (resultPersisted: false)."""
+
+
+class RefStoreProtocol(Protocol):
+    """A ref store: what `open_store()` returns, whichever backend is selected."""
+
+    ttl_ms: int
+    max_count: int
+    max_bytes: int
+    grace_ms: int
+    clock: Clock
+
+    def put(self, operation: str, payload: bytes, *, tenant: str | None = None) -> RefRecord: ...
+
+    def load(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, bytes]: ...
+
+    def load_json(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, Any]: ...
+
+    def record(self, ref_id: str, *, tenant: str | None = None) -> RefRecord: ...
+
+    def read_bytes(self, ref_id: str, *, tenant: str | None = None) -> bytes: ...
+
+    def read_json(self, ref_id: str, *, tenant: str | None = None) -> Any: ...
+
+    def records(self) -> list[RefRecord]: ...
+
+    def live(self, *, tenant: str | None = None) -> list[RefRecord]: ...
+
+    def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport: ...
+
+
+class DerivedReads:
+    """The reads every backend derives from its own `load`."""
+
+    def load(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, bytes]:
+        raise NotImplementedError
+
+    def record(self, ref_id: str, *, tenant: str | None = None) -> RefRecord:
+        return self.load(ref_id, tenant=tenant)[0]
+
+    def read_bytes(self, ref_id: str, *, tenant: str | None = None) -> bytes:
+        return self.load(ref_id, tenant=tenant)[1]
+
+    def read_json(self, ref_id: str, *, tenant: str | None = None) -> Any:
+        return self.load_json(ref_id, tenant=tenant)[1]
+
+    def load_json(self, ref_id: str, *, tenant: str | None = None) -> tuple[RefRecord, Any]:
+        record, data = self.load(ref_id, tenant=tenant)
+        try:
+            return record, json.loads(data)
+        except (ValueError, RecursionError):
+            raise RefError(
+                "ref_corrupt", f"ref {record.ref_id} is not JSON", hint="rerun the command"
+            ) from None
+
+
+def checked_id(ref_id: str) -> str:
+    """`ref_id` stripped, or `ref_not_found` for anything that is not a ref id."""
+    ref_id = ref_id.strip()
+    if not is_ref_id(ref_id):
+        shown = ref_id if len(ref_id) <= 80 else ref_id[:80] + "…"
+        raise RefError(
+            "ref_not_found",
+            f"{shown!r} is not a ref id",
+            hint="ref ids look like r20261101T120000123-run-0123456789; see `qdsl refs list`",
+        )
+    return ref_id
+
+
+def missing(ref_id: str, *, ttl_ms: int, now_ms: int) -> RefError:
+    """The error of a ref that is not there, or not there for this caller: its
+    id's age alone decides between not found and expired, so ids cannot be probed."""
+    born = ref_id_time_ms(ref_id)
+    if born is not None and born + ttl_ms <= now_ms:
+        return expired(ref_id)
+    return RefError(
+        "ref_not_found",
+        f"no ref {ref_id} in the store",
+        hint="it may have been pruned or evicted by the count/size caps; "
+        "rerun the command that produced it (see `qdsl refs list`)",
+    )
+
+
+def corrupt(ref_id: str) -> RefError:
+    return RefError(
+        "ref_corrupt",
+        f"ref {ref_id} does not match its sha256; it was changed after writing",
+        hint="rerun the command that produced it; `qdsl refs prune --all` clears the store",
+    )
+
+
+def expired(ref_id: str) -> RefError:
+    return RefError(
+        "ref_expired",
+        f"ref {ref_id} has expired",
+        hint="rerun the command that produced it (QDSL_REF_TTL_MS sets the lifetime)",
+    )
+
+
+def plan_eviction(
+    live: list[RefRecord], *, now: int, max_count: int, max_bytes: int, grace_ms: int
+) -> set[str]:
+    """The ids the caps evict from `live` (unexpired, oldest first).
+
+    The oldest go first until both caps hold; a ref younger than the grace
+    period is never evicted, and the newest always stays (even alone over the
+    byte cap).
+    """
+    excess = len(live) - max(max_count, 1)
+    total = sum(r.bytes for r in live)
+    evict: set[str] = set()
+    for r in live[:-1]:
+        if excess <= 0 and total <= max_bytes:
+            break
+        if now - r.created_ms >= grace_ms:
+            evict.add(r.ref_id)
+            excess -= 1
+            total -= r.bytes
+    return evict
+
+
+def over_cap_warning(record: RefRecord, max_bytes: int) -> str:
+    return (
+        f"ref {record.ref_id} ({record.bytes} bytes) is over the ref store's byte cap "
+        f"({max_bytes}); it is kept alone until the next result"
+    )
