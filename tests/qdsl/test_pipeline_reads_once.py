@@ -60,6 +60,7 @@ def test_asked_again_the_plan_comes_from_the_compile_cache(
     sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     options = AnswerOptions(now=DEMO_NOW)
+    PLANS.clear()  # other tests in this process may have compiled these plans
     first = plan_and_answer("列出所有暂停的项目", "t2", engine=sqlite_engine, options=options)
     calls: list[object] = []
     original = qdsl.dsl.plan_cache.normalize
