@@ -31,6 +31,7 @@ ORDER = (
     "bench_values",
     "bench_llm_prompt",
     "bench_facts_load",
+    "bench_mcp",
 )
 
 

@@ -1,12 +1,14 @@
-"""`facts load` rows per second beside a plain bulk load of the same rows (issue 10 item 4).
+"""`facts load` beside a plain bulk load of the same rows (issue 10 item 4).
 
-    .venv/bin/python -m benchmarks.bench_facts_load [--rows N] [--pg-rows N] [--no-pg]
+    python -m benchmarks.bench_facts_load [--quick] [--rows N] [--pg-rows N] [--repeats N]
+        [--no-pg]
 
-Per dialect, into a fresh database after `qdsl db upgrade`, side by side in one
-run: `load_facts` (validate against the catalog, normalize, stage, upsert on
-the natural key, one transaction) and the plain load it is measured against:
-a COPY (PostgreSQL) or one executemany (SQLite) of the same, already
-normalized rows straight into semantic_facts. Then `load_facts` of the same
+Per dialect, into fresh databases after `qdsl db upgrade`, interleaved over
+repeats (a new pair of databases each): `load_facts` (validate against the
+catalog, normalize, stage, upsert on the natural key, one transaction) and
+the plain load it is measured against: a COPY (PostgreSQL) or one
+executemany (SQLite) of the same, already normalized rows straight into
+semantic_facts. Then `load_facts` of the same
 rows again (every row found unchanged). Defaults are small so `python -m
 benchmarks` stays quick: 20,000 rows; the issue's sizes are `--rows 100000
 --pg-rows 1000000`. PostgreSQL is QDSL_TEST_PG_URL (default the local test
@@ -23,11 +25,13 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from benchmarks import harness as H
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import make_engine, upgrade
@@ -86,24 +90,37 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def _run(label: str, url_for: Callable[[], str], n: int) -> None:
+def _run(label: str, url_for: Callable[[], str], n: int, repeats: int) -> list[H.Ratio]:
+    """Per repeat two fresh databases, the plain load and `load_facts` in alternating
+    order, then `load_facts` of the same rows again."""
     rows = fact_rows(n)
     catalog = demo_catalog()
-    plain_url, load_url = url_for(), url_for()
-    for url in (plain_url, load_url):
-        upgrade(url)
-    plain_engine, load_engine = make_engine(plain_url), make_engine(load_url)
-    try:
-        plain = _timed(lambda: _plain(plain_engine, rows))
-        loaded = _timed(lambda: load_facts(rows, engine=load_engine, catalog=catalog))
-        again = _timed(lambda: load_facts(rows, engine=load_engine, catalog=catalog))
-    finally:
-        plain_engine.dispose()
-        load_engine.dispose()
-    print(
-        f"| {label} | {n:,} | {n / plain:,.0f} | {n / loaded:,.0f} | {loaded / plain:.2f}x "
-        f"| {n / again:,.0f} |"
-    )
+    plain, loaded, again = H.Samples(), H.Samples(), H.Samples()
+    for r in range(repeats):
+        plain_url, load_url = url_for(), url_for()
+        for url in (plain_url, load_url):
+            upgrade(url)
+        plain_engine, load_engine = make_engine(plain_url), make_engine(load_url)
+        try:
+            load = partial(load_facts, rows, engine=load_engine, catalog=catalog)
+            steps: list[tuple[H.Samples, Callable[[], object]]] = [
+                (plain, partial(_plain, plain_engine, rows)),
+                (loaded, load),
+            ]
+            for samples, step in steps if r % 2 == 0 else steps[::-1]:
+                samples.repeats.append([_timed(step)])
+            again.repeats.append([_timed(load)])
+        finally:
+            plain_engine.dispose()
+            load_engine.dispose()
+    bulk = "COPY" if label == "postgresql" else "executemany"
+    return [
+        H.compare(f"{label}, {n:,} rows: facts load", "load_facts", bulk, loaded, plain, goal=None),
+        H.compare(
+            f"{label}, {n:,} rows: facts load again (all unchanged)", "load_facts", bulk, again,
+            plain, goal=None,
+        ),
+    ]
 
 
 def _pg_factory(created: list[str]) -> Callable[[], str] | None:
@@ -140,27 +157,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=20_000, help="SQLite rows")
     parser.add_argument("--pg-rows", type=int, default=20_000, help="PostgreSQL rows")
     parser.add_argument("--no-pg", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="500 rows per dialect")
+    parser.add_argument("--quick", action="store_true", help="500 rows per dialect, once")
+    parser.add_argument("--repeats", type=int, default=3)
     args, _ = parser.parse_known_args(argv)
     if args.quick:
         args.rows = args.pg_rows = 500
-    print("| dialect | rows | plain rows/s | facts load rows/s | load / plain time "
-          "| reload rows/s |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    repeats = 1 if args.quick else args.repeats
+    ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         counter = iter(range(1_000))
-        _run("sqlite", lambda: f"sqlite:///{Path(tmp) / f'b{next(counter)}.sqlite3'}", args.rows)
-    if args.no_pg:
-        return 0
+        ratios += _run(
+            "sqlite",
+            lambda: f"sqlite:///{Path(tmp) / f'b{next(counter)}.sqlite3'}",
+            args.rows,
+            repeats,
+        )
+    note = ""
     created: list[str] = []
     try:
-        factory = _pg_factory(created)
-        if factory is None:
-            print(f"| postgresql | skipped: no server at {PG_ADMIN} | | | | |")
-        else:
-            _run("postgresql", factory, args.pg_rows)
+        factory = None if args.no_pg else _pg_factory(created)
+        if factory is None and not args.no_pg:
+            note = f"postgresql skipped: no server at {PG_ADMIN}"
+        elif factory is not None:
+            ratios += _run("postgresql", factory, args.pg_rows, repeats)
     finally:
         _drop(created)
+    H.print_ratios("`facts load` vs a plain bulk load of the same rows", ratios, note)
     return 0
 
 

@@ -2,6 +2,9 @@
 
 Each command runs as a fresh process (the installed `qdsl` console script, an
 empty state dir), interleaved with `python -c pass` of the same interpreter.
+Both may write bytecode (into a temporary PYTHONPYCACHEPREFIX, even where
+PYTHONDONTWRITEBYTECODE is set), as an installed wheel has it: otherwise every
+start would compile each module from source.
 Then `python -X importtime` of each command: the total import time and the
 top-level packages that cost the most (cumulative µs as CPython reports them).
 
@@ -31,7 +34,8 @@ def qdsl_script() -> str:
 
 def import_profile(args: list[str], env: dict[str, str]) -> tuple[float, list[tuple[int, str]]]:
     """Total import ms and the top-level packages by cumulative µs, for `qdsl <args>`."""
-    code = "import sys; from qdsl.cli.main import main; sys.argv[0] = 'qdsl'; main()"
+    # what the console script runs (pyproject.toml, [project.scripts])
+    code = "import sys; from qdsl.cli.fast import main; sys.argv[0] = 'qdsl'; main()"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code, *args],
         env=env,
@@ -58,7 +62,12 @@ def run(repeats: int) -> tuple[list[H.Ratio], list[list[str]]]:
     ratios = []
     profiles = []
     with tempfile.TemporaryDirectory(prefix="qdsl-bench-") as state:
-        env = {**os.environ, "QDSL_STATE_DIR": state}
+        env = {
+            **os.environ,
+            "QDSL_STATE_DIR": state,
+            "PYTHONPYCACHEPREFIX": str(Path(state) / "pycache"),
+        }
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         python = partial(
             subprocess.run, [sys.executable, "-c", "pass"], env=env, capture_output=True,
             check=True,

@@ -2,7 +2,8 @@
 
 One reader for the state root and the config file, shared by the ref-store
 settings (`[io]`) and the input limits (`[limits]`), so both agree on the path,
-the encoding and the errors.
+the encoding and the errors; and one way to create the root's missing
+directories private, shared by the ref store and the database layer.
 """
 
 from __future__ import annotations
@@ -69,6 +70,34 @@ def state_root(env: Mapping[str, str] | None = None) -> Path:
     import platformdirs
 
     return platformdirs.user_state_path("qdsl")
+
+
+PRIVATE = 0o700
+
+
+def make_private_dirs(path: Path, *, chmod: bool = os.name == "posix") -> None:
+    """Create `path` and every missing parent, each mode 0700.
+
+    `Path.mkdir(parents=True)` gives the parents the umask's mode (0755), so a
+    nested state dir would sit in directories others can list. Directories that
+    exist are left as they are (they may be shared, like a home directory).
+    `chmod` undoes the umask on each directory made here; it never adds bits.
+    OSError other than a concurrent creation passes on.
+    """
+    missing: list[Path] = []
+    probe = path
+    while not os.path.lexists(probe):
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, PRIVATE)
+        except FileExistsError:
+            continue
+        if chmod:
+            os.chmod(made, PRIVATE)
 
 
 def config_table(root: Path, name: str, *, unreadable_ok: bool = False) -> dict[str, Any]:

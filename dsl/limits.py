@@ -15,9 +15,20 @@ order as the `[io]` settings of the ref store).
 | filters of one plan | QDSL_MAX_FILTERS | filters | 32 |
 | JSON nesting depth | QDSL_MAX_JSON_DEPTH | json_depth | 64 |
 | tenant id length | QDSL_MAX_TENANT_CHARS | tenant_chars | 128 |
+| grams of one text-fallback term | QDSL_MAX_FALLBACK_GRAMS | fallback_grams | 100 |
 
 Exceeding a channel, catalog or JSON-depth bound is a usage error (exit 2);
 a plan over its bounds is a validation error (exit 3).
+
+`fallback_grams` bounds what the text index is asked, not how long a value is:
+the fallback finds a term through the distinct character pairs (bigrams) of
+its normalized text, each bound once per term slot and once more in their
+union, so a term costs one index probe per gram and up to 16 parameters per
+gram in one statement. The default keeps the worst plan (`filters` fact
+filters, 8 spellings each) inside PostgreSQL's 65,535 parameters per statement
+and a term's candidate lookup to a few index probes; "x" * 1000 has one gram,
+a 101-character phrase of distinct pairs has 100. The executor checks it
+before any statement runs (`qdsl.executor.compile.prepare`).
 """
 
 from __future__ import annotations
@@ -52,6 +63,7 @@ class Limits:
     filters: int = 32
     json_depth: int = 64
     tenant_chars: int = 128
+    fallback_grams: int = 100
 
     def setting(self, name: str) -> str:
         """How a caller raises limit `name`."""

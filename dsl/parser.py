@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import UnexpectedToken, VisitError
@@ -20,6 +20,9 @@ from lark.exceptions import UnexpectedToken, VisitError
 from qdsl.dsl.errors import PlanError, QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.transform import PlanTransformer, excerpt
+
+if TYPE_CHECKING:
+    from qdsl.dsl.catalog import Catalog
 
 GRAMMAR_FILE = "grammar.lark"
 
@@ -66,20 +69,30 @@ def get_parser() -> Lark:
     return make_parser("lalr")
 
 
-def parse_text(text: str) -> Plan:
-    """Parse plan text into the raw IR (names unbound, defaults unfilled, spans set)."""
+def example_plan(catalog: Catalog | None) -> str:
+    """The smallest plan, for a hint: over the catalog's first entity when one is at
+    hand (the parser itself knows no catalog), else with a placeholder."""
+    entity = next(iter(catalog.entities), None) if catalog is not None else None
+    return f"count {entity or '<entity_type>'}"
+
+
+def parse_text(text: str, *, catalog: Catalog | None = None) -> Plan:
+    """Parse plan text into the raw IR (names unbound, defaults unfilled, spans set).
+
+    `catalog` only lends its entity names to the hints of syntax errors."""
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.strip():
         raise PlanError(
             "empty_plan",
             "the plan is empty",
-            hint='a plan needs at least "<query_type> <entity_type>", e.g. "count project"',
+            hint=f'a plan needs at least "<query_type> <entity_type>", '
+            f'e.g. "{example_plan(catalog)}"',
         )
     try:
         tree = get_parser().parse(text)
     except UnexpectedInput as error:
-        raise syntax_error(text, error) from None
+        raise syntax_error(text, error, example=example_plan(catalog)) from None
     try:
         return PlanTransformer(text).transform(tree)
     except VisitError as error:
@@ -130,7 +143,9 @@ def _expected(error: UnexpectedInput) -> list[str]:
     return sorted({_human(name) for name in names if not name.startswith("__IGNORE")})
 
 
-def _diagnose(text: str, error: UnexpectedInput, found: str, expected: list[str]) -> str | None:
+def _diagnose(
+    text: str, error: UnexpectedInput, found: str, expected: list[str], example: str
+) -> str | None:
     """A targeted hint for a mistake people make, or None."""
     position = getattr(error, "pos_in_stream", None)
     if found == ";":
@@ -148,15 +163,17 @@ def _diagnose(text: str, error: UnexpectedInput, found: str, expected: list[str]
     if close and close[0] != found:
         return f'did you mean "{close[0]}"?'
     if found == "end of input" and len(text.split()) < 2:
-        return "a plan starts with <query_type> <entity_type>, e.g. `count project`"
+        return f"a plan starts with <query_type> <entity_type>, e.g. `{example}`"
     return None
 
 
-def syntax_error(text: str, error: UnexpectedInput) -> PlanError:
+def syntax_error(
+    text: str, error: UnexpectedInput, *, example: str = "count <entity_type>"
+) -> PlanError:
     found = _found(error)
     line, column = _position(text, error, found)
     expected = _expected(error)
-    hint = _diagnose(text, error, found, expected)
+    hint = _diagnose(text, error, found, expected, example)
     if hint is None:
         if 0 < len(expected) <= _FEW_EXPECTED:
             hint = "expected " + " or ".join(f"`{e}`" for e in expected)

@@ -91,7 +91,7 @@ def compile_source(
     """`normalize(load_plan(source), catalog, context)`, compiled once per key."""
     ctx = _context(context)
     key = ("source", source, catalog.content_key, ctx, limits())
-    return cache.get(key, lambda: normalize(load_plan(source), catalog, ctx))
+    return cache.get(key, lambda: normalize(load_plan(source, catalog=catalog), catalog, ctx))
 
 
 def compile_plan_object(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from qdsl.envelope import atomic
 from qdsl.envelope.records import RefRecord, index_line, ref_id_time_ms
-from qdsl.envelope.ref_api import over_cap_warning, plan_eviction
+from qdsl.envelope.ref_api import PruneOwner, over_cap_warning, plan_eviction, prunes
 
 if TYPE_CHECKING:
     from qdsl.envelope.ref_api import GcReport
@@ -34,15 +34,26 @@ IN_FLIGHT: set[str] = set()  # temp names this process is writing now
 
 
 def collect(
-    store: RefStore, report: GcReport, *, prune_before_ms: int | None, prune_all: bool
+    store: RefStore,
+    report: GcReport,
+    *,
+    prune_before_ms: int | None,
+    prune_all: bool,
+    prune_tenant: PruneOwner,
 ) -> None:
     scan = store.scan()
     report.warnings += scan.warnings
     report.vanished = scan.stale_lines if scan.index_usable else 0
     now = store.clock()
-    keep, drop = _plan(
-        store, scan.records, now, report, prune_before_ms=prune_before_ms, prune_all=prune_all
-    )
+    pruned = [
+        r
+        for r in scan.records
+        if prunes(r, prune_tenant)
+        and (prune_all or (prune_before_ms is not None and r.created_ms < prune_before_ms))
+    ]
+    report.pruned = len(pruned)
+    report.evicted += len(pruned)
+    keep, drop = _plan(store, scan.records, now, report, pruned={r.ref_id for r in pruned})
     doomed = [p for p in scan.unreadable if _expired_by_name(store, p, now)]
     temps = [p for p in scan.temps if _stale_temp(p)]
     if not (drop or doomed or temps or scan.junk or scan.index_stale):
@@ -68,10 +79,10 @@ def _plan(
     now: int,
     report: GcReport,
     *,
-    prune_before_ms: int | None,
-    prune_all: bool,
+    pruned: set[str],
 ) -> tuple[list[RefRecord], list[RefRecord]]:
-    """(kept, dropped): expired first, then the oldest over the caps.
+    """(kept, dropped): the explicitly pruned and the expired first, then the
+    oldest over the caps.
 
     A ref younger than the grace period is never evicted by the caps (an
     explicit prune still removes it); the newest ref is kept even alone over
@@ -80,8 +91,7 @@ def _plan(
     keep: list[RefRecord] = []
     drop: list[RefRecord] = []
     for r in records:
-        if prune_all or (prune_before_ms is not None and r.created_ms < prune_before_ms):
-            report.evicted += 1
+        if r.ref_id in pruned:
             drop.append(r)
         elif r.expires_ms <= now:
             report.expired += 1

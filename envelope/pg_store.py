@@ -56,7 +56,9 @@ from qdsl.envelope.records import Clock, RefRecord, new_ref_id, record_seal, sys
 from qdsl.envelope.ref_api import (
     DerivedReads,
     GcReport,
+    PruneOwner,
     StoreWriteError,
+    Tenants,
     checked_id,
     corrupt,
     expired,
@@ -188,13 +190,26 @@ class PgRefStore(DerivedReads):
             raise self._fault(exc) from exc
 
     # -------------------------------------------------------------- collect
-    def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport:
-        """Drop expired refs, then the oldest over the caps, as the file store does."""
+    def gc(
+        self,
+        *,
+        prune_before_ms: int | None = None,
+        prune_all: bool = False,
+        prune_tenant: PruneOwner = Tenants.EVERY,
+    ) -> GcReport:
+        """Drop expired refs, then the oldest over the caps, as the file store does;
+        an explicit prune removes only `prune_tenant`'s refs, as there."""
         report = GcReport()
         try:
             with self._transaction(collect=True) as conn:
                 conn.execute(select(func.pg_advisory_xact_lock(COLLECT_LOCK)))
-                self._collect(conn, report, prune_before_ms=prune_before_ms, prune_all=prune_all)
+                self._collect(
+                    conn,
+                    report,
+                    prune_before_ms=prune_before_ms,
+                    prune_all=prune_all,
+                    prune_tenant=prune_tenant,
+                )
         except SQLAlchemyError as exc:
             report.warnings.append(f"ref store cleanup skipped ({self._fault(exc).message})")
         return report
@@ -206,6 +221,7 @@ class PgRefStore(DerivedReads):
         *,
         prune_before_ms: int | None,
         prune_all: bool,
+        prune_tenant: PruneOwner,
     ) -> None:
         now = self.clock()  # read under the lock: the store as it is now
         pruned: ColumnElement[bool] | None = None
@@ -214,7 +230,12 @@ class PgRefStore(DerivedReads):
         elif prune_before_ms is not None:
             pruned = ref_table.c.created_ms < prune_before_ms
         if pruned is not None:
-            report.evicted += conn.execute(delete(ref_table).where(pruned)).rowcount
+            if prune_tenant is not Tenants.EVERY:
+                owner = ref_table.c.tenant_id
+                mine = owner.is_(None) if prune_tenant is None else owner == prune_tenant
+                pruned = pruned & mine
+            report.pruned = conn.execute(delete(ref_table).where(pruned)).rowcount
+            report.evicted += report.pruned
         report.expired += conn.execute(
             delete(ref_table).where(ref_table.c.expires_ms <= now)
         ).rowcount

@@ -14,9 +14,8 @@ import os
 import stat
 from pathlib import Path
 
+from qdsl.dsl.config import PRIVATE, make_private_dirs
 from qdsl.envelope import atomic
-
-PRIVATE = 0o700
 
 
 class UnsafeDirectory(Exception):
@@ -70,20 +69,7 @@ def ensure_child(path: Path, label: str, *, create: bool) -> bool:
 
 
 def _make_parents(root: Path) -> None:
-    missing: list[Path] = []
-    probe = root
-    while not os.path.lexists(probe):
-        missing.append(probe)
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, PRIVATE)
-        except FileExistsError:
-            continue
-        if atomic.CAPS.posix_modes:
-            os.chmod(path, PRIVATE)  # the umask may have taken bits away; never adds any
+    make_private_dirs(root, chmod=atomic.CAPS.posix_modes)
 
 
 def _own_and_private(path: Path, st: os.stat_result, label: str) -> None:

@@ -12,14 +12,27 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 from qdsl.dsl.errors import RefError
 from qdsl.envelope.records import Clock, RefRecord, is_ref_id, ref_id_time_ms
 
 
+class Tenants(Enum):
+    """Whose refs an explicit prune removes when no one tenant is named."""
+
+    EVERY = "every"
+
+
+# An explicit prune's owner: a tenant id, None (the refs made without a tenant)
+# or Tenants.EVERY (every ref: the store's operator, never a CLI caller).
+PruneOwner = str | None | Tenants
+
+
 @dataclass
 class GcReport:
+    pruned: int = 0  # removed by an explicit prune (also counted in `evicted`)
     expired: int = 0
     evicted: int = 0
     vanished: int = 0
@@ -57,7 +70,13 @@ class RefStoreProtocol(Protocol):
 
     def live(self, *, tenant: str | None = None) -> list[RefRecord]: ...
 
-    def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport: ...
+    def gc(
+        self,
+        *,
+        prune_before_ms: int | None = None,
+        prune_all: bool = False,
+        prune_tenant: PruneOwner = Tenants.EVERY,
+    ) -> GcReport: ...
 
 
 class DerivedReads:
@@ -116,7 +135,8 @@ def corrupt(ref_id: str) -> RefError:
     return RefError(
         "ref_corrupt",
         f"ref {ref_id} does not match its sha256; it was changed after writing",
-        hint="rerun the command that produced it; `qdsl refs prune --all` clears the store",
+        hint="rerun the command that produced it; the damaged ref is collected when its "
+        "TTL ends (`qdsl refs prune --all --tenant T` removes a tenant's refs at once)",
     )
 
 
@@ -126,6 +146,11 @@ def expired(ref_id: str) -> RefError:
         f"ref {ref_id} has expired",
         hint="rerun the command that produced it (QDSL_REF_TTL_MS sets the lifetime)",
     )
+
+
+def prunes(record: RefRecord, owner: PruneOwner) -> bool:
+    """Whether an explicit prune for `owner` may remove `record`."""
+    return owner is Tenants.EVERY or record.tenant == owner
 
 
 def plan_eviction(

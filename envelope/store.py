@@ -58,8 +58,10 @@ from qdsl.envelope.records import (
 from qdsl.envelope.ref_api import (
     DerivedReads,
     GcReport,
+    PruneOwner,
     RefStoreProtocol,
     StoreWriteError,
+    Tenants,
     checked_id,
     corrupt,
     expired,
@@ -229,13 +231,27 @@ class RefStore(DerivedReads):
         return scan_store(self.dir)
 
     # -------------------------------------------------------------- collect
-    def gc(self, *, prune_before_ms: int | None = None, prune_all: bool = False) -> GcReport:
-        """Drop expired refs, then the oldest over the caps (see `collect`)."""
+    def gc(
+        self,
+        *,
+        prune_before_ms: int | None = None,
+        prune_all: bool = False,
+        prune_tenant: PruneOwner = Tenants.EVERY,
+    ) -> GcReport:
+        """Drop expired refs, then the oldest over the caps (see `collect`), every
+        tenant's alike. An explicit prune (`prune_all`, `prune_before_ms`) removes
+        only `prune_tenant`'s refs (None: those made without a tenant)."""
         report = GcReport()
         try:
             if not os.path.isdir(self.root) or not self._secure(create=False):
                 return report
-            collect(self, report, prune_before_ms=prune_before_ms, prune_all=prune_all)
+            collect(
+                self,
+                report,
+                prune_before_ms=prune_before_ms,
+                prune_all=prune_all,
+                prune_tenant=prune_tenant,
+            )
         except (UnsafeDirectory, OSError) as exc:
             reason = str(exc) if isinstance(exc, UnsafeDirectory) else exc.strerror
             report.warnings.append(f"ref store cleanup skipped ({reason or type(exc).__name__})")

@@ -24,6 +24,7 @@ from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor import names as N
 from qdsl.executor.bind import (
@@ -118,6 +119,23 @@ def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tu
         params.update({N.slot_number(j): j for j in range(FALLBACK_SLOTS)})
         out.append((params, chunk))
     return out
+
+
+def check_fallback_terms(bound: tuple[BoundFilter, ...]) -> None:
+    """Refuse a fallback term with more grams than `[limits] fallback_grams`.
+
+    Checked whenever the fallback may run, before the first statement, so the
+    refusal does not depend on whether facts first found rows."""
+    lim = limits()
+    for bf in bound:
+        if not bf.positive_fact:
+            continue
+        for term in fallback_terms(bf):
+            count = len(grams_for_term(term))
+            if count > lim.fallback_grams:
+                shown = term if len(term) <= 20 else term[:20] + "..."
+                what = f"the text-fallback term {shown!r} of filter {bf.index}"
+                raise lim.plan_over("fallback_grams", what, count, "grams (character pairs)")
 
 
 def _fallback_runs(
@@ -228,6 +246,8 @@ def prepare(
         and bool(spec.text_search)
         and any(bf.positive_fact for bf in bound.filters)
     )
+    if fallback:
+        check_fallback_terms(bound.filters)
     statements = _statements(
         StatementInputs(bound, template, dialect, has_subjects=bool(refs), fallback=fallback),
         cache,

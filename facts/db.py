@@ -25,7 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.errors import DatabaseError, InternalError
 from qdsl.dsl.tenant import valid_tenant
-from qdsl.facts.dberrors import classify
+from qdsl.facts.dberrors import SchemaPredatesVersion, classify
 from qdsl.facts.engines import (
     default_database_url,
     display_url,
@@ -99,8 +99,33 @@ def upgrade_engine(engine: Engine) -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     with engine.begin() as conn:
+        _refuse_unversioned(conn)
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
+
+
+# Tables every revision of qdsl has created; found without VERSION_TABLE they
+# were made by a qdsl older than that table.
+_ALWAYS_OWN = ("semantic_facts", "text_grams")
+
+
+def _refuse_unversioned(conn: Connection) -> None:
+    """Refuse before any DDL (SQLite would keep the DDL of a failed migration)."""
+    found = inspect(conn)
+    if found.has_table(VERSION_TABLE):
+        version = table(VERSION_TABLE, sa_column("version_num"))
+        if conn.execute(select(version.c.version_num)).first() is not None:
+            return
+    present = [t for t in _ALWAYS_OWN if found.has_table(t)]
+    if present:
+        raise SchemaPredatesVersion(
+            f"this database was set up by an older qdsl: it has {', '.join(present)} but no "
+            f"revision in {VERSION_TABLE}, so this version cannot tell which migrations are due",
+            hint="for the demo database, delete it and run `qdsl demo init`; for another, "
+            f"move {', '.join(present)} aside (rename or drop them) and run `qdsl db upgrade`, "
+            "then reload the facts",
+            details={"tables": present, "version_table": VERSION_TABLE},
+        )
 
 
 # Arbitrary constant key of the PostgreSQL advisory lock serializing set-up.

@@ -31,6 +31,7 @@ __all__ = [
     "PoolExhausted",
     "PrivilegeMissing",
     "QueryFailed",
+    "SchemaPredatesVersion",
     "StatementTimeout",
     "TableMissing",
     "TooManyConnections",
@@ -100,6 +101,13 @@ class TransientFailure(_Fault):
 
 class QueryFailed(_Fault):
     subtype_name = "query_failed"
+
+
+class SchemaPredatesVersion(_Fault):
+    """qdsl's tables exist but its version table does not: an older qdsl made them
+    (before `qdsl_alembic_version`), so a migration would collide with them."""
+
+    subtype_name = "schema_predates_version"
 
 
 # SQLSTATE -> cause (PostgreSQL appendix A).

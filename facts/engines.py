@@ -10,13 +10,15 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from qdsl.dsl.config import state_root
+from qdsl.dsl.config import make_private_dirs, state_root
 from qdsl.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -38,13 +40,16 @@ DEMO_DB_NAME = "demo.sqlite3"
 
 
 def state_dir() -> Path:
-    """QDSL_STATE_DIR, else the platform's user state dir; created with mode 0700.
+    """QDSL_STATE_DIR, else the platform's user state dir; created, with any
+    missing parents, mode 0700 (as the ref store creates it).
 
     Raises UsageError `state_dir_unusable` when it cannot be created.
     """
     path = state_root()
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(path)
+        if not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
     except OSError as exc:
         # Not a defect of qdsl: the configured location is unusable (SPEC 9: no path shown).
         raise UsageError(

@@ -91,6 +91,8 @@ class AnswerOptions:
     # Where the asking tenant's linkable values come from (None: the value index of
     # the database the question runs on, qdsl.facts.value_index).
     values: ValueSource | None = None
+    # The statement timeout of each execution (None: QDSL_STATEMENT_TIMEOUT_MS, else 5 s).
+    timeout_ms: int | None = None
 
     def settings(self, *, demo: bool) -> Settings:
         """The options resolved for one request (every default filled in)."""
@@ -185,7 +187,12 @@ def plan_and_answer(
         try:
             eng = eng or engine or demo_engine()
             result: ExecutionResult = execute(
-                plan, settings.catalog, eng, tenant_id, now=settings.now
+                plan,
+                settings.catalog,
+                eng,
+                tenant_id,
+                timeout_ms=options.timeout_ms,
+                now=settings.now,
             )
         except QdslError as exc:
             plan, done = _step(flow, exc=exc)
@@ -201,12 +208,25 @@ async def aplan_and_answer(
     engine: AsyncEngine | None = None,
     options: AnswerOptions = _DEFAULTS,
 ) -> AnswerResult:
-    """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine."""
+    """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine.
+
+    The pipeline's synchronous steps (reading the question, planning, the value
+    index, verifying) run in a worker thread, so the event loop is never held
+    by them; only the statements run on the loop, and cancelling the task
+    cancels the statement in flight.
+    """
+    import asyncio
+
     from qdsl.executor.run import aexecute
 
     tenant_id = valid_tenant(tenant_id)
-    settings, flow, plan, done = _begin(
-        question, tenant_id, options, demo=engine is None, engine=lambda: engine or demo_engine()
+    settings, flow, plan, done = await asyncio.to_thread(
+        _begin,
+        question,
+        tenant_id,
+        options,
+        demo=engine is None,
+        engine=lambda: engine or demo_engine(),
     )
     own: AsyncEngine | None = None
     try:
@@ -216,20 +236,27 @@ async def aplan_and_answer(
                 try:
                     draft = await plan.arun()
                 except QdslError as exc:
-                    plan, done = _step(flow, exc=exc)
+                    plan, done = await asyncio.to_thread(_step, flow, exc=exc)
                     continue
-                plan, done = _step(flow, result=draft)
+                plan, done = await asyncio.to_thread(_step, flow, result=draft)
                 continue
             try:
                 if engine is None and own is None:
                     own = _demo_async_engine()
                 eng = engine or own
                 assert eng is not None
-                result = await aexecute(plan, settings.catalog, eng, tenant_id, now=settings.now)
+                result = await aexecute(
+                    plan,
+                    settings.catalog,
+                    eng,
+                    tenant_id,
+                    timeout_ms=options.timeout_ms,
+                    now=settings.now,
+                )
             except QdslError as exc:
-                plan, done = _step(flow, exc=exc)
+                plan, done = await asyncio.to_thread(_step, flow, exc=exc)
                 continue
-            plan, done = _step(flow, result=result)
+            plan, done = await asyncio.to_thread(_step, flow, result=result)
     finally:
         if own is not None:
             await own.dispose()

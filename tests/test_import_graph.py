@@ -97,7 +97,7 @@ def test_every_import_spells_the_one_root(package: str) -> None:
 
 # The demo (catalog, schema, rows) is one deployment, not product code. Only
 # these facade entry points reach it: the embedded demo is the default
-# database (`plan_and_answer` without an engine, `ask`/`run` without --db) and
+# database (`plan_and_answer` without an engine, `ask`/`run`/`mcp` without --db) and
 # `qdsl demo` seeds it. dsl.catalog reads the demo's catalog.toml as a data
 # file for the same default, without importing demo code.
 DEMO = "qdsl.facts.demo"
@@ -107,6 +107,7 @@ DEMO_ENTRY_POINTS = {
     "qdsl/cli/exec_cmds.py",
     "qdsl/cli/answer_cmds.py",
     "qdsl/cli/eval_cmd.py",
+    "qdsl/mcp/service.py",
 }
 
 

@@ -29,6 +29,7 @@ from qdsl.facts.db import (
     tenant_transaction,
     upgrade_engine,
 )
+from qdsl.facts.dberrors import SchemaPredatesVersion
 from qdsl.facts.demo.constants import DEMO_TENANTS
 from qdsl.facts.demo.tables import DEMO_TABLES, TABLES_BY_NAME, TRIGRAM_COLUMNS, metadata, projects
 from qdsl.facts.tables import TABLES_BY_NAME as OWN_TABLES
@@ -112,7 +113,10 @@ def _demo_ready(engine: Engine) -> bool:
 def _migrate_and_seed(engine: Engine) -> list[str]:
     """Under setup_lock: upgrade if due, create the demo schema, seed each missing tenant."""
     if current_revision(engine) != HEAD_REVISION:
-        upgrade_engine(engine)
+        try:
+            upgrade_engine(engine)
+        except SchemaPredatesVersion as exc:
+            raise _older_demo(engine, exc) from None
     if not inspect(engine).has_table(projects.name):
         _create_schema(engine)
     data: Any = None
@@ -134,6 +138,26 @@ def _migrate_and_seed(engine: Engine) -> list[str]:
             # Seeded concurrently by a process that does not take setup_lock.
             continue
     return seeded
+
+
+def _older_demo(engine: Engine, exc: SchemaPredatesVersion) -> SchemaPredatesVersion:
+    """The demo's own words for a demo database an older qdsl made: it holds only
+    demo rows, so it is deleted and made again (the file is named, not its path)."""
+    database = engine.url.database or ""
+    if engine.dialect.name == "sqlite" and database:
+        name = database.replace("\\", "/").rsplit("/", 1)[-1]
+        hint = (
+            f"delete the old demo file {name} and run `qdsl demo init` (the default demo's "
+            "file is in the state dir, which `qdsl refs path` prints)"
+        )
+    else:
+        hint = "drop and recreate this demo database, then run `qdsl demo init`"
+    return SchemaPredatesVersion(
+        "the demo database was made by an older qdsl (before qdsl_alembic_version) and "
+        "cannot be upgraded in place",
+        hint=hint,
+        details=exc.details,
+    )
 
 
 def ensure_demo(url: str, *, count_rows: bool = False) -> DemoStatus:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from qdsl.dsl.errors import UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import ROUTE_MODES
+
+if TYPE_CHECKING:
+    from qdsl.pipeline import AnswerResult
 
 EXIT_NOT_COVERED = 4
 EXIT_VERIFICATION = 5
@@ -130,7 +133,7 @@ def ask_cmd(
         finally:
             if engine is not None:
                 engine.dispose()
-        return _outcome(res.to_dict(), list(res.warnings))
+        return _outcome(answer_data(res), list(res.warnings))
 
     ctx.exit(run_operation("ask", body))
 
@@ -160,8 +163,13 @@ def verified_run(
         audit=Audit(uuid.uuid4().hex),
         language="zh" if language == "zh" else "en",
     )
-    data = res.to_dict()
-    return data, _EXIT_FOR_STATUS.get(res.status, 0)
+    return answer_data(res), _EXIT_FOR_STATUS.get(res.status, 0)
+
+
+def answer_data(res: AnswerResult) -> dict[str, Any]:
+    """The `ask` / `run` envelope data: the answer's fields and, when a typed error
+    ended it without an answer (the LLM API unavailable), that error; else null."""
+    return {**res.to_dict(), "error": res.error.to_dict() if res.error is not None else None}
 
 
 def _json_arg(raw: str, what: str) -> Any:

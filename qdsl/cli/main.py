@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "audit": "qdsl.cli.audit_cmds:audit_group",
     "eval": "qdsl.cli.eval_cmd:eval_cmd",
     "index": "qdsl.cli.index_cmd:index_group",
+    "mcp": "qdsl.cli.mcp_cmd:mcp_group",
 }
 
 

@@ -160,14 +160,26 @@ def op_refs_get(inputs: dict[str, Any]) -> Outcome:
 
 @refs_group.command("prune")
 @click.option("--older-than", "older_than", metavar="AGE", help="Remove refs older than AGE (7d).")
-@click.option("--all", "prune_all", is_flag=True, help="Remove every ref.")
+@click.option("--all", "prune_all", is_flag=True, help="Remove every ref of the caller.")
+@click.option(
+    "--tenant",
+    metavar="ID",
+    help="Remove the refs made for this tenant; without it, the refs made without a tenant.",
+)
 @click.pass_context
-def prune_cmd(ctx: click.Context, older_than: str | None, prune_all: bool) -> None:
-    """Remove refs before their TTL: `--older-than 7d` or `--all`."""
+def prune_cmd(
+    ctx: click.Context, older_than: str | None, prune_all: bool, tenant: str | None
+) -> None:
+    """Remove the caller's refs before their TTL: `--older-than 7d` or `--all`.
+
+    With `--tenant T` only refs made for T go; without it only the shared refs
+    (made without a tenant). Other tenants' refs are never touched.
+    """
 
     def body() -> Outcome:
         from qdsl.envelope.store import open_store
 
+        owner = reader_tenant(tenant)
         if (older_than is None) == (not prune_all):
             raise UsageError(
                 "bad_arguments",
@@ -176,13 +188,12 @@ def prune_cmd(ctx: click.Context, older_than: str | None, prune_all: bool) -> No
             )
         store = open_store()
         cutoff = None if older_than is None else store.clock() - parse_duration_ms(older_than)
-        report = store.gc(prune_before_ms=cutoff, prune_all=prune_all)
-        removed = report.evicted + report.expired + report.vanished
-        remaining = len(store.records())
+        report = store.gc(prune_before_ms=cutoff, prune_all=prune_all, prune_tenant=owner)
+        remaining = sum(1 for r in store.records() if r.tenant == owner)
         return Outcome(
-            data={"removed": removed, "remaining": remaining},
+            data={"removed": report.pruned, "remaining": remaining},
             warnings=report.warnings,
-            human=f"removed {removed} refs, {remaining} remain",
+            human=f"removed {report.pruned} refs, {remaining} remain",
         )
 
     ctx.exit(run_operation("refs prune", body))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from qdsl.dsl.catalog import load_catalog
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.load import load_plan
@@ -91,7 +93,7 @@ def test_few_expected_tokens_are_listed_in_the_hint() -> None:
 def test_header_only_half_written() -> None:
     assert error_of(parse_text, "count") == syntax(
         "unexpected end of input at line 1, column 6",
-        "a plan starts with <query_type> <entity_type>, e.g. `count project`",
+        "a plan starts with <query_type> <entity_type>, e.g. `count <entity_type>`",
         line=1,
         column=6,
         excerpt="count\n     ^",
@@ -161,7 +163,7 @@ def test_empty_plan(source: str) -> None:
         "code": "validation/empty_plan",
         "message": "the plan is empty",
         "retryable": False,
-        "hint": 'a plan needs at least "<query_type> <entity_type>", e.g. "count project"',
+        "hint": 'a plan needs at least "<query_type> <entity_type>", e.g. "count <entity_type>"',
         "details": {},
     }
 
@@ -309,3 +311,34 @@ def test_misspelled_keyword_suggests_the_keyword() -> None:
         ],
         found="wehre",
     )
+
+
+TICKETS_CATALOG = Path(__file__).parents[1] / "deployments" / "tickets" / "catalog.toml"
+
+
+@pytest.mark.parametrize("source", ["", "count"])
+def test_hints_name_the_catalogs_own_entity(source: str) -> None:
+    """The parser knows no catalog; given one, its examples use that catalog's names,
+    never a demo entity."""
+    tickets = load_catalog(TICKETS_CATALOG)
+    first = next(iter(tickets.entities))
+    with pytest.raises(PlanError) as info:
+        load_plan(source, catalog=tickets)
+    assert f"count {first}" in (info.value.hint or "")
+    assert "project" not in (info.value.hint or "")
+
+
+def test_the_cli_hint_names_the_given_catalogs_entity() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from qdsl.cli.main import cli
+
+    tickets = load_catalog(TICKETS_CATALOG)
+    result = CliRunner().invoke(
+        cli, ["--json", "compile", "--catalog", str(TICKETS_CATALOG), "--plan", "count"]
+    )
+    assert result.exit_code == 3
+    hint = json.loads(result.stderr)["error"]["hint"]
+    assert f"count {next(iter(tickets.entities))}" in hint

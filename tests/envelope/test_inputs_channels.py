@@ -116,3 +116,30 @@ def test_settings_precedence_env_over_config(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("QDSL_REF_TTL_MS", "-5")
     with pytest.raises(UsageError):
         io_settings()
+
+
+def test_ref_store_backend_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from qdsl.envelope.settings import state_dir
+
+    root = state_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    assert (io_settings().ref_store, io_settings().ref_store_url) == ("file", None)
+    (root / "config.toml").write_text(
+        "[io]\nref_store = 'PostgreSQL'\nref_store_url = 'postgresql://qdsl@db/refs'\n"
+    )
+    s = io_settings()
+    assert (s.ref_store, s.ref_store_url) == ("postgresql", "postgresql://qdsl@db/refs")
+    monkeypatch.setenv("QDSL_REF_STORE", "file")
+    monkeypatch.setenv("QDSL_REF_STORE_URL", "postgresql://qdsl@other/refs")
+    s = io_settings()
+    assert (s.ref_store, s.ref_store_url) == ("file", "postgresql://qdsl@other/refs")
+    monkeypatch.setenv("QDSL_REF_STORE", "sqlite")
+    with pytest.raises(UsageError) as info:
+        io_settings()
+    assert info.value.subtype == "bad_setting" and "QDSL_REF_STORE" in info.value.message
+    monkeypatch.delenv("QDSL_REF_STORE")
+    monkeypatch.delenv("QDSL_REF_STORE_URL")
+    (root / "config.toml").write_text("[io]\nref_store_url = 5\n")
+    with pytest.raises(UsageError) as info:
+        io_settings()
+    assert "ref_store_url" in info.value.message

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy import true as sa_true
 from sqlalchemy.exc import DBAPIError
@@ -109,6 +111,30 @@ def test_row_level_security_alone_keeps_tenants_apart(
     assert seen[REF_WRITER, "t1", False] == {"t1", None}
     assert seen[REF_WRITER, "", False] == {None}
     assert seen[REF_WRITER, "", True] == {"t1", "t2", None}
+
+
+@settings(max_examples=40)
+@given(
+    owners=st.lists(st.sampled_from(["t1", "t2", "t3", None]), max_size=8),
+    caller=st.sampled_from(["t1", "t2", "t3", None]),
+)
+def test_what_each_caller_may_see_is_the_databases_answer_too(
+    pg_refs_engine: Engine,
+    pg_refs_admin: Engine,
+    owners: list[str | None],
+    caller: str | None,
+) -> None:
+    """For any refs and any caller: the store lists exactly the caller's and
+    the shared refs, and so does a bare query as the reader role."""
+    empty_refs_table(pg_refs_admin)
+    store = PgRefStore(pg_refs_engine, ttl_ms=600_000, max_count=50, max_bytes=10**9)
+    made = [(store.put("run", b"x", tenant=owner).ref_id, owner) for owner in owners]
+    expected = {ref for ref, owner in made if owner in (None, caller)}
+    assert {r.ref_id for r in store.live(tenant=caller)} == expected
+    with pg_refs_admin.begin() as conn:
+        _as(conn, "qdsl_reader", caller or "", collect=True)
+        probed = set(conn.execute(text("SELECT ref_id FROM qdsl_refs")).scalars())
+    assert probed == expected
 
 
 def test_the_application_role_may_insert_only_its_tenants_refs(

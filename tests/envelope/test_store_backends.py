@@ -71,6 +71,22 @@ def test_prunes_remove_regardless_of_grace(
     assert store.records() == [] and store.live(tenant="t1") == []
 
 
+def test_a_tenants_prune_removes_only_its_own_refs(
+    make_any_store: Callable[..., RefStoreProtocol], clock: Any
+) -> None:
+    """`refs prune --tenant T` removes T's refs; without a tenant, the shared ones;
+    another tenant's refs stay, on either backend."""
+    store = make_any_store(grace_ms=10**9)
+    t1, shared, t2 = (_put(store, clock, 5, t) for t in ("t1", None, "t2"))
+    report = store.gc(prune_all=True, prune_tenant="t1")
+    assert report.pruned == 1 and [r.ref_id for r in store.records()] == [shared, t2]
+    assert store.gc(prune_all=True, prune_tenant="t3").pruned == 0
+    assert store.gc(prune_all=True, prune_tenant=None).pruned == 1
+    assert [r.ref_id for r in store.records()] == [t2]
+    assert store.read_bytes(t2, tenant="t2") == b"x" * 5
+    assert t1 not in {r.ref_id for r in store.records()}
+
+
 def test_every_command_starts_with_a_collection(
     make_any_store: Callable[..., RefStoreProtocol],
     cli_store_env: dict[str, str],

@@ -167,9 +167,15 @@ def _run(root: Path | str, caps: atomic.Caps) -> Counter[str]:
     for rec in store.records():  # every ref left is whole
         data = store.read_bytes(rec.ref_id, tenant=rec.tenant)
         assert hashlib.sha256(data).hexdigest() == rec.sha256
-    store.gc()
+    final = store.gc()
     now = clock()
     left = store.records()
+    if not isinstance(root, Path):
+        # Collectors take turns under the advisory lock, so each eviction is
+        # decided once: every ref put is evicted by exactly one collection or
+        # still there (the TTL is out of reach). Racing collectors would count
+        # a ref twice.
+        assert total["eviction_decisions"] + final.evicted + len(left) == total["puts"]
     young = [r for r in left if now - r.created_ms < GRACE]
     assert len(left) <= max(MAX_COUNT, len(young) + 1)
     if isinstance(root, Path):

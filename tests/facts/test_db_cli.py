@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from qdsl.cli.main import cli
+from qdsl.dsl.errors import UsageError
 from qdsl.facts.db import HEAD_REVISION, default_database_url, state_dir
 from qdsl.facts.demo.data import DEMO_TENANTS
 
@@ -24,6 +25,34 @@ def test_default_database_lives_in_the_state_dir() -> None:
     assert str(state) == os.environ["QDSL_STATE_DIR"]
     assert state.stat().st_mode & 0o777 == 0o700
     assert default_database_url().endswith(f"{state}/demo.sqlite3")
+
+
+def test_state_dir_creates_missing_parents_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13, finding 6: Path.mkdir(parents=True) made the parents 0755.
+    nested = tmp_path / "a" / "b" / "state"
+    tmp_path.chmod(0o755)
+    monkeypatch.setenv("QDSL_STATE_DIR", str(nested))
+    old = os.umask(0o022)
+    try:
+        assert state_dir() == nested
+    finally:
+        os.umask(old)
+    for made in (tmp_path / "a", tmp_path / "a" / "b", nested):
+        assert made.stat().st_mode & 0o777 == 0o700, made
+    assert tmp_path.stat().st_mode & 0o777 == 0o755  # an existing parent is left as it was
+
+
+def test_state_dir_inside_a_file_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "file").write_text("x")
+    for where in (tmp_path / "file", tmp_path / "file" / "state"):
+        monkeypatch.setenv("QDSL_STATE_DIR", str(where))
+        with pytest.raises(UsageError) as info:
+            state_dir()
+        assert info.value.subtype == "state_dir_unusable"
 
 
 def test_db_upgrade_and_demo_init_are_idempotent() -> None:

@@ -193,6 +193,69 @@ def test_head_revision_constant_matches_the_scripts() -> None:
     assert ScriptDirectory(str(migrations_dir())).get_heads() == [HEAD_REVISION]
 
 
+def _older_qdsl_schema(engine: Engine, *, empty_version_table: bool) -> None:
+    """What a qdsl older than its own version table left: its tables, recorded in
+    Alembic's default `alembic_version` (and, after a failed upgrade on SQLite,
+    an empty `qdsl_alembic_version`)."""
+    metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+        conn.execute(text("INSERT INTO alembic_version VALUES ('0001')"))
+        if empty_version_table:
+            conn.execute(text(f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32))"))
+
+
+@pytest.mark.parametrize("empty_version_table", [False, True])
+def test_a_database_of_an_older_qdsl_is_named_as_such(
+    dialect: str, tmp_path: Path, request: pytest.FixtureRequest, empty_version_table: bool
+) -> None:
+    from qdsl.facts.dberrors import SchemaPredatesVersion
+    from qdsl.facts.demo.setup import ensure_demo
+
+    if dialect == "sqlite":
+        url = f"sqlite:///{tmp_path / 'demo.sqlite3'}"
+    else:
+        url = request.getfixturevalue("pg_database_factory")()
+    engine = make_engine(url)
+    try:
+        _older_qdsl_schema(engine, empty_version_table=empty_version_table)
+        before = sorted(inspect(engine).get_table_names())
+        with pytest.raises(SchemaPredatesVersion) as info:
+            upgrade(url)
+        assert info.value.code == "database/schema_predates_version"
+        assert "qdsl db upgrade" in (info.value.hint or "")
+        with pytest.raises(SchemaPredatesVersion) as info:
+            ensure_demo(url)
+        assert "qdsl demo init" in (info.value.hint or "")
+        if dialect == "sqlite":
+            assert "demo.sqlite3" in (info.value.hint or "")
+            assert str(tmp_path) not in str(info.value.to_dict())  # a file's name, no path
+        # Refused before any DDL: nothing was created or changed.
+        assert sorted(inspect(engine).get_table_names()) == before
+    finally:
+        engine.dispose()
+
+
+def test_the_cli_on_an_older_default_demo_says_what_to_run() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from qdsl.cli.main import cli
+    from qdsl.facts.db import default_database_url
+
+    engine = make_engine(default_database_url())
+    try:
+        _older_qdsl_schema(engine, empty_version_table=False)
+    finally:
+        engine.dispose()
+    result = CliRunner().invoke(cli, ["--json", "ask", "--tenant", "t1", "how many?"])
+    assert result.exit_code == 8
+    error = json.loads(result.stderr)["error"]
+    assert error["subtype"] == "schema_predates_version"
+    assert "qdsl demo init" in error["hint"] and "demo.sqlite3" in error["hint"]
+
+
 def test_postgresql_gets_the_shared_ref_store_table_with_its_policies(
     fresh_pg_engine: tuple[str, Engine],
 ) -> None:

@@ -20,6 +20,7 @@ ENVELOPE_KEYS = {
     "plan",
     "verdict",
     "trace_id",
+    "error",
 }
 
 
@@ -45,7 +46,30 @@ def test_ask_done_when(sqlite_url: str) -> None:
     facts = [e for e in data["evidence"] if e["kind"] == "fact"]
     assert facts and all(e["id"].startswith("fact:") and e["source_ref"] for e in facts)
     assert data["verdict"]["outcome"] == "pass"
+    assert data["error"] is None
     assert json.loads(res.stdout)["meta"]["traceId"] == data["trace_id"]
+
+
+def test_ask_shows_the_typed_error_that_ended_the_answer(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer ended by a typed error (the planner's API down) carries it in the
+    envelope, not only in the Python AnswerResult."""
+    from qdsl.dsl.errors import PlanError
+    from qdsl.planner import RulePlanner
+
+    def unavailable(self: object, reading: object, **_: object) -> object:
+        raise PlanError(
+            "llm_unavailable", "the planner's API did not answer", hint="retry", retryable=True
+        )
+
+    monkeypatch.setattr(RulePlanner, "plan_reading", unavailable)
+    res = invoke(["--db", sqlite_url, "ask", "--tenant", "t1", "现在有多少个项目"])
+    data = data_of(res)
+    assert data["status"] == "insufficient_evidence" and data["answer"] == {}
+    error = data["error"]
+    assert error["code"] == "validation/llm_unavailable" and error["retryable"] is True
+    assert error["message"] == "the planner's API did not answer" and error["hint"] == "retry"
 
 
 def test_ask_count_gated_and_english(sqlite_url: str) -> None:

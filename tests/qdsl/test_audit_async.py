@@ -138,3 +138,37 @@ def test_async_twin_gates_and_defaults_to_the_demo() -> None:
     assert res.status == "gated"
     res = asyncio.run(aplan_and_answer("Are there any A-share projects?", "t1"))
     assert res.status == "answered" and res.data["exists"] is True and res.language == "en"
+
+
+def test_async_twin_reads_linkable_values_off_the_event_loop(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The value index is read synchronously (a sync engine on the same URL);
+    the async twin must not do that on the event loop's thread."""
+    from qdsl.facts import value_index
+
+    seen: list[bool] = []
+    real = value_index.DatabaseValues.values_for
+
+    def probe(self: value_index.DatabaseValues, tenant_id: str) -> object:
+        try:
+            asyncio.get_running_loop()
+            seen.append(True)  # called on the loop's thread: it would block the loop
+        except RuntimeError:
+            seen.append(False)
+        return real(self, tenant_id)
+
+    monkeypatch.setattr(value_index.DatabaseValues, "values_for", probe)
+
+    async def go() -> object:
+        aengine = make_async_engine(db_url)
+        try:
+            return await aplan_and_answer(
+                "现在有多少个项目", "t1", engine=aengine, options=AnswerOptions(now=DEMO_NOW)
+            )
+        finally:
+            await aengine.dispose()
+
+    res = asyncio.run(go())
+    assert res.status == "answered"  # type: ignore[attr-defined]
+    assert seen == [False]

@@ -1,0 +1,207 @@
+"""`qdsl mcp`: the MCP server (docs/mcp.md), and `qdsl mcp token add|list|revoke`.
+
+`qdsl mcp --tenant T` serves one tenant on stdio (the host spawns it);
+`qdsl mcp --http HOST:PORT` serves streamable HTTP, each request's bearer token
+naming its tenant. Start-up problems (no SDK, no tenant, a missing database)
+are reported like any command's, with exit 2 / 8; once serving, a failing call
+is the caller's typed error and the server goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import click
+
+from qdsl.cli.runner import Outcome, run_operation
+from qdsl.cli.state import current_state
+from qdsl.dsl.errors import QdslError, UsageError
+
+
+def _require_sdk() -> None:
+    from qdsl.mcp import INSTALL_HINT, sdk_available
+
+    if not sdk_available():
+        raise UsageError(
+            "mcp_not_installed",
+            "`qdsl mcp` needs the MCP Python SDK (PyPI `mcp`), which is not installed",
+            hint=INSTALL_HINT,
+        )
+
+
+def _fail(exc: QdslError) -> int:
+    from qdsl.envelope import emit_error
+
+    return emit_error("mcp", exc, json_mode=current_state().json_mode)
+
+
+@click.group("mcp", invoke_without_command=True)
+@click.option("--tenant", default=None, help="stdio: the one tenant this server answers for.")
+@click.option(
+    "--http",
+    "http_address",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve streamable HTTP at http://HOST:PORT/mcp; tenants come from bearer tokens.",
+)
+@click.option(
+    "--max-concurrency",
+    type=click.IntRange(1, 1024),
+    default=4,
+    show_default=True,
+    help="Calls run at once; past it a call is refused with policy/server_busy.",
+)
+@click.option(
+    "--timeout-ms", type=int, default=None, help="Statement timeout of each call (default 5000)."
+)
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(0.1, 86400),
+    default=120.0,
+    show_default=True,
+    help="Seconds one call may take in all before it is cancelled.",
+)
+@click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING"]), default="INFO")
+@click.pass_context
+def mcp_group(  # noqa: PLR0917 - click passes every option
+    ctx: click.Context,
+    /,
+    tenant: str | None,
+    http_address: str | None,
+    max_concurrency: int,
+    timeout_ms: int | None,
+    call_timeout: float,
+    log_level: str,
+) -> None:
+    """Serve qdsl over the Model Context Protocol (stdio, or HTTP with --http)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        _require_sdk()
+        if (tenant is None) == (http_address is None):
+            raise UsageError(
+                "bad_arguments",
+                "give --tenant T (stdio) or --http HOST:PORT (tenants from tokens), not both",
+                hint="qdsl mcp --tenant t1   or   qdsl mcp --http 127.0.0.1:8765",
+            )
+        code = _serve(
+            tenant,
+            http_address,
+            ServerOptions(max_concurrency, timeout_ms, call_timeout, log_level),
+        )
+    except QdslError as exc:
+        code = _fail(exc)
+    ctx.exit(code)
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    max_concurrency: int
+    timeout_ms: int | None
+    call_timeout: float
+    log_level: str
+
+
+def _serve(tenant: str | None, http_address: str | None, opts: ServerOptions) -> int:
+    import anyio
+
+    from qdsl.dsl.tenant import valid_tenant
+    from qdsl.envelope.store import collect_at_start
+    from qdsl.executor.run import timeout_from_env
+    from qdsl.mcp.service import ServerConfig, Service
+    from qdsl.mcp.transports import configure_logging, parse_address
+
+    if tenant is not None:
+        tenant = valid_tenant(tenant)
+    if http_address is not None:
+        parse_address(http_address)
+    timeout_from_env(opts.timeout_ms)  # a bad value is a usage error now, not on every call
+    state = current_state()
+    config = ServerConfig(
+        db_url=state.db_url,
+        catalog_path=state.catalog_path,
+        max_concurrency=opts.max_concurrency,
+        timeout_ms=opts.timeout_ms,
+        call_timeout_s=opts.call_timeout,
+    )
+    configure_logging(opts.log_level)
+    collect_at_start()
+    service = Service(config)
+    service.open()
+    if tenant is not None:
+        from qdsl.mcp.transports import serve_stdio
+
+        anyio.run(serve_stdio, service, tenant)
+    else:
+        from qdsl.mcp.tokens import TokenFile
+        from qdsl.mcp.transports import serve_http
+
+        assert http_address is not None
+        anyio.run(serve_http, service, http_address, TokenFile.default())
+    sys.stderr.flush()
+    return 0
+
+
+@mcp_group.group("token")
+def token_group() -> None:
+    """Bearer tokens of `qdsl mcp --http`, each bound to one tenant."""
+
+
+@token_group.command("add")
+@click.option("--tenant", required=True, help="The tenant the token answers for.")
+@click.option("--label", default=None, help="A note to tell tokens apart (shown by list).")
+@click.pass_context
+def token_add(ctx: click.Context, tenant: str, label: str | None) -> None:
+    """Make a new token for TENANT and print it, once; only its hash is kept."""
+
+    def body() -> Outcome:
+        from qdsl.mcp.tokens import TokenFile
+
+        token, record = TokenFile.default().add(tenant, label)
+        data = {**record.public(), "token": token}
+        human = (
+            f"{token}\n(token {record.token_id} for tenant {record.tenant}; it is shown only "
+            "now: send it as `Authorization: Bearer <token>`)"
+        )
+        return Outcome(data=data, human=human)
+
+    ctx.exit(run_operation("mcp token add", body))
+
+
+@token_group.command("list")
+@click.pass_context
+def token_list(ctx: click.Context) -> None:
+    """The tokens (ids, tenants, when made and revoked), never the secrets."""
+
+    def body() -> Outcome:
+        from qdsl.cli.tables import Table, render
+        from qdsl.mcp.tokens import TokenFile
+
+        rows = [r.public() for r in TokenFile.default().records().values()]
+        table = Table(("id", "tenant", "label", "created", "revoked"))
+        for r in rows:
+            table.add(r["id"], r["tenant"], r["label"] or "", r["createdAt"], r["revokedAt"] or "")
+        return Outcome(
+            data={"tokens": rows, "count": len(rows)},
+            human=render([table]) if rows else "(no tokens)",
+        )
+
+    ctx.exit(run_operation("mcp token list", body))
+
+
+@token_group.command("revoke")
+@click.argument("token_id", metavar="ID")
+@click.pass_context
+def token_revoke(ctx: click.Context, token_id: str) -> None:
+    """Revoke token ID: a server refuses it (401) from its next request on."""
+
+    def body() -> Outcome:
+        from qdsl.mcp.tokens import TokenFile
+
+        record = TokenFile.default().revoke(token_id)
+        return Outcome(
+            data=record.public(), human=f"revoked {record.token_id} (tenant {record.tenant})"
+        )
+
+    ctx.exit(run_operation("mcp token revoke", body))

@@ -1,0 +1,23 @@
+"""`qdsl mcp`: qdsl as a Model Context Protocol server (docs/mcp.md).
+
+An agent host attaches six read-only tools (`ask`, `run_plan`, `compile_plan`,
+`describe_catalog`, `plan_schema`, `get_ref`) and reads large results as
+resources (`qdsl://refs/<id>`). The tenant is the server's, never the model's:
+fixed at start on stdio, taken from the bearer token over HTTP.
+
+Modules: `service` (the operations), `tools` (their schemas and the call
+dispatcher), `results` (envelope -> tool result), `resources` (refs as
+resources), `tokens` (the tokens file), `errors`, `app` (the SDK server),
+`transports` (stdio and streamable HTTP).
+"""
+
+from __future__ import annotations
+
+INSTALL_HINT = "install the MCP extra: pip install 'qdsl[mcp]'"
+
+
+def sdk_available() -> bool:
+    """Whether the official MCP SDK (PyPI `mcp`) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None

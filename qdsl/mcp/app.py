@@ -1,0 +1,89 @@
+"""The MCP server: the SDK's low-level `Server` with qdsl's handlers.
+
+The low-level server (not the decorator-based `MCPServer`) because every
+schema here is qdsl's own: input schemas from the tools' pydantic models and
+the plan's JSON Schema, one envelope `outputSchema`, and results built as
+`CallToolResult` with `structuredContent`, which the decorator layer would
+re-derive from Python signatures.
+
+`tenant_of(ctx)` says whose call it is: the transport decides (a fixed tenant
+on stdio, the bearer token's over HTTP); no handler reads a tenant from the
+request's arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import version
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+
+from qdsl.dsl.errors import QdslError
+from qdsl.mcp import errors, resources, tools
+from qdsl.mcp.service import Service
+
+TenantOf = Callable[[ServerRequestContext[Any, Any]], str]
+
+INSTRUCTIONS = (
+    "qdsl answers questions about this deployment's data with verified, tenant-bound "
+    "answers. Start with `ask` for a question in words; `describe_catalog` says what can "
+    "be asked. To control the query, write a plan (`plan_schema`, `describe_catalog`) and "
+    "`run_plan` it; `compile_plan` shows its SQL. A result too large to return whole comes "
+    "back as a preview led by `refId`: read parts with `get_ref` or the whole resource "
+    "qdsl://refs/<refId>. `meta.next` in a result suggests the next call with its arguments."
+)
+
+
+def build_server(service: Service, tenant_of: TenantOf) -> Server[Any]:
+    async def on_list_tools(
+        _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return tools.list_tools()
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return await tools.call_tool(service, tenant_of(ctx), params.name, params.arguments)
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        tenant = tenant_of(ctx)
+        try:
+            return await service.thread(resources.list_refs, tenant)
+        except QdslError as exc:
+            raise errors.rpc_error("refs list", exc) from None
+
+    async def on_list_templates(
+        _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[resources.TEMPLATE])
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        tenant = tenant_of(ctx)
+        try:
+            return await service.thread(resources.read_ref, tenant, params.uri)
+        except QdslError as exc:
+            raise errors.rpc_error("refs get", exc) from None
+        except Exception as exc:
+            raise errors.rpc_error("refs get", errors.unexpected("refs get", exc)) from None
+
+    server: Server[Any] = Server(
+        "qdsl",
+        version=version("qdsl"),
+        title="qdsl: verified, tenant-bound answers",
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources,
+        on_list_resource_templates=on_list_templates,
+        on_read_resource=on_read_resource,
+    )
+    # The SDK wraps every message in an OpenTelemetry span by default, a cost on
+    # every call even with no exporter; qdsl's own audit log records each request.
+    server.middleware = []
+    return server

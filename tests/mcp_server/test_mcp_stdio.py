@@ -1,0 +1,127 @@
+"""`qdsl mcp --tenant T` over stdio, driven by the SDK's client (docs/mcp.md).
+
+initialize -> tools/list -> tools/call for every tool, on SQLite and
+PostgreSQL. Each tool's data is compared with the same operation in-process
+(`plan_and_answer`, `compile_plan`, `describe_catalog`, `plan_json_schema`),
+so the server adds transport and nothing else; a plan naming another tenant
+gets the CLI's very policy error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+from mcp_helpers import (
+    cli_json,
+    error_of,
+    ok_data,
+    server_env,
+    stdio_session,
+    structured,
+    without_trace,
+)
+from sqlalchemy import Engine
+
+from qdsl.api import AnswerOptions, plan_and_answer
+from qdsl.catalog_view import describe_catalog
+from qdsl.dsl.catalog import resolve_catalog
+from qdsl.dsl.load import load_plan
+from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.schema import plan_json_schema
+from qdsl.envelope.records import new_ref_id
+from qdsl.executor.compile import compile_plan
+from qdsl.facts.demo import DEMO_NOW
+
+TOOLS = {"ask", "run_plan", "compile_plan", "describe_catalog", "plan_schema", "get_ref"}
+QUESTION = "list all projects"
+PLAN_TEXT = 'list project where status in ("active", "paused") limit 5'
+
+
+def test_every_tool_over_stdio(db_url: str, engine: Engine, tmp_path: Path) -> None:
+    env = server_env(tmp_path / "state")
+
+    async def body() -> None:
+        args = ["--db", db_url, "mcp", "--tenant", "t1"]
+        async with stdio_session(args, env, tmp_path / "server.log") as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for tool in tools.values():
+                assert tool.annotations is not None and tool.annotations.read_only_hint is True
+                assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+                assert tool.input_schema["type"] == "object"
+                assert tool.input_schema.get("additionalProperties") is False
+                assert "tenant" not in json.dumps(sorted(tool.input_schema.get("properties", {})))
+            # run_plan takes the plan as text or as `qdsl schema`'s JSON plan
+            plan_def = tools["run_plan"].input_schema["$defs"]["Plan"]
+            expected_plan = {k: v for k, v in plan_json_schema().items() if k != "$schema"}
+            assert {**plan_def, "$defs": tools["run_plan"].input_schema["$defs"]} == {
+                **expected_plan,
+                "$defs": {**expected_plan["$defs"], **tools["run_plan"].input_schema["$defs"]},
+            }
+
+            asked = await s.call_tool("ask", {"question": QUESTION})
+            expected = plan_and_answer(
+                QUESTION, "t1", engine=engine, options=AnswerOptions(now=DEMO_NOW)
+            ).to_dict()
+            assert without_trace(ok_data(asked)) == without_trace(expected)
+            assert "[answered]" in asked.content[0].text  # the short text block
+
+            # meta.next became a ready tool call: the status of the first project listed
+            hint = structured(asked)["meta"]["next"][0]
+            assert hint["tool"] == "run_plan"
+            ran = ok_data(await s.call_tool(hint["tool"], hint["arguments"]))
+            assert ran["status"] == "answered"
+            first = expected["answer"]["items"][0]["id"]
+            assert [r["entity_id"] for r in ran["result"]["rows"]] == [first]
+
+            compiled = ok_data(
+                await s.call_tool("compile_plan", {"plan": PLAN_TEXT, "dialect": "sqlite"})
+            )
+            catalog = resolve_catalog(None)
+            plan = normalize(load_plan(PLAN_TEXT), catalog, PlanContext(tenant_id="t1")).plan
+            assert compiled == compile_plan(plan, catalog, "sqlite", tenant_id="t1").to_dict()
+
+            described = ok_data(await s.call_tool("describe_catalog", {}))
+            assert described == json.loads(json.dumps(describe_catalog(catalog)))
+            one = ok_data(await s.call_tool("describe_catalog", {"entity": "project"}))
+            assert list(one["entities"]) == ["project"]
+
+            assert ok_data(await s.call_tool("plan_schema", {})) == plan_json_schema()
+
+            never_made = new_ref_id("run", int(time.time() * 1000))
+            missing = error_of(await s.call_tool("get_ref", {"ref_id": never_made}))
+            assert missing["code"] == "ref/ref_not_found"
+
+    anyio.run(body)
+
+
+def test_foreign_tenant_plan_is_the_cli_policy_error(tmp_path: Path) -> None:
+    """A plan naming another tenant: refused with the CLI's error, type to hint."""
+    state = tmp_path / "state"
+    plan = {"query_type": "list", "entity_type": "project", "scope": {"tenant_id": "t2"}}
+    plan_json = json.dumps(plan)
+    cli = cli_json(["run", "--tenant", "t1", "--plan", plan_json], state, ok=False)
+
+    async def body() -> None:
+        async with stdio_session(
+            ["mcp", "--tenant", "t1"], server_env(state), tmp_path / "log"
+        ) as s:
+            for tool, args in (
+                ("run_plan", {"plan": plan}),
+                ("run_plan", {"plan": plan_json}),
+                ("run_plan", {"plan": 'list project tenant "t2"'}),
+                ("compile_plan", {"plan": plan}),
+            ):
+                error = error_of(await s.call_tool(tool, args))
+                assert error["code"] == "policy/tenant_scope_mismatch"
+                assert {k: error[k] for k in ("type", "subtype", "hint", "retryable")} == {
+                    k: cli[k] for k in ("type", "subtype", "hint", "retryable")
+                }
+            # a tenant smuggled in as an argument is refused before anything runs
+            error = error_of(await s.call_tool("ask", {"question": QUESTION, "tenant": "t2"}))
+            assert error["code"] == "usage/bad_arguments"
+
+    anyio.run(body)
