@@ -16,49 +16,21 @@ from typing import Any
 from qdsl.dsl.errors import UsageError
 
 
-def _raw_environ() -> tuple[dict[Any, Any], Any, Any] | None:
-    """os.environ's backing dict with its key encoder and value decoder, where
-    the platform's os.environ keeps one (CPython does, in step with every change
-    made through os.environ)."""
-    data = getattr(os.environ, "_data", None)
-    encode = getattr(os.environ, "encodekey", None)
-    decode = getattr(os.environ, "decodevalue", None)
-    if not isinstance(data, dict) or encode is None or decode is None:
-        return None
-    return data, encode, decode
-
-
-_RAW = _raw_environ()
-_KEYS: dict[str, Any] = {}
-
-
 def getenv(name: str) -> str | None:
-    """`os.environ.get(name)`, without its cost for an unset name: os.environ
-    raises and catches a KeyError inside (~1-2 µs), and the hot paths (input
-    limits, the audit log) ask for several unset names on every request."""
-    if _RAW is None:
-        return os.environ.get(name)
-    data, encode, decode = _RAW
-    key = _KEYS.get(name)
-    if key is None:
-        key = _KEYS[name] = encode(name)
-    value = data.get(key)
-    return None if value is None else str(decode(value))
+    """One environment setting (a seam the settings readers share)."""
+    return os.environ.get(name)
 
 
-def environ_key(names: tuple[str, ...]) -> tuple[object, ...]:
-    """A key that changes whenever one of `names` changes in the environment (their
-    raw values, not decoded): what a cache of settings read from them is keyed by."""
-    if _RAW is None:
-        return tuple(os.environ.get(n) for n in names)
-    data, encode, _ = _RAW
-    keys = _KEY_TUPLES.get(names)
-    if keys is None:
-        keys = _KEY_TUPLES[names] = tuple(encode(n) for n in names)
-    return tuple(map(data.get, keys))
+def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
+    """A key that changes whenever one of `names` changes in the environment:
+    what a cache of settings read from them is keyed by."""
+    get = os.environ.get
+    return tuple(get(n) for n in names)
 
 
-_KEY_TUPLES: dict[tuple[str, ...], tuple[Any, ...]] = {}
+# Where the platform's state dir is when QDSL_STATE_DIR is unset (platformdirs
+# reads these): a cache of settings from config.toml must be keyed on them too.
+STATE_ROOT_ENV = ("QDSL_STATE_DIR", "HOME", "XDG_STATE_HOME")
 
 
 def state_root(env: Mapping[str, str] | None = None) -> Path:

@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from qdsl.dsl.config import config_table, environ_key, state_root
+from qdsl.dsl.config import STATE_ROOT_ENV, config_table, environ_key, state_root
 from qdsl.dsl.errors import PlanError, UsageError
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def _cached(key: tuple[tuple[str, str], ...], root: str) -> Limits:
 
 # Every variable read_limits reads: the key of its cache. Looking up these few
 # is far cheaper than scanning the whole environment on every call.
-_ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), "QDSL_STATE_DIR")
+_ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), *STATE_ROOT_ENV)
 
 
 def limits() -> Limits:

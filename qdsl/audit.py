@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from qdsl.dsl.config import environ_key, getenv
+from qdsl.dsl.config import STATE_ROOT_ENV, environ_key, getenv
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 
@@ -284,7 +284,7 @@ def audit_path() -> Path:
 # Sinks per configuration (state dir, QDSL_AUDIT, QDSL_AUDIT_LOG): a process
 # answering many questions keeps one open audit file instead of one per request.
 _SINKS: dict[tuple[object, ...], AuditSink] = {}
-_SINK_ENV = ("QDSL_STATE_DIR", "QDSL_AUDIT", "QDSL_AUDIT_LOG")
+_SINK_ENV = (*STATE_ROOT_ENV, "QDSL_AUDIT", "QDSL_AUDIT_LOG")
 
 
 def default_sink() -> AuditSink:
