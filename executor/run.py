@@ -36,8 +36,10 @@ from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
-from qdsl.executor.compile import prepare
+from qdsl.executor.compile import Prepared, prepare
+from qdsl.executor.driver_sql import run_rows, watched
 from qdsl.executor.flow import Flow, Request, Row, run_flow
+from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
 from qdsl.executor.sqlite_reader import READ_ONLY_INFO, reader_connection, reader_pool
@@ -89,12 +91,6 @@ def timeout_from_env(timeout_ms: int | None = None) -> int:
     ):
         raise _bad_timeout("QDSL_STATEMENT_TIMEOUT_MS", raw, "QDSL_STATEMENT_TIMEOUT_MS=5000")
     return int(text)
-
-
-def _rows(result: sa.CursorResult[Any]) -> list[Row]:
-    # zip over plain tuples: a third of the cost of converting RowMappings
-    keys = tuple(result.keys())
-    return [dict(zip(keys, r, strict=True)) for r in result.all()]
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -203,15 +199,23 @@ def _start(
     """The I/O-free preparation both twins share: the caller's tenant checked
     (missing, blank or malformed is a usage error), the plan's bounds, then
     `prepare`, which binds that tenant and refuses a plan bound or scoped for
-    another."""
+    another; the bounds and `prepare` once per bound plan, caller, dialect,
+    limits and `now` (`executor.prepared_cache`)."""
     lim = limits()
     tenant = valid_tenant(tenant_id, lim)
-    raw = plan.plan if isinstance(plan, BoundPlan) else plan
-    check_plan_limits(raw, lim)
-    check_bindable(raw)
     if now is not None:
         check_now(now)
-    prep = prepare(plan, catalog, dialect, tenant, now=now)
+
+    def build() -> Prepared:
+        raw = plan.plan if isinstance(plan, BoundPlan) else plan
+        check_plan_limits(raw, lim)
+        check_bindable(raw)
+        return prepare(plan, catalog, dialect, tenant, now=now)
+
+    if isinstance(plan, BoundPlan) and cacheable(plan, now):
+        prep = prepared(plan, catalog, build, dialect=dialect, tenant=tenant, now=now, lim=lim)
+    else:
+        prep = build()
     return run_flow(prep, uuid.uuid4().hex)
 
 
@@ -311,14 +315,16 @@ def _check_reader(conn: Connection) -> None:
         _READER_READY.add(engine)
 
 
-def _pg_runner(conn: Connection, session: _PgSession) -> Callable[[Request], list[Row]]:
+def _pg_runner(
+    conn: Connection, session: _PgSession, *, direct: bool
+) -> Callable[[Request], list[Row]]:
     def run(request: Request) -> list[Row]:
         if not session.started:
             _check_reader(conn)
         setting = session.before(request[0])
         if setting is not None:
-            conn.execute(*setting)
-        return _rows(conn.execute(request[1], request[2]))
+            run_rows(conn, *setting, direct=direct)
+        return run_rows(conn, request[1], request[2], direct=direct)
 
     return run
 
@@ -376,16 +382,25 @@ def _end(tx: Any) -> None:
 def _run_sync(
     conn: Connection, flow: Flow, tenant_id: str, timeout: int, state: dict[str, bool]
 ) -> ExecutionResult:
+    direct = not watched(conn)  # checked once per call (listeners: see driver_sql)
+    if _opened_read_only(conn) and direct:
+        # A read-only SQLite connection nobody listens on: pysqlite opens no
+        # transaction for a SELECT, so a begin and a rollback here would only be
+        # bookkeeping (the pool still rolls back when the connection returns).
+        with _sqlite_deadline(conn, timeout, state):
+            return _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=True))
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
             error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
             if error is not None:
                 raise error
-            result = _drive(flow, _pg_runner(conn, _PgSession(tenant_id, timeout)))
+            result = _drive(
+                flow, _pg_runner(conn, _PgSession(tenant_id, timeout), direct=direct)
+            )
         else:
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
-                result = _drive(flow, lambda r: _rows(conn.execute(r[1], r[2])))
+                result = _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=direct))
         _end(tx)
     return result
 
@@ -422,7 +437,7 @@ async def _adrive(
             setting = session.before(request[0])
             if setting is not None:
                 await conn.execute(*setting)
-        rows = _rows(await conn.execute(request[1], request[2]))
+        rows = await conn.run_sync(run_rows, request[1], request[2])
         try:
             request = flow.send(rows)
         except StopIteration as stop:

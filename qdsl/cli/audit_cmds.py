@@ -37,8 +37,15 @@ def _table(events: list[dict[str, Any]]) -> Table:
 
 
 @audit_group.command("tail")
-@click.option("-n", "--lines", "count", type=click.IntRange(1, 10_000), default=20,
-              show_default=True, help="How many of the latest events.")
+@click.option(
+    "-n",
+    "--lines",
+    "count",
+    type=click.IntRange(1, 10_000),
+    default=20,
+    show_default=True,
+    help="How many of the latest events.",
+)
 @click.option("--tenant", default=None, help="Only this tenant's events.")
 @click.pass_context
 def tail_cmd(ctx: click.Context, /, count: int, tenant: str | None) -> None:

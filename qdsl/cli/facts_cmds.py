@@ -49,8 +49,11 @@ def _now(raw: str | None) -> datetime:
 
 def _check_tenant(tenant: str | None) -> None:
     if tenant is not None and (not tenant.strip() or any(ord(c) < 32 for c in tenant)):
-        raise UsageError("bad_tenant", "--tenant is blank or holds control characters",
-                         hint="pass the tenant id as stored in tenant_id")
+        raise UsageError(
+            "bad_tenant",
+            "--tenant is blank or holds control characters",
+            hint="pass the tenant id as stored in tenant_id",
+        )
 
 
 @click.group("facts")
@@ -81,11 +84,17 @@ def _open(path: str) -> tuple[IO[bytes], int]:
     try:
         handle = Path(path).open("rb")  # noqa: SIM115 - closed by the caller
     except FileNotFoundError:
-        raise UsageError("input_not_found", f"no such facts file: {path}",
-                         hint="check the path, or pass - to read stdin") from None
+        raise UsageError(
+            "input_not_found",
+            f"no such facts file: {path}",
+            hint="check the path, or pass - to read stdin",
+        ) from None
     except OSError as exc:
-        raise UsageError("input_unreadable", f"cannot read {path}: {exc.strerror}",
-                         hint="check the path and its permissions") from None
+        raise UsageError(
+            "input_unreadable",
+            f"cannot read {path}: {exc.strerror}",
+            hint="check the path and its permissions",
+        ) from None
     return handle, Path(path).stat().st_size
 
 
@@ -121,8 +130,13 @@ def _load(path: str, fmt: str | None, json_mode: bool) -> dict[str, Any]:
 
 @facts_group.command("load")
 @click.argument("file")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default=None,
-              help="File format (default: csv for *.csv, else jsonl; stdin is jsonl).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    default=None,
+    help="File format (default: csv for *.csv, else jsonl; stdin is jsonl).",
+)
 @click.pass_context
 def load_cmd(ctx: click.Context, /, file: str, fmt: str | None) -> None:
     """Load facts from FILE (JSONL or CSV; - for stdin): validated, normalized, upserted.
@@ -166,8 +180,14 @@ def stats_cmd(ctx: click.Context, /, tenant: str | None, now_text: str | None) -
         stale = sum(g["stale"] for g in groups)
         table = Table(("tenant", "entity type", "predicate", "rows", "stale", "stale share"))
         for g in groups:
-            table.add(g["tenant"], g["entity_type"], g["predicate"], g["rows"], g["stale"],
-                      f"{g['stale_share']:.1%}")
+            table.add(
+                g["tenant"],
+                g["entity_type"],
+                g["predicate"],
+                g["rows"],
+                g["stale"],
+                f"{g['stale_share']:.1%}",
+            )
         share = round(stale / rows, 4) if rows else 0.0
         return Outcome(
             data={"groups": groups, "rows": rows, "stale": stale, "stale_share": share},
@@ -192,13 +212,16 @@ def prune_cmd(
         from qdsl.facts.maintenance import prune_stale
 
         if not stale:
-            raise UsageError("bad_arguments", "say what to prune: --stale",
-                             hint="qdsl facts prune --stale")
+            raise UsageError(
+                "bad_arguments", "say what to prune: --stale", hint="qdsl facts prune --stale"
+            )
         _check_tenant(tenant)
         with _engine() as engine:
             count = prune_stale(engine, now=_now(now_text), tenant=tenant, dry_run=dry_run)
         verb = "would delete" if dry_run else "deleted"
-        return Outcome(data={"deleted": 0 if dry_run else count, "stale": count,
-                             "dryRun": dry_run}, human=f"{verb} {count} stale fact(s)")
+        return Outcome(
+            data={"deleted": 0 if dry_run else count, "stale": count, "dryRun": dry_run},
+            human=f"{verb} {count} stale fact(s)",
+        )
 
     ctx.exit(run_operation("facts prune", body))

@@ -126,6 +126,10 @@ def _serve(tenant: str | None, http_address: str | None, opts: ServerOptions) ->
         call_timeout_s=opts.call_timeout,
     )
     configure_logging(opts.log_level)
+    from qdsl.envelope.backends import set_deployment_database
+
+    # the database served is the PostgreSQL ref store's default (QDSL_REF_STORE)
+    set_deployment_database(state.db_url)
     collect_at_start()
     service = Service(config)
     service.open()

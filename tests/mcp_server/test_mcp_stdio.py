@@ -9,6 +9,7 @@ gets the CLI's very policy error.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -123,5 +124,37 @@ def test_foreign_tenant_plan_is_the_cli_policy_error(tmp_path: Path) -> None:
             # a tenant smuggled in as an argument is refused before anything runs
             error = error_of(await s.call_tool("ask", {"question": QUESTION, "tenant": "t2"}))
             assert error["code"] == "usage/bad_arguments"
+
+    anyio.run(body)
+
+
+def test_a_ref_made_by_one_server_is_read_by_the_next(pg_url: str, tmp_path: Path) -> None:
+    """Several server processes, one PostgreSQL ref store (QDSL_REF_STORE): a ref
+    one made is a resource of the next, for the same tenant only."""
+
+    def env(name: str) -> dict[str, str]:
+        return server_env(tmp_path / name, QDSL_REF_STORE="postgresql", QDSL_REF_THRESHOLD="1024")
+
+    def args(tenant: str) -> list[str]:
+        return ["--db", pg_url, "mcp", "--tenant", tenant]
+
+    async def body() -> None:
+        async with stdio_session(args("t1"), env("a"), tmp_path / "a.log") as first:
+            made = structured(await first.call_tool("ask", {"question": QUESTION}))
+        ref_id, uri = made["refId"], f"qdsl://refs/{made['refId']}"
+        async with stdio_session(args("t1"), env("b"), tmp_path / "b.log") as second:
+            assert uri in [str(r.uri) for r in (await second.list_resources()).resources]
+            read = await second.read_resource(uri)
+            text = read.contents[0].text  # type: ignore[union-attr]
+            assert hashlib.sha256(text.encode()).hexdigest() == made["sha256"]
+            got = ok_data(
+                await second.call_tool("get_ref", {"ref_id": ref_id, "expr": "data.text"})
+            )
+            assert got["value"] == json.loads(text)["data"]["text"]
+        async with stdio_session(args("t2"), env("c"), tmp_path / "c.log") as other:
+            assert uri not in [str(r.uri) for r in (await other.list_resources()).resources]
+            error = error_of(await other.call_tool("get_ref", {"ref_id": ref_id}))
+            assert error["code"] == "ref/ref_not_found"
+        assert not (tmp_path / "a" / "refs").exists()  # the ref went to the database
 
     anyio.run(body)

@@ -1,0 +1,262 @@
+"""Run a cached statement by the SQL text SQLAlchemy compiled for it.
+
+`Connection.execute(stmt)` walks the statement for its cache key, looks the
+compiled form up, expands IN lists and sets up a result with row processors
+on every call: most of the executor's cost on a fast database. A statement
+set is built once per plan shape and its statements are immutable, so the
+work is done once per (statement, dialect, length of each IN list) here: the
+text SQLAlchemy rendered (identifiers from the catalog, every value a bound
+parameter), where each driver parameter comes from (a name, or an element of
+an IN list) with its type's bind processor, and the result columns' keys and
+result processors. A call then only orders its values and hands text and
+values to the DBAPI cursor as the dialect's `do_execute` would (driver errors
+wrapped as SQLAlchemy wraps them); when a listener on the engine watches
+statements or transactions, to `Connection.exec_driver_sql`, which fires it.
+
+A statement whose text would depend on a value (a literal rendered at
+execution) is not taken: it runs through `Connection.execute`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.compiler import SQLCompiler
+
+Row = dict[str, Any]
+Processor = Callable[[Any], Any]
+
+
+class _Probe:
+    """A stand-in value that says where a driver parameter comes from."""
+
+    __slots__ = ("index", "name")
+
+    def __init__(self, name: str, index: int | None) -> None:
+        self.name = name
+        self.index = index
+
+
+@dataclass(frozen=True)
+class _Source:
+    name: str | None  # the caller's parameter (None: a value fixed in the statement)
+    index: int | None  # its element, for an IN list
+    constant: Any
+    processor: Processor | None
+
+
+@dataclass
+class DriverStatement:
+    """One statement's text for one dialect and one length of each IN list."""
+
+    sql: str
+    sources: tuple[_Source, ...]
+    names: tuple[str, ...] | None  # driver parameter names (None: positional)
+    keys: tuple[str, ...]
+    types: tuple[Any, ...]
+    # result processors by column, worked out from the first cursor description
+    readers: list[tuple[int, Processor]] | None = field(default=None)
+
+    def values(self, params: dict[str, Any]) -> Any:
+        out = []
+        for s in self.sources:
+            if s.name is None:
+                value = s.constant
+            elif s.index is None:
+                value = params[s.name]
+            else:
+                value = params[s.name][s.index]
+            out.append(s.processor(value) if s.processor is not None else value)
+        if self.names is None:
+            return tuple(out)
+        return dict(zip(self.names, out, strict=True))
+
+    def rows(self, dialect: Dialect, description: Sequence[Any], raw: Sequence[Any]) -> list[Row]:
+        readers = self.readers
+        if readers is None:
+            readers = []
+            for i, type_ in enumerate(self.types):
+                proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
+                if proc is not None:
+                    readers.append((i, proc))
+            self.readers = readers
+        keys = self.keys
+        if not readers:
+            return [dict(zip(keys, r, strict=True)) for r in raw]
+        out = []
+        for r in raw:
+            values = list(r)
+            for i, proc in readers:
+                values[i] = proc(values[i])
+            out.append(dict(zip(keys, values, strict=True)))
+        return out
+
+
+class _Compiled:
+    """A statement compiled once for a dialect, and its texts by IN-list lengths."""
+
+    def __init__(self, stmt: Select[Any], dialect: Dialect) -> None:
+        self.stmt = stmt  # kept alive: the cache is keyed by its id
+        self.dialect = dialect
+        self.compiled: SQLCompiler = stmt.compile(dialect=dialect)
+        self.expanding = tuple(
+            bp.key for bp in self.compiled.binds.values() if bp.expanding
+        )
+        self.usable = not self.compiled.literal_execute_params and all(
+            bp.expanding for bp in self.compiled.post_compile_params
+        )
+        self.by_lengths: dict[tuple[int, ...], DriverStatement] = {}
+
+    def text_for(self, params: dict[str, Any]) -> DriverStatement:
+        lengths = tuple(len(params[n]) for n in self.expanding)
+        found = self.by_lengths.get(lengths)
+        if found is None:
+            found = self._build(params)
+            if len(self.by_lengths) >= _LENGTHS_MAX:
+                # bounded: IN lists of a text fallback's grams vary with the term
+                self.by_lengths.clear()
+            self.by_lengths[lengths] = found
+        return found
+
+    def _build(self, params: dict[str, Any]) -> DriverStatement:
+        compiled = self.compiled
+        probe: dict[str, Any] = {}
+        for bp in compiled.binds.values():
+            if bp.key not in params:
+                continue  # a value fixed in the statement (SQLAlchemy takes it from there)
+            if bp.expanding:
+                probe[bp.key] = [_Probe(bp.key, i) for i in range(len(params[bp.key]))]
+            else:
+                probe[bp.key] = _Probe(bp.key, None)
+        state = compiled.construct_expanded_state(probe)
+        order = list(state.positiontup) if state.positiontup is not None else list(state.parameters)
+        by_name = {bp.key: bp for bp in compiled.binds.values()}
+        sources = []
+        for name in order:
+            value = state.parameters[name]
+            proc: Processor | None = state.processors.get(name)
+            if isinstance(value, _Probe):
+                if proc is None and value.index is None:
+                    proc = _bind_processor(by_name[value.name], self.dialect)
+                sources.append(_Source(value.name, value.index, None, proc))
+            else:
+                fixed = compiled.binds.get(name)
+                if proc is None and fixed is not None:
+                    proc = _bind_processor(fixed, self.dialect)
+                sources.append(_Source(None, None, value, proc))
+        columns = self.stmt.selected_columns
+        return DriverStatement(
+            sql=state.statement,
+            sources=tuple(sources),
+            names=None if compiled.positional else tuple(order),
+            keys=tuple(columns.keys()),
+            types=tuple(c.type for c in columns),
+        )
+
+
+def _bind_processor(bp: Any, dialect: Dialect) -> Processor | None:
+    proc: Processor | None = bp.type.dialect_impl(dialect).bind_processor(dialect)
+    return proc
+
+
+_COMPILED: dict[tuple[int, int], _Compiled] = {}
+_LENGTHS_MAX = 256
+_COMPILED_MAX = 4096
+_LOCK = threading.Lock()
+
+
+def driver_statement(
+    stmt: Select[Any], dialect: Dialect, params: dict[str, Any]
+) -> DriverStatement | None:
+    """The driver text and parameter plan of `stmt` (None: run it through SQLAlchemy)."""
+    key = (id(stmt), id(dialect))
+    entry = _COMPILED.get(key)
+    if entry is None or entry.stmt is not stmt or entry.dialect is not dialect:
+        entry = _Compiled(stmt, dialect)
+        with _LOCK:
+            if len(_COMPILED) >= _COMPILED_MAX:
+                # statement sets leave their LRU: their texts may go too
+                _COMPILED.clear()
+            _COMPILED[key] = entry
+    if not entry.usable:
+        return None
+    with _LOCK:
+        return entry.text_for(params)
+
+
+def run_rows(
+    conn: Connection, stmt: Select[Any], params: dict[str, Any], *, direct: bool | None = None
+) -> list[Row]:
+    """Rows of `stmt` as dicts keyed by its result columns, values as SQLAlchemy
+    would hand them (result processors applied)."""
+    found = driver_statement(stmt, conn.dialect, params)
+    if found is None:
+        result = conn.execute(stmt, params)
+        keys = tuple(result.keys())
+        return [dict(zip(keys, r, strict=True)) for r in result.all()]
+    values = found.values(params)
+    if direct if direct is not None else not watched(conn):
+        return _on_cursor(conn, found, values)
+    result = conn.exec_driver_sql(found.sql, values)
+    description = result.cursor.description
+    return found.rows(conn.dialect, description, result.all())
+
+
+# Events a statement run on the DBAPI cursor (or a call without a begin)
+# would skip: with any listener, statements go through SQLAlchemy, in a
+# transaction begun by it, which fires them.
+_STATEMENT_EVENTS = (
+    "before_execute",
+    "after_execute",
+    "before_cursor_execute",
+    "after_cursor_execute",
+    "begin",
+    "commit",
+    "rollback",
+)
+
+
+def watched(conn: Connection) -> bool:
+    # the engine's dispatch (its own listeners and Engine-wide ones): the
+    # connection's is made afresh per connection, and the executor's
+    # connections are its own, so none listens on them
+    dispatch = conn.engine.dispatch
+    return any(getattr(dispatch, name) for name in _STATEMENT_EVENTS) or bool(
+        conn.dialect.dispatch.handle_error
+    )
+
+
+def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> list[Row]:
+    """Without listeners: the text on the DBAPI cursor itself, as the dialect's
+    `do_execute` runs it (a result built from the description on every call was
+    the largest cost left); a driver error is wrapped as SQLAlchemy wraps it,
+    and a lost connection invalidated."""
+    dialect = conn.dialect
+    dbapi_connection = conn.connection.dbapi_connection
+    assert dbapi_connection is not None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(found.sql, values)
+        description = cursor.description
+        raw = cursor.fetchall()
+    except dialect.loaded_dbapi.Error as exc:
+        lost = dialect.is_disconnect(exc, dbapi_connection, cursor)
+        if lost:
+            conn.invalidate(exc)
+        raise DBAPIError.instance(
+            found.sql,
+            values,
+            exc,
+            dialect.loaded_dbapi.Error,
+            connection_invalidated=lost,
+            dialect=dialect,
+        ) from exc
+    finally:
+        cursor.close()
+    return found.rows(dialect, description, raw)
