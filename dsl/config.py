@@ -16,6 +16,23 @@ from typing import Any
 from qdsl.dsl.errors import UsageError
 
 
+def getenv(name: str) -> str | None:
+    """One environment setting (a seam the settings readers share)."""
+    return os.environ.get(name)
+
+
+def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
+    """A key that changes whenever one of `names` changes in the environment:
+    what a cache of settings read from them is keyed by."""
+    get = os.environ.get
+    return tuple(get(n) for n in names)
+
+
+# Where the platform's state dir is when QDSL_STATE_DIR is unset (platformdirs
+# reads these): a cache of settings from config.toml must be keyed on them too.
+STATE_ROOT_ENV = ("QDSL_STATE_DIR", "HOME", "XDG_STATE_HOME")
+
+
 def state_root(env: Mapping[str, str] | None = None) -> Path:
     """QDSL_STATE_DIR, else the platform's user state dir; not created here."""
     env = os.environ if env is None else env

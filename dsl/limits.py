@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from qdsl.dsl.config import config_table, state_root
+from qdsl.dsl.config import STATE_ROOT_ENV, config_table, environ_key, state_root
 from qdsl.dsl.errors import PlanError, UsageError
 
 if TYPE_CHECKING:
@@ -130,31 +130,12 @@ def _cached(key: tuple[tuple[str, str], ...], root: str) -> Limits:
 
 # Every variable read_limits reads: the key of its cache. Looking up these few
 # is far cheaper than scanning the whole environment on every call.
-_ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), "QDSL_STATE_DIR")
-
-
-def _raw_environ() -> tuple[dict[Any, Any], tuple[Any, ...]] | None:
-    """os.environ's backing dict and the names as its keys. `os.environ.get` of an
-    unset name raises and catches a KeyError inside (~2 µs each, and limits() is
-    asked several times per request); the backing dict answers the same, as
-    os.environ keeps it in step with every change made through it."""
-    data = getattr(os.environ, "_data", None)
-    encode = getattr(os.environ, "encodekey", None)
-    if not isinstance(data, dict) or encode is None:
-        return None
-    return data, tuple(encode(n) for n in _ENV_NAMES)
-
-
-_RAW = _raw_environ()
+_ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), *STATE_ROOT_ENV)
 
 
 def limits() -> Limits:
     """The limits of this process's environment (cached per environment)."""
-    if _RAW is not None:
-        data, names = _RAW
-        key: tuple[Any, ...] = tuple(data.get(n) for n in names)
-    else:
-        key = tuple(os.environ.get(n) for n in _ENV_NAMES)
+    key = environ_key(_ENV_NAMES)
     hit = _BY_KEY.get(key)
     if hit is None:
         env = os.environ
@@ -166,7 +147,7 @@ def limits() -> Limits:
     return hit
 
 
-_BY_KEY: dict[tuple[Any, ...], Limits] = {}
+_BY_KEY: dict[tuple[object, ...], Limits] = {}
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -176,7 +157,9 @@ _BRACKET = re.compile(r"[\[\]{}]")
 def check_json_depth(text: str, what: str, limit: Limits | None = None) -> None:
     """Refuse JSON nested deeper than the limit before any parser recurses into it."""
     lim = limit or limits()
-    if "[" not in text and "{" not in text:
+    # Nesting is never deeper than the number of opening brackets: a plan with
+    # fewer than the limit (every real one) needs no scan.
+    if text.count("[") + text.count("{") <= lim.json_depth:
         return
     depth = 0
     for m in _BRACKET.finditer(_STRING.sub("", text)):

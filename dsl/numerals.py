@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 __all__ = ["Rewritten", "parse_chinese", "parse_english", "rewrite_numerals", "to_digits"]
 
@@ -411,6 +412,17 @@ def _english_context_blocks(text: str, words: list[re.Match[str]], i: int, j: in
 
 def rewrite_numerals(text: str) -> Rewritten:
     """`text` with Chinese and English numerals (see the module rules) as Arabic digits."""
+    # Row labels and short texts recur (every answer over the same rows reads
+    # them again): short ones are remembered; the result is immutable.
+    if len(text) <= _SHORT:
+        return _rewrite_short(text)
+    return _rewrite(text)
+
+
+_SHORT = 128
+
+
+def _rewrite(text: str) -> Rewritten:
     narrow = text.translate(_WIDTH)
     edits = sorted(_chinese_edits(narrow) + _english_edits(narrow))
     parts: list[str] = []
@@ -427,6 +439,9 @@ def rewrite_numerals(text: str) -> Rewritten:
         pos = end
     parts.append(narrow[pos:])
     return Rewritten(original=text, text="".join(parts), edits=tuple(placed))
+
+
+_rewrite_short = lru_cache(maxsize=4096)(_rewrite)
 
 
 def to_digits(text: str) -> str:

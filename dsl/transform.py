@@ -74,7 +74,8 @@ def located(error: QdslError, text: str, line: int, column: int) -> QdslError:
 def span_of(meta: Meta) -> Span | None:
     if meta.empty:
         return None
-    return Span(
+    # Lark's own integers: nothing to validate (a span is provenance only).
+    return Span.model_construct(
         line=meta.line,
         column=meta.column,
         end_line=meta.end_line,

@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from qdsl.dsl.config import STATE_ROOT_ENV, environ_key, getenv
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 
@@ -282,15 +283,15 @@ def audit_path() -> Path:
 
 # Sinks per configuration (state dir, QDSL_AUDIT, QDSL_AUDIT_LOG): a process
 # answering many questions keeps one open audit file instead of one per request.
-_SINKS: dict[tuple[str | None, ...], AuditSink] = {}
+_SINKS: dict[tuple[object, ...], AuditSink] = {}
+_SINK_ENV = (*STATE_ROOT_ENV, "QDSL_AUDIT", "QDSL_AUDIT_LOG")
 
 
 def default_sink() -> AuditSink:
     override = _OVERRIDE.get()
     if override is not None:
         return override
-    env = os.environ
-    key = (env.get("QDSL_STATE_DIR"), env.get("QDSL_AUDIT"), env.get("QDSL_AUDIT_LOG"))
+    key = environ_key(_SINK_ENV)
     sink = _SINKS.get(key)
     if sink is None:
         sink = _SINKS[key] = _build_sink()
@@ -435,7 +436,7 @@ class Audit:
         out["tenant_id"] = self.tenant_id
         if self.question:
             out["question_hash"] = _short_hash(self.question)
-            if os.environ.get("QDSL_AUDIT_TEXT") == "1":
+            if getenv("QDSL_AUDIT_TEXT") == "1":
                 out["question"] = self.question
         if self._drift:
             out["drift"] = list(self._drift)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 from qdsl.dsl.errors import PolicyError
 from qdsl.dsl.textnorm import normalize_text
@@ -102,16 +103,38 @@ _EDGES = re.compile(r"^[\s\W_]+|[\s\W_]+$")
 _POLITE = re.compile(r"^(?:请|麻烦|please)\s*|\s*(?:吧|吗|呢|啊|了|谢谢|please|thanks)$")
 
 
+# A phrase as the gate finds it: (its place in the lexicon, its kind, the phrase).
+_Hit = tuple[int, "GateKind", str]
+
+
 @dataclass(frozen=True)
 class GateLexicon:
     phrases: Mapping[GateKind, tuple[str, ...]] = field(default_factory=lambda: DEFAULT_PHRASES)
     choice: re.Pattern[str] | None = DEFAULT_CHOICE
+
+    @cached_property
+    def index(self) -> tuple[dict[str, _Hit], dict[str, _Hit]]:
+        """Each phrase normalized, and normalized without spaces -> (its place in the
+        lexicon, kind, phrase); the first phrase in order wins, as a scan would."""
+        exact: dict[str, _Hit] = {}
+        squashed: dict[str, _Hit] = {}
+        order = 0
+        for kind, phrases in self.phrases.items():
+            for phrase in phrases:
+                norm = normalize_text(phrase)
+                exact.setdefault(norm, (order, kind, phrase))
+                squashed.setdefault(norm.replace(" ", ""), (order, kind, phrase))
+                order += 1
+        return exact, squashed
 
     def extended(self, more: Mapping[GateKind, tuple[str, ...]]) -> GateLexicon:
         merged = {k: tuple(v) for k, v in self.phrases.items()}
         for kind, extra in more.items():
             merged[kind] = (*merged.get(kind, ()), *extra)
         return GateLexicon(phrases=merged, choice=self.choice)
+
+
+_DEFAULT = GateLexicon()
 
 
 @dataclass(frozen=True)
@@ -133,16 +156,19 @@ def _bare(text: str) -> str:
 
 def gate(message: str, lexicon: GateLexicon | None = None) -> GateDecision:
     """Whether `message` is a conversation move rather than a data question."""
-    lex = lexicon or GateLexicon()
+    lex = lexicon or _DEFAULT
     bare = _bare(message)
     if not bare:
         return GateDecision(gated=False)
-    squashed = bare.replace(" ", "")
-    for kind, phrases in lex.phrases.items():
-        for phrase in phrases:
-            norm = normalize_text(phrase)
-            if bare == norm or squashed == norm.replace(" ", ""):
-                return GateDecision(gated=True, kind=kind, matched=phrase)
+    exact, squashed = lex.index
+    found = [
+        hit
+        for hit in (exact.get(bare), squashed.get(bare.replace(" ", "")))
+        if hit is not None
+    ]
+    if found:
+        _, kind, phrase = min(found, key=lambda hit: hit[0])
+        return GateDecision(gated=True, kind=kind, matched=phrase)
     if lex.choice is not None and lex.choice.match(bare):
         return GateDecision(gated=True, kind=GateKind.PROTOCOL_REPLY, matched=bare)
     return GateDecision(gated=False)

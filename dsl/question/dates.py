@@ -92,6 +92,7 @@ def _back(now: datetime, n: int, unit: str) -> datetime:
 
 
 def _relative(now: datetime) -> list[tuple[str, tuple[datetime, datetime]]]:
+    """The relative periods (pattern, range) as of `now`."""
     today = _day(now.year, now.month, now.day)
     last_m = _month(now.year - 1, 12) if now.month == 1 else _month(now.year, now.month - 1)
     this_m = _month(now.year, now.month)
@@ -109,8 +110,13 @@ def _relative(now: datetime) -> list[tuple[str, tuple[datetime, datetime]]]:
     ]
 
 
-def _absolute(text: str) -> Iterator[tuple[int, int, datetime, datetime]]:
-    patterns = (
+# The relative periods' patterns, compiled once; their ranges depend on `now`
+# and are computed only for a question that names one.
+_RELATIVE = tuple(re.compile(p) for p, _ in _relative(datetime(2000, 6, 15, tzinfo=UTC)))
+
+_ABSOLUTE = tuple(
+    re.compile(p)
+    for p in (
         r"(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]",
         r"(?<![\d-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\d-])",
         _MONTH + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})",
@@ -123,8 +129,16 @@ def _absolute(text: str) -> Iterator[tuple[int, int, datetime, datetime]]:
         r"(?<=\bafter )(?P<y>(?:19|20)\d{2})(?![\d-])",
         r"(?<=\bduring )(?P<y>(?:19|20)\d{2})(?![\d-])",
     )
-    for pat in patterns:
-        for m in re.finditer(pat, text):
+)
+# Every absolute pattern holds a four-digit year.
+_YEAR = re.compile(r"\d{4}")
+
+
+def _absolute(text: str) -> Iterator[tuple[int, int, datetime, datetime]]:
+    if _YEAR.search(text) is None:
+        return
+    for pat in _ABSOLUTE:
+        for m in pat.finditer(text):
             g = m.groupdict()
             try:
                 y = int(g["y"])
@@ -140,13 +154,13 @@ def _absolute(text: str) -> Iterator[tuple[int, int, datetime, datetime]]:
                 continue
 
 
-_SINCE_BEFORE = r"(?:\bsince|\bfrom|\bstarting|自从|自|从)\s*$"
-_SINCE_AFTER = r"^\s*(?:以来|起|开始|至今|以后(?=开始))"
-_AFTER_BEFORE = r"(?:\bafter|\blater than|晚于)\s*$"
-_AFTER_AFTER = r"^\s*(?:之后|以后|后)"
-_UNTIL_BEFORE = r"(?:\bbefore|\bprior to|\bearlier than|早于)\s*$"
-_UNTIL_AFTER = r"^\s*(?:之前|以前|前)"
-_IN_BEFORE = r"(?:\bin|\bduring|\bin the year|\bwithin)\s*$"
+_SINCE_BEFORE = re.compile(r"(?:\bsince|\bfrom|\bstarting|自从|自|从)\s*$")
+_SINCE_AFTER = re.compile(r"^\s*(?:以来|起|开始|至今|以后(?=开始))")
+_AFTER_BEFORE = re.compile(r"(?:\bafter|\blater than|晚于)\s*$")
+_AFTER_AFTER = re.compile(r"^\s*(?:之后|以后|后)")
+_UNTIL_BEFORE = re.compile(r"(?:\bbefore|\bprior to|\bearlier than|早于)\s*$")
+_UNTIL_AFTER = re.compile(r"^\s*(?:之前|以前|前)")
+_IN_BEFORE = re.compile(r"(?:\bin|\bduring|\bin the year|\bwithin)\s*$")
 
 
 def _with_direction(
@@ -158,7 +172,7 @@ def _with_direction(
         (_AFTER_BEFORE, _AFTER_AFTER, "after"),
         (_UNTIL_BEFORE, _UNTIL_AFTER, "until"),
     ):
-        mb, ma = re.search(pat_b, before), re.search(pat_a, after)
+        mb, ma = pat_b.search(before), pat_a.search(after)
         if mb or ma:
             s2 = s - (len(before) - mb.start()) if mb else s
             e2 = e + ma.end() if ma else e
@@ -167,10 +181,20 @@ def _with_direction(
             if kind == "after":
                 return s2, e2, hi, None
             return s2, e2, None, lo
-    mb = re.search(_IN_BEFORE, before)
+    mb = _IN_BEFORE.search(before)
     if mb:
         return s - (len(before) - mb.start()), e, lo, hi
     return s, e, lo, hi
+
+
+_LAST_N = tuple(
+    re.compile(p)
+    for p in (
+        r"(?:最近|近|过去|前)\s*" + _N + r"\s*" + _UNIT_ZH + r"(?:内|以来|里|中)?",
+        r"(?:\bin\s+)?(?:\bthe\s+)?(?:last|past|previous)\s+" + _N + r"\s+" + _UNIT_EN,
+        r"\bwithin\s+(?:the\s+)?(?:last\s+|past\s+)?" + _N + r"\s+" + _UNIT_EN,
+    )
+)
 
 
 def find_dates(text: str, now: datetime) -> list[DateRange]:
@@ -178,17 +202,16 @@ def find_dates(text: str, now: datetime) -> list[DateRange]:
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     found: list[tuple[int, int, datetime | None, datetime | None]] = []
-    for pat, (lo, hi) in _relative(now):
-        for m in re.finditer(pat, text):
+    named = [(i, m) for i, pat in enumerate(_RELATIVE) for m in pat.finditer(text)]
+    if named:
+        ranges = _relative(now)
+        for i, m in named:
+            lo, hi = ranges[i][1]
             found.append(_with_direction(text, m.start(), m.end(), lo, hi))
     for s, e, lo, hi in _absolute(text):
         found.append(_with_direction(text, s, e, lo, hi))
-    for pat in (
-        r"(?:最近|近|过去|前)\s*" + _N + r"\s*" + _UNIT_ZH + r"(?:内|以来|里|中)?",
-        r"(?:\bin\s+)?(?:\bthe\s+)?(?:last|past|previous)\s+" + _N + r"\s+" + _UNIT_EN,
-        r"\bwithin\s+(?:the\s+)?(?:last\s+|past\s+)?" + _N + r"\s+" + _UNIT_EN,
-    ):
-        for m in re.finditer(pat, text):
+    for pat in _LAST_N:
+        for m in pat.finditer(text):
             n = _count(m.group("n"))
             if n is not None and n > 0:
                 found.append((m.start(), m.end(), _back(now, n, m.group("u")), now))

@@ -9,8 +9,9 @@ boundaries, with English plurals ("projects", "admins").
 from __future__ import annotations
 
 import re
+import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -70,6 +71,26 @@ def could_match(spelling: str, squeezed: str) -> bool:
     """False when `spelling` cannot occur in the text `squeezed` was made from."""
     key = _key(spelling)
     return key is not None and key in squeezed
+
+
+def present(spellings: Mapping[str, object], squeezed: str) -> list[str]:
+    """The spellings of `spellings` (in its order) that `could_match` the text
+    `squeezed` was made from: one substring test each, no call per spelling. The
+    squeezed forms are computed once per mapping object (lexicons and merged
+    senses are long-lived; the entry holds the mapping, so its id stays its own)."""
+    hit = _KEYED.get(id(spellings))
+    if hit is None or hit[0] is not spellings or hit[1] != len(spellings):
+        keyed = tuple((sp, k) for sp in spellings if (k := _key(sp)) is not None)
+        hit = (spellings, len(spellings), keyed)
+        with _KEYED_LOCK:
+            _KEYED[id(spellings)] = hit
+            while len(_KEYED) > 256:
+                _KEYED.pop(next(iter(_KEYED)))
+    return [sp for sp, k in hit[2] if k in squeezed]
+
+
+_KEYED: dict[int, tuple[Mapping[str, object], int, tuple[tuple[str, str], ...]]] = {}
+_KEYED_LOCK = threading.Lock()
 
 
 def find(text: str, spelling: str, squeezed: str | None = None) -> Iterator[tuple[int, int]]:
@@ -167,6 +188,33 @@ def lexicon_for(catalog: Catalog) -> Lexicon:
     _CACHE[id(catalog)] = (weakref.ref(catalog), lex)
     weakref.finalize(catalog, _CACHE.pop, id(catalog), None)
     return lex
+
+
+def senses_with(lex: Lexicon, values: TenantValues | None) -> dict[str, tuple[Sense, ...]]:
+    """The lexicon's senses with a tenant's linked values added, merged once per
+    (lexicon, values) pair: a value source hands out the same read-only mapping
+    until its values change, so the merge is not redone per question."""
+    if not values:
+        return lex.senses
+    key = (id(lex), id(values))
+    hit = _MERGED.get(key)
+    # The entry holds both objects, so neither id can be reused while it lives.
+    if hit is not None and hit[0] is lex and hit[1] is values and hit[2] == len(values):
+        return hit[3]
+    senses = dict(lex.senses)
+    for spelling, linked in linked_senses(values).items():
+        senses[spelling] = tuple(dict.fromkeys((*senses.get(spelling, ()), *linked)))
+    with _MERGED_LOCK:
+        _MERGED[key] = (lex, values, len(values), senses)
+        while len(_MERGED) > 64:
+            _MERGED.pop(next(iter(_MERGED)))
+    return senses
+
+
+_MERGED: dict[
+    tuple[int, int], tuple[Lexicon, TenantValues, int, dict[str, tuple[Sense, ...]]]
+] = {}
+_MERGED_LOCK = threading.Lock()
 
 
 def linked_senses(values: TenantValues) -> dict[str, tuple[Sense, ...]]:

@@ -18,7 +18,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.question.conditions import Builder
-from qdsl.dsl.question.lexicon import lexicon_for, linked_senses
+from qdsl.dsl.question.lexicon import lexicon_for, senses_with
 from qdsl.dsl.question.model import Kind, Piece, Reading
 from qdsl.dsl.question.segment import candidates, choose, residual
 from qdsl.dsl.question.target import choose_entity
@@ -56,9 +56,7 @@ def read_question(
     display = _display(question, text)
     lang = "zh" if _CJK.search(text) else "en"
     lex = lexicon_for(catalog)
-    senses = dict(lex.senses)
-    for spelling, linked in linked_senses(values or {}).items():
-        senses[spelling] = tuple(dict.fromkeys((*senses.get(spelling, ()), *linked)))
+    senses = senses_with(lex, values)
     kept = choose(
         candidates(
             text,

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.question import words as W
 from qdsl.dsl.question.dates import find_dates
-from qdsl.dsl.question.lexicon import around, compiled, could_match, find, squeeze
+from qdsl.dsl.question.lexicon import around, compiled, could_match, find, present, squeeze
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.numbers import find_numbers
 
@@ -125,9 +126,8 @@ def _cue_word_pieces(text: str) -> Iterator[Piece]:
 def _contains_cues(text: str, texts: Mapping[str, tuple[Sense, ...]]) -> Iterator[Piece]:
     """A text field's name followed by "contains": the next words are its text."""
     squeezed = squeeze(text)
-    for spelling, meant in texts.items():
-        if not could_match(spelling, squeezed):
-            continue
+    for spelling in present(texts, squeezed):
+        meant = texts[spelling]
         pat = around(spelling, "", r"\s*(?:" + W.CONTAINS_AFTER_FIELD + r")")
         for m in pat.finditer(text):
             yield Piece(m.start(), m.end(), m.group(), Kind.LABEL_CUE, senses=meant)
@@ -157,35 +157,51 @@ def _catalog_pieces(
     # Patterns are compiled once per spelling; a spelling whose letters the
     # question does not hold is skipped without running any pattern.
     squeezed = squeeze(text)
-    for spelling, meant in senses.items():
+    for spelling in present(senses, squeezed):
+        meant = senses[spelling]
         for s, e in find(text, spelling, squeezed):
             yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
-    for spelling, meant in field_senses.items():
-        if not could_match(spelling, squeezed):
-            continue
+    for spelling in present(field_senses, squeezed):
+        meant = field_senses[spelling]
         for before, after, kind in _AROUND_FIELD:
             for m in around(spelling, before, after).finditer(text):
                 yield Piece(m.start(), m.end(), m.group(), kind, senses=meant)
 
 
+@lru_cache(maxsize=1024)
+def _bounded_id(pattern: str) -> re.Pattern[str]:
+    """An entity's id pattern, standing alone as a word."""
+    return re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _id_after_name(spelling: str) -> re.Pattern[str]:
+    """An entity's name followed by a number: "项目 64", "run #12"."""
+    return re.compile(
+        compiled(spelling).pattern + r"\s*(?:#|no\.?\s*|id\s*|编号\s*|号\s*)?(\d+)(?![\d.])"
+    )
+
+
+_HASH_ID = re.compile(r"#(\d+)\b")
+
+
 def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
+    squeezed = squeeze(text)
     for ename, ent in catalog.entities.items():
         regex = ent.id_regex
         if regex is not None:
-            pat = re.compile(r"(?<![\w-])(?:" + regex.pattern + r")(?![\w-])", re.IGNORECASE)
-            for m in pat.finditer(text):
+            for m in _bounded_id(regex.pattern).finditer(text):
                 value = display[m.start() : m.end()]
                 if regex.fullmatch(value) is None:
                     value = value.upper() if regex.fullmatch(value.upper()) else value
                 yield Piece(m.start(), m.end(), value, Kind.ID, entity=ename)
             continue
         for spelling in (ename, *ent.synonyms):
-            after_name = (
-                compiled(spelling).pattern + r"\s*(?:#|no\.?\s*|id\s*|编号\s*|号\s*)?(\d+)(?![\d.])"
-            )
-            for m in re.finditer(after_name, text):
+            if not could_match(spelling, squeezed):
+                continue
+            for m in _id_after_name(spelling).finditer(text):
                 yield Piece(m.start(1), m.end(1), m.group(1), Kind.ID, entity=ename)
-        for m in re.finditer(r"#(\d+)\b", text):
+        for m in _HASH_ID.finditer(text):
             yield Piece(m.start(), m.end(), m.group(1), Kind.ID, entity=None)
 
 

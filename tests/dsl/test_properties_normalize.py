@@ -31,7 +31,7 @@ from qdsl.dsl.ir import (
     VerifierCheck,
 )
 from qdsl.dsl.kinds import KINDS
-from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.normalize import DEFAULT_RULES, Env, NormalizedPlan, PlanContext, normalize
 from qdsl.dsl.normalize.names import field_spec, filterable
 
 CAT = demo_catalog()
@@ -267,6 +267,18 @@ def test_normalize_is_idempotent_and_keeps_its_guarantees(p: Plan, ctx: PlanCont
     assert again == NormalizedPlan(plan=out.plan, warnings=())
     # The JSON form of a normalized plan is the same plan.
     assert Plan.model_validate(out.plan.to_json_dict()) == out.plan
+
+
+@SETTINGS
+@given(plans(), contexts)
+def test_every_rule_returns_a_normalized_plan_itself(p: Plan, ctx: PlanContext | None) -> None:
+    """A rule with nothing to change hands back the very plan it got: no copy."""
+    out = attempt(p, ctx)
+    if out is None:
+        return
+    env = Env(catalog=CAT, context=ctx or PlanContext())
+    for rule in DEFAULT_RULES:
+        assert rule(out.plan, env) is out.plan, rule.__name__
 
 
 @SETTINGS

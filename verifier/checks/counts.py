@@ -72,7 +72,8 @@ def stated_numbers(s: Subject) -> list[int]:
     for row in s.result.rows:
         if not row.label:
             continue
-        if to_digits(row.label).strip().isdigit():
+        digits = to_digits(row.label)
+        if digits.strip().isdigit():
             # A label that is only digits could be the amount itself: shield it only
             # where it names its own match ("69 (#2)"), as the renderer writes it.
             named = rf"(?<!\d){re.escape(row.label)}\s*[(（]#{re.escape(row.entity_id)}[)）]"
@@ -80,7 +81,7 @@ def stated_numbers(s: Subject) -> list[int]:
             continue
         # Rewritten alone, a label may differ from its rewrite in context ("三号"
         # before "个"): shield both its rewrite and where the original one lands.
-        shielded += _spans(re.escape(to_digits(row.label)), text)
+        shielded += _spans(re.escape(digits), text)
         shielded += [rewritten.span(a, b) for a, b in _spans(re.escape(row.label), s.answer.text)]
     found: list[int] = []
     for m in _NUMBER.finditer(text):
