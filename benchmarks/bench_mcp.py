@@ -82,11 +82,7 @@ async def _run(questions: tuple[str, ...], repeats: int) -> list[H.Samples]:
                 for sample in out:
                     sample.repeats.append([])
                 for i, question in enumerate(questions):
-                    shift = r + i
-                    order = [(shift + k) % n for k in range(n)]
-                    if shift % 2:
-                        order.reverse()
-                    for index in order:
+                    for index in H.rotation(r + i, n):
                         t0 = time.perf_counter_ns()
                         await variants[index](question)
                         out[index].repeats[-1].append((time.perf_counter_ns() - t0) / 1e9)

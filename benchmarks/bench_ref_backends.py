@@ -19,14 +19,11 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
+from benchmarks.dataset import throwaway_pg
 from qdsl.envelope.pg_store import PgRefStore
 from qdsl.envelope.ref_api import RefStoreProtocol
 from qdsl.envelope.store import RefStore
@@ -53,20 +50,6 @@ def payload_of(size: int) -> bytes:
     return json.dumps({"ok": True, "data": {"items": items}}, ensure_ascii=False).encode()
 
 
-@contextmanager
-def throwaway_database(admin_url: str) -> Iterator[str]:
-    name = f"qdsl_bench_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))  # generated name, not input
-    try:
-        yield sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
 def measure(store: RefStoreProtocol, payload: bytes, repeat: int) -> tuple[float, float, float]:
     ref = store.put("run", payload, tenant="t1").ref_id
     t_put = timed(lambda: store.put("run", payload, tenant="t1"), repeat)
@@ -86,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     args, _unknown = ap.parse_known_args(argv)
     repeat = 3 if args.quick else 9
     rows = []
-    with throwaway_database(args.admin_url) as url, tempfile.TemporaryDirectory() as tmp:
+    with throwaway_pg(args.admin_url) as url, tempfile.TemporaryDirectory() as tmp:
         upgrade(url)
         engine = make_engine(url, pool_size=1)
         try:

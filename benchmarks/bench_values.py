@@ -26,14 +26,14 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+
+from benchmarks.dataset import throwaway_pg
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 ROWS: list[tuple[str, str, str]] = []
@@ -173,20 +173,6 @@ def bench_deployment(url: str, repeat: int, rows: int) -> None:
     engine.dispose()
 
 
-@contextmanager
-def throwaway_database(admin_url: str) -> Iterator[str]:
-    name = f"qdsl_bench_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))  # generated name, not input
-    try:
-        yield sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_values")
     ap.add_argument("--quick", action="store_true")
@@ -202,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_deployment(f"sqlite+pysqlite:///{Path(tmp) / 'ship.sqlite3'}", repeat, rows)
         if not args.skip_pg:
             try:
-                with throwaway_database(args.admin_url) as url:
+                with throwaway_pg(args.admin_url) as url:
                     bench_deployment(url, repeat, rows)
             except sa.exc.OperationalError as exc:
                 print(f"PostgreSQL skipped: {type(exc).__name__}", file=sys.stderr)

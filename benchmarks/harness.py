@@ -46,6 +46,16 @@ class Goal:
         return f"≤ {self.factor:g}×" if self.kind == "at_most" else f"≥ {self.factor:g}× faster"
 
 
+
+def rotation(shift: int, n: int) -> list[int]:
+    """The order n variants run in for one item of one repeat: rotated by
+    `shift` and reversed on odd shifts, so no variant always runs first or
+    right after the same neighbour (warm caches favour whoever runs second)."""
+    order = [(shift + k) % n for k in range(n)]
+    if shift % 2:
+        order.reverse()
+    return order
+
 def at_most(factor: float) -> Goal:
     return Goal("at_most", factor)
 
@@ -118,11 +128,7 @@ def interleaved_over(
         for sample in out:
             sample.repeats.append([])
         for i, item in enumerate(items):
-            shift = r + i
-            order = [(shift + k) % n for k in range(n)]
-            if shift % 2:
-                order.reverse()
-            for index in order:
+            for index in rotation(r + i, n):
                 t0 = time.perf_counter_ns()
                 variants[index](item)
                 out[index].repeats[-1].append((time.perf_counter_ns() - t0) / 1e9)

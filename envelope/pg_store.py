@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -63,6 +64,7 @@ from qdsl.envelope.ref_api import (
     corrupt,
     expired,
     missing,
+    new_record,
     over_cap_warning,
     plan_eviction,
 )
@@ -114,23 +116,23 @@ class PgRefStore(DerivedReads):
 
     # ----------------------------------------------------------------- write
     def put(self, operation: str, payload: bytes, *, tenant: str | None = None) -> RefRecord:
-        sha = hashlib.sha256(payload).hexdigest()
+        record = new_record(
+            operation, payload, now_ms=self.clock(), ttl_ms=self.ttl_ms, tenant=tenant
+        )
         for _attempt in range(3):
-            now = self.clock()
-            record = RefRecord(
-                ref_id=new_ref_id(operation, now),
-                operation=operation,
-                created_ms=now,
-                expires_ms=now + self.ttl_ms,
-                bytes=len(payload),
-                sha256=sha,
-                tenant=tenant,
-            )
             try:
                 with self._transaction(tenant=tenant) as conn:
                     conn.execute(insert(ref_table).values(**_row(record), payload=payload))
             except IntegrityError:
-                continue  # the same id drawn twice in one millisecond: draw again
+                # the same id drawn twice in one millisecond: draw again
+                now = self.clock()
+                record = replace(
+                    record,
+                    ref_id=new_ref_id(operation, now),
+                    created_ms=now,
+                    expires_ms=now + self.ttl_ms,
+                )
+                continue
             except SQLAlchemyError as exc:
                 raise StoreWriteError(self._fault(exc).message) from exc
             return record

@@ -10,13 +10,14 @@ the records they return are the same on both.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
 from qdsl.dsl.errors import RefError
-from qdsl.envelope.records import Clock, RefRecord, is_ref_id, ref_id_time_ms
+from qdsl.envelope.records import Clock, RefRecord, is_ref_id, new_ref_id, ref_id_time_ms
 
 
 class Tenants(Enum):
@@ -102,6 +103,22 @@ class DerivedReads:
             raise RefError(
                 "ref_corrupt", f"ref {record.ref_id} is not JSON", hint="rerun the command"
             ) from None
+
+
+def new_record(
+    operation: str, payload: bytes, *, now_ms: int, ttl_ms: int, tenant: str | None
+) -> RefRecord:
+    """The record of a ref about to be written: a fresh id, its lifetime and its
+    payload's size and sha256 (one rule for every backend)."""
+    return RefRecord(
+        ref_id=new_ref_id(operation, now_ms),
+        operation=operation,
+        created_ms=now_ms,
+        expires_ms=now_ms + ttl_ms,
+        bytes=len(payload),
+        sha256=hashlib.sha256(payload).hexdigest(),
+        tenant=tenant,
+    )
 
 
 def checked_id(ref_id: str) -> str:

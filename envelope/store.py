@@ -66,6 +66,7 @@ from qdsl.envelope.ref_api import (
     corrupt,
     expired,
     missing,
+    new_record,
 )
 from qdsl.envelope.scan import Scan, scan_store
 from qdsl.envelope.settings import DEFAULT_GRACE_MS
@@ -100,17 +101,10 @@ class RefStore(DerivedReads):
 
     # ----------------------------------------------------------------- write
     def put(self, operation: str, payload: bytes, *, tenant: str | None = None) -> RefRecord:
-        now = self.clock()
-        ref_id = new_ref_id(operation, now)
-        record = RefRecord(
-            ref_id=ref_id,
-            operation=operation,
-            created_ms=now,
-            expires_ms=now + self.ttl_ms,
-            bytes=len(payload),
-            sha256=hashlib.sha256(payload).hexdigest(),
-            tenant=tenant,
+        record = new_record(
+            operation, payload, now_ms=self.clock(), ttl_ms=self.ttl_ms, tenant=tenant
         )
+        ref_id = record.ref_id
         final = self.dir / record.relpath
         temp = final.with_name(f".{ref_id}.{os.getpid()}{TMP_SUFFIX}")
         IN_FLIGHT.add(temp.name)
