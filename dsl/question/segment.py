@@ -20,6 +20,7 @@ from qdsl.dsl.question.dates import find_dates
 from qdsl.dsl.question.lexicon import around, compiled, could_match, find, present, squeeze
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.numbers import find_numbers
+from qdsl.dsl.question.required import PatternIndex
 
 # Ties of equal length go to the kind listed first.
 _RANK = {
@@ -58,19 +59,39 @@ _FUNCTION_EN = _compile_words(W.FUNCTION_EN)
 _FUNCTION_ZH = tuple(dict.fromkeys(w for w in W.FUNCTION_ZH if not w.isascii()))
 
 
+def _by_first(words: Sequence[str]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """first character -> (the word's place in `words`, the word): a question is
+    scanned once rather than once per word."""
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for i, w in enumerate(words):
+        out[w[0]] = (*out.get(w[0], ()), (i, w))
+    return out
+
+
+_FUNCTION_ZH_BY_FIRST = _by_first(_FUNCTION_ZH)
+
+
 def _function_pieces(text: str) -> Iterator[Piece]:
     """Every occurrence of every function word, overlapping ones included, so a word
     that loses to a longer spelling ("还有" to "有多少") leaves its shorter
-    neighbours ("还") accounted for."""
-    for word in _FUNCTION_ZH:
-        start = text.find(word)
-        while start >= 0:
-            yield Piece(start, start + len(word), word, Kind.FUNCTION)
-            start = text.find(word, start + 1)
+    neighbours ("还") accounted for. Listed word by word, in the words' order."""
+    found: list[tuple[int, int, str]] = []
+    by_first = _FUNCTION_ZH_BY_FIRST
+    for start, ch in enumerate(text):
+        words = by_first.get(ch)
+        if words is not None:
+            found.extend((i, start, w) for i, w in words if text.startswith(w, start))
+    found.sort()
+    for _i, start, word in found:
+        yield Piece(start, start + len(word), word, Kind.FUNCTION)
     for m in _FUNCTION_EN.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
 
 
+_CUES = tuple((qt, pat) for qt, patterns in W.COMPILED_CUES for pat in patterns)
+# The cue patterns are many and each needs words of its own: only those whose
+# words the question holds are run (`required`).
+_CUE_INDEX = PatternIndex([pat for _, pat in _CUES])
 _NEGATION = re.compile("|".join(W.NEGATION))
 _LABEL_CUE = re.compile("|".join(W.LABEL_CUES))
 _PRONOUN = re.compile("|".join(W.PRONOUNS))
@@ -90,11 +111,11 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
 
 def _cue_pieces(text: str) -> Iterator[Piece]:
     """Query-type cues and negations."""
-    for qt, patterns in W.COMPILED_CUES:
-        for pat in patterns:
-            for m in pat.finditer(text):
-                if m.end() > m.start():
-                    yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
+    for i in _CUE_INDEX.candidates(text):
+        qt, pat = _CUES[i]
+        for m in pat.finditer(text):
+            if m.end() > m.start():
+                yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
     for m in _NEGATION.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.NEGATION)
 

@@ -246,6 +246,8 @@ def _row_text(row: ResultRow) -> str:
 
 def _unmentioned(reading: Reading, rows: Sequence[ResultRow]) -> Iterator[str]:
     """Explain answers: passages that never mention the asked terms answer nothing."""
+    if not reading.text_terms or not rows:
+        return
     texts = [_row_text(r) for r in rows]
     for term in reading.text_terms:
         norm = normalize_text(term)
