@@ -20,7 +20,8 @@ from sqlalchemy.engine import Engine
 
 from qdsl.audit import Audit, AuditSink
 from qdsl.dsl.bound import BoundPlan
-from qdsl.dsl.catalog import Catalog, resolve_catalog
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog_files import resolve_catalog_cached
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.linking import TenantValues, ValueSource
@@ -101,7 +102,9 @@ class AnswerOptions:
             now = _demo_now() if demo else datetime.now(UTC)
         catalog = self.catalog
         if not isinstance(catalog, Catalog):
-            catalog = resolve_catalog(catalog)
+            # A file is parsed again only when it changed: the catalog object, and
+            # every cache keyed on it, stays the same across requests.
+            catalog = resolve_catalog_cached(catalog)
         return Settings(
             catalog=catalog,
             planner=self.planner or RulePlanner(),
