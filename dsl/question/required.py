@@ -64,8 +64,9 @@ def may_match(req: Requirement, text: str) -> bool:
 _RARE_FIRST = "zqxjkvbpygfwmucldrhsnioate"
 
 
-def _key(s: str) -> str:
-    """The character `s` is indexed under: one unlikely to be in every text."""
+def rare_char(s: str) -> str:
+    """The character a non-empty `s` is indexed under: one unlikely to be in every
+    text (a text without it cannot hold `s`)."""
     other = [c for c in s if not c.isascii()]
     if other:
         return other[-1]
@@ -88,7 +89,7 @@ class PatternIndex:
         for i, req in enumerate(self._needs):
             if req:
                 for alt in req[0]:
-                    by_char.setdefault(_key(alt), set()).add(i)
+                    by_char.setdefault(rare_char(alt), set()).add(i)
         self._by_char = {c: frozenset(ix) for c, ix in by_char.items()}
 
     def candidates(self, text: str) -> list[int]:

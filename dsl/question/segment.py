@@ -17,7 +17,14 @@ from functools import lru_cache
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.question import words as W
 from qdsl.dsl.question.dates import find_dates
-from qdsl.dsl.question.lexicon import around, compiled, could_match, find, present, squeeze
+from qdsl.dsl.question.lexicon import (
+    around,
+    compiled,
+    find,
+    lexicon_for,
+    present,
+    squeeze,
+)
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.numbers import find_numbers
 from qdsl.dsl.question.required import PatternIndex
@@ -208,6 +215,7 @@ _HASH_ID = re.compile(r"#(\d+)\b")
 
 def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
     squeezed = squeeze(text)
+    named = set(present(lexicon_for(catalog).entity_names, squeezed))
     for ename, ent in catalog.entities.items():
         regex = ent.id_regex
         if regex is not None:
@@ -218,7 +226,7 @@ def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
                 yield Piece(m.start(), m.end(), value, Kind.ID, entity=ename)
             continue
         for spelling in (ename, *ent.synonyms):
-            if not could_match(spelling, squeezed):
+            if spelling not in named:  # `could_match`, for every spelling at once
                 continue
             for m in _id_after_name(spelling).finditer(text):
                 yield Piece(m.start(1), m.end(1), m.group(1), Kind.ID, entity=ename)
