@@ -17,7 +17,7 @@ from verifier_cases import A_SHARE, context, existence_result, plan, rendered, r
 
 from qdsl.dsl.ir import QueryType
 from qdsl.verifier.checks.base import Subject
-from qdsl.verifier.checks.conditions import _Squashed
+from qdsl.verifier.checks.conditions import _Squashed, squash
 from qdsl.verifier.checks.counts import _states, stated_numbers
 
 EXISTS = plan(QueryType.EXISTENCE, A_SHARE)
@@ -81,3 +81,9 @@ def test_squashed_spans_match_a_map_of_every_character(text: str, needle: str) -
     squashed = _Squashed(text)
     assert squashed.text == "".join(c for c in text if not c.isspace())
     assert list(squashed.spans(needle)) == list(_old_spans(text, needle))
+
+
+@given(text=st.text())
+def test_a_squashed_spelling_holds_no_whitespace(text: str) -> None:
+    """covers_conditions finds `squash(spelling)` in the text without whitespace."""
+    assert not any(c.isspace() for c in squash(text))

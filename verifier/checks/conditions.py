@@ -146,7 +146,7 @@ def covers_conditions(s: Subject) -> Iterator[Issue]:
     squashed = _Squashed(text)
 
     def says(spelling: str) -> bool:
-        needle = "".join(c for c in squash(spelling) if not c.isspace())
+        needle = squash(spelling)  # normalize_text leaves no whitespace but " "
         for start, end in squashed.spans(needle):
             if not any(
                 a <= start and end <= b and (b - a > end - start or named) for a, b, named in labels
