@@ -24,6 +24,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.catalog_files import resolve_catalog_cached
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import held_limits
 from qdsl.dsl.linking import TenantValues, ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.tenant import valid_tenant
@@ -175,6 +176,13 @@ def plan_and_answer(
 
     `engine` defaults to the embedded SQLite demo database.
     """
+    with held_limits():
+        return _plan_and_answer(question, tenant_id, engine, options)
+
+
+def _plan_and_answer(
+    question: str, tenant_id: str, engine: Engine | None, options: AnswerOptions
+) -> AnswerResult:
     from qdsl.executor.run import execute
 
     tenant_id = valid_tenant(tenant_id)
@@ -218,6 +226,13 @@ async def aplan_and_answer(
     by them; only the statements run on the loop, and cancelling the task
     cancels the statement in flight.
     """
+    with held_limits():
+        return await _aplan_and_answer(question, tenant_id, engine, options)
+
+
+async def _aplan_and_answer(
+    question: str, tenant_id: str, engine: AsyncEngine | None, options: AnswerOptions
+) -> AnswerResult:
     import asyncio
 
     from qdsl.executor.run import aexecute
