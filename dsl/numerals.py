@@ -230,7 +230,18 @@ class _ChineseReader:
         return self.total + section
 
 
+# Every run `_ZH_RUN` finds holds one of these (digits join a run only beside a unit).
+_ZH_ANY = re.compile(f"[{_ZH_CHARS}]")
+
+
 def _chinese_edits(text: str) -> list[tuple[int, int, str]]:
+    if _ZH_ANY.search(text) is None:
+        return []
+    return _read_chinese(text)
+
+
+def _read_chinese(text: str) -> list[tuple[int, int, str]]:
+    """Every Chinese numeral of `text`, run by run."""
     edits: list[tuple[int, int, str]] = []
     for m in _ZH_RUN.finditer(text):
         start, end = m.span()

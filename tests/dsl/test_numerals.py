@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qdsl.dsl.numerals import (
+    _chinese_edits,
     _english_edits,
+    _read_chinese,
     _read_english,
     parse_chinese,
     parse_english,
@@ -369,3 +371,27 @@ _EN_PARTS = [
 def test_texts_without_a_number_word_are_not_read_word_by_word(parts: list[str]) -> None:
     text = "".join(parts)
     assert _english_edits(text) == _read_english(text)
+
+
+_ZH_PARTS = [
+    "一百三十七",
+    "个",
+    "项目",
+    "1",
+    "37",
+    "万",
+    "点",
+    "五",
+    "第",
+    "统一",
+    "百分之",
+    "，",
+    " ",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ZH_PARTS) | st.text(max_size=3), max_size=12))
+def test_texts_without_a_numeral_character_have_no_chinese_edits(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _chinese_edits(text) == _read_chinese(text)
