@@ -210,10 +210,9 @@ def _id_after_name(spelling: str) -> re.Pattern[str]:
     )
 
 
-_HASH_ID = re.compile(r"#(\d+)\b")
-
-
 def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
+    """Ids of a named entity: one matching its id pattern, or a number after its name.
+    (A bare "#12" names no entity: it is not an id here.)"""
     squeezed = squeeze(text)
     named = set(present(lexicon_for(catalog).entity_names, squeezed))
     for ename, ent in catalog.entities.items():
@@ -230,8 +229,6 @@ def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
                 continue
             for m in _id_after_name(spelling).finditer(text):
                 yield Piece(m.start(1), m.end(1), m.group(1), Kind.ID, entity=ename)
-        for m in _HASH_ID.finditer(text):
-            yield Piece(m.start(), m.end(), m.group(1), Kind.ID, entity=None)
 
 
 _JOIN = r"\s*(?:和|与|跟|及|、|,|，|/|\band\b|\bwith\b|\bvs\.?|\bversus\b|\bor\b|或)\s*"
@@ -276,7 +273,7 @@ def candidates(
 ) -> list[Piece]:
     found: list[Piece] = list(_catalog_pieces(text, senses, field_senses))
     found.extend(_contains_cues(text, contains_senses))
-    ids = [p for p in _id_pieces(text, display, catalog) if p.entity is not None]
+    ids = list(_id_pieces(text, display, catalog))
     found.extend(_more_ids(text, display, catalog, ids))
     for n in find_numbers(text):
         found.append(Piece(n.start, n.end, text[n.start : n.end], Kind.NUMBER, number=n.value))
