@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -96,8 +96,11 @@ class AnswerOptions:
     # The statement timeout of each execution (None: QDSL_STATEMENT_TIMEOUT_MS, else 5 s).
     timeout_ms: int | None = None
 
-    def settings(self, *, demo: bool) -> Settings:
-        """The options resolved for one request (every default filled in)."""
+    def settings(
+        self, *, demo: bool, values: Callable[[Catalog], ValueSource] | None = None
+    ) -> Settings:
+        """The options resolved for one request (every default filled in; `values`
+        makes the value source for the resolved catalog when the options give none)."""
         now = self.now
         if now is None:
             now = _demo_now() if demo else datetime.now(UTC)
@@ -114,7 +117,7 @@ class AnswerOptions:
             context=self.context,
             lexicon=self.lexicon,
             checks=self.checks,
-            values=self.values,
+            values=self.values if self.values is not None or values is None else values(catalog),
         )
 
 
@@ -154,9 +157,7 @@ def _begin(
     engine: Callable[[], Engine | AsyncEngine],
 ) -> tuple[Settings, Flow, BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
-    settings = options.settings(demo=demo)
-    if settings.values is None:
-        settings = replace(settings, values=_DatabaseValues(engine, settings.catalog))
+    settings = options.settings(demo=demo, values=lambda catalog: _DatabaseValues(engine, catalog))
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
     flow = answer_flow(question, tenant_id, settings, audit)
     try:
