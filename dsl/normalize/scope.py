@@ -13,7 +13,7 @@ def bind_tenant(plan: Plan, env: Env) -> Plan:
     """The tenant comes from the caller; a plan naming another one is refused."""
     tenant = env.context.tenant_id
     if tenant is not None:
-        valid_tenant(tenant)  # blank or malformed is a usage error, never "no tenant"
+        valid_tenant(tenant, env.limits)  # blank or malformed is a usage error, never "no tenant"
     if tenant is None or plan.scope.tenant_id == tenant:
         return plan
     if plan.scope.tenant_id is not None:
