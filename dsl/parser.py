@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,8 @@ from lark.exceptions import UnexpectedToken, VisitError
 
 from qdsl.dsl.errors import PlanError, QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.transform import PlanTransformer, excerpt
+from qdsl.dsl.lean_parser import LeanParser
+from qdsl.dsl.transform import _HANDLERS, PlanTransformer, excerpt
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import Catalog
@@ -79,26 +81,34 @@ def get_parser() -> Lark:
 class _Embedded:
     """The transformer Lark runs at each reduction of the unlocated parser.
 
-    Lark looks a rule's handler up by the rule's name on this object, so it has
-    none but `__default__`: every rule goes through the transformer's table.
-    Stateless (the text is needed only to locate errors, and errors are
-    reported by the located parse), so one instance serves every thread."""
+    Lark looks a rule's callback up by the rule's name: each rule of the
+    transformer's table answers with its handler, bound here (one call per
+    reduction); any other name falls to `__default__`. Stateless (the text is
+    needed only to locate errors, and errors are reported by the located
+    parse), so one instance serves every thread."""
 
     def __init__(self) -> None:
         self._transformer = PlanTransformer("")
+
+    def __getattr__(self, name: str) -> Callable[[list[Any]], Any]:
+        handler = _HANDLERS.get(name)
+        if handler is None or name.startswith("_"):
+            raise AttributeError(name)
+        return functools.partial(handler, self._transformer, None)
 
     def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
         if data.startswith("_"):
             # Lark's own helper rules (`clause*` is `__start_star_0`): their
             # parent splices in the children of the tree built here.
             return Tree(data, children)
+        # a rule without a handler: the transformer's own refusal
         return self._transformer.__default__(data, children, meta)
 
 
 @functools.cache
-def _unlocated_parser() -> Lark:
+def _unlocated_parser() -> LeanParser:
     """The plan grammar with no positions and the transformer run as it parses."""
-    return Lark(
+    lark = Lark(
         grammar_text(),
         parser="lalr",
         lexer="contextual",
@@ -107,6 +117,7 @@ def _unlocated_parser() -> Lark:
         cache=True,
         transformer=_Embedded(),
     )
+    return LeanParser(lark)
 
 
 def example_plan(catalog: Catalog | None) -> str:
@@ -133,8 +144,8 @@ def parse_text(text: str, *, catalog: Catalog | None = None, spans: bool = True)
     if not spans:
         try:
             plan = _unlocated_parser().parse(text)
-        except (UnexpectedInput, QdslError):
-            pass  # refused: the located parse below raises it, with its position
+        except Exception:
+            pass  # any refusal: the located parse below raises it, with its position
         else:
             assert isinstance(plan, Plan)
             return plan

@@ -37,6 +37,13 @@ def merge_context(plan: Plan, env: Env) -> Plan:
     referenced objects of both, each bound to a catalog entity, without repeats."""
     ctx = env.context
     scope = plan.scope
+    if (
+        ctx.project_id is None
+        and ctx.thread_anchor is None
+        and not ctx.referenced_objects
+        and not scope.referenced_objects
+    ):
+        return plan  # nothing to merge and no reference to bind
     refs: dict[tuple[str, str], ObjectRef] = {}
     bound = [
         _bind_ref(r, env, f"scope.referenced_objects[{i}].entity_type")
