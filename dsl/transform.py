@@ -161,6 +161,9 @@ class PlanTransformer(Transformer[Token, Plan]):
         return self._decode(children[0])
 
     def _decode(self, token: Token) -> str:
+        if "\\" not in token:
+            # No escape: the grammar's STRING is then its quotes around the text itself.
+            return str(token)[1:-1]
         try:
             value = json.loads(str(token), strict=False)
         except json.JSONDecodeError:

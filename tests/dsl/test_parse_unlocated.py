@@ -9,6 +9,8 @@ line, column and excerpt.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,3 +89,11 @@ def test_refusals_are_the_located_ones(text: str) -> None:
     got = outcome(lambda: compile_source(text, CATALOG, ctx, cache=PlanCache()))
     assert got == expected
     assert "line" in expected[1][1]["details"]  # type: ignore[index]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(r'"(?:[^"\\\n])*"', fullmatch=True))
+def test_a_string_without_escapes_decodes_as_json_does(written: str) -> None:
+    # The transformer skips the JSON decoder when a string has no backslash.
+    plan = parse_text(f"count project where title = {written}")
+    assert plan.filters[0].value == json.loads(written, strict=False)
