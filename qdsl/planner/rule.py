@@ -9,6 +9,8 @@ with the reading's own sentence instead of being answered beside the point.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Hashable
 from datetime import UTC, datetime
 
 from qdsl.dsl.catalog import Catalog
@@ -47,9 +49,54 @@ def _referenced(reading: Reading, context: PlanContext | None) -> tuple[ObjectRe
 def plan_from_reading(
     reading: Reading, catalog: Catalog, context: PlanContext | None = None
 ) -> Plan:
-    """The plan a reading states; `unknown` when the reading is not understood."""
-    entity = reading.entity or next(iter(catalog.entities))
+    """The plan a reading states; `unknown` when the reading is not understood.
+
+    Built once per distinct input: the plan depends only on the reading's
+    conditions (values with their types), sort, limit, projection, ids, entity
+    and query type, the objects referenced, and the catalog's content; plans
+    are immutable, so one is shared."""
     refs = _referenced(reading, context)
+    key = (
+        catalog.content_key,
+        reading.entity,
+        reading.entity_named,
+        reading.query_type,
+        reading.understood,
+        reading.pronoun,
+        reading.ids,
+        # typed: 1, 1.0 and True are equal keys but different plans
+        tuple((c, _typed(c.value)) for c in reading.conditions),
+        reading.sort,
+        reading.limit,
+        reading.projection,
+        refs,
+    )
+    try:
+        hit = _PLANS.get(key)
+    except TypeError:  # an unhashable value: built afresh
+        return _plan_from_reading(reading, catalog, refs)
+    if hit is None:
+        hit = _plan_from_reading(reading, catalog, refs)
+        with _PLANS_LOCK:
+            _PLANS[key] = hit
+            while len(_PLANS) > _PLANS_SIZE:
+                _PLANS.pop(next(iter(_PLANS)))
+    return hit
+
+
+def _typed(value: object) -> object:
+    if isinstance(value, tuple):
+        return tuple(_typed(v) for v in value)
+    return type(value), value
+
+
+_PLANS: dict[Hashable, Plan] = {}
+_PLANS_SIZE = 1024
+_PLANS_LOCK = threading.Lock()
+
+
+def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef, ...]) -> Plan:
+    entity = reading.entity or next(iter(catalog.entities))
     if not reading.understood or (reading.pronoun and not refs and not reading.ids):
         return Plan(query_type=QueryType.UNKNOWN, entity_type=entity)
     assert reading.query_type is not None
