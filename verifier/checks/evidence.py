@@ -14,12 +14,13 @@ NAME = "evidence_backed"
 # Citations written inline, e.g. "[fact:12]" or "[doc:3, fact:7]".
 _BRACKETS = re.compile(r"\[([^\[\]]{1,400})\]")
 _ID = re.compile(r"^[A-Za-z_][\w-]*:[\w#.:-]+$")
+_SEPARATORS = re.compile(r"[,，;；\s]+")
 
 
 def inline_citations(text: str) -> list[str]:
     found: list[str] = []
     for group in _BRACKETS.findall(text):
-        for part in re.split(r"[,，;；\s]+", group):
+        for part in _SEPARATORS.split(group):
             if _ID.match(part):
                 found.append(part)
     return found
