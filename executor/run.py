@@ -6,9 +6,10 @@ SELECT-only role `qdsl_reader` (so row-level security applies even when the
 application connects as an owner), carries the tenant in `app.tenant_id` for
 the RLS policies and a `statement_timeout`; the tenant predicate is in every
 statement as well, so isolation never rests on one mechanism. On SQLite a
-file is read through connections made `query_only` once, when opened, in a
-pool beside the caller's (`executor.sqlite_reader`: no pragma per call, so
-sqlite3 keeps its statements prepared); a progress handler enforces the
+file is read through connections made `query_only` once, when opened, beside
+the caller's pool (`executor.sqlite_reader`: no pragma per call, so sqlite3
+keeps its statements prepared), a bare sqlite3 connection when nobody listens
+on the engine (no pool checkout, no `Connection`); a progress handler enforces the
 timeout inside each statement (sync and asyncio alike), and lower() is
 replaced by the deterministic `sql_lower`, PostgreSQL's lower() on a UTF-8
 database (`executor.sqlite_functions`), so text compares the same on both.
@@ -37,12 +38,12 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import Prepared, prepare
-from qdsl.executor.driver_sql import run_rows, watched
+from qdsl.executor.driver_sql import engine_watched, raw_rows, run_rows, watched
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
-from qdsl.executor.sqlite_reader import READ_ONLY_INFO, reader_connection, reader_pool
+from qdsl.executor.sqlite_reader import READ_ONLY_INFO, Readers, holder, reader_connection, readers
 from qdsl.facts.db import READER_ROLE, display_url
 from qdsl.facts.dberrors import StatementTimeout, classify
 
@@ -222,10 +223,7 @@ def _start(
 # -- sync ------------------------------------------------------------------------------
 
 
-@contextmanager
-def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
-    """The timeout inside each statement: a progress handler interrupts it."""
-    raw: Any = conn.connection.driver_connection
+def _deadline_check(timeout_ms: int, state: dict[str, bool]) -> Callable[[], int]:
     deadline = time.monotonic() + timeout_ms / 1000
 
     def check() -> int:
@@ -234,10 +232,22 @@ def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) 
             return 1
         return 0
 
-    raw.set_progress_handler(check, 1000)
+    return check
+
+
+@contextmanager
+def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
+    """The timeout inside each statement: a progress handler interrupts it."""
+    raw: Any = conn.connection.driver_connection
+    raw.set_progress_handler(_deadline_check(timeout_ms, state), 1000)
+    in_use = holder()
+    if in_use is not None:
+        in_use.append(raw)
     try:
         yield
     finally:
+        if in_use is not None:
+            in_use.remove(raw)
         raw.set_progress_handler(None, 0)
 
 
@@ -344,6 +354,9 @@ def execute(
     flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
     try:
+        bare = _bare_readers(engine)
+        if bare is not None:
+            return _run_bare(bare, flow, timeout, state)
         with _connect(engine) as conn:
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
@@ -353,15 +366,48 @@ def execute(
     return result
 
 
+def _bare_readers(engine: Engine) -> Readers | None:
+    """The read-only connections of a SQLite file when nobody listens on the
+    engine: the call then runs on a bare sqlite3 connection."""
+    if engine.dialect.name != "sqlite" or engine_watched(engine):
+        return None
+    return readers(engine)
+
+
 def _connect(engine: Engine) -> Connection:
     """The executor's connection: on a SQLite file one opened read-only
     (`executor.sqlite_reader`), else the engine's own with the executor's
     transaction settings."""
     if engine.dialect.name == "sqlite":
-        pool = reader_pool(engine)
-        if pool is not None:
-            return reader_connection(engine, pool)
+        found = readers(engine)
+        if found is not None:
+            return found.connection()
     return own_transaction(engine.connect())
+
+
+def _run_bare(
+    bare: Readers, flow: Flow, timeout: int, state: dict[str, bool]
+) -> ExecutionResult:
+    """A plan on a leased read-only sqlite3 connection: the statements' cached
+    texts on its cursor (`driver_sql.raw_rows`), the timeout by a progress
+    handler. pysqlite opens no transaction for a SELECT, so there is nothing to
+    begin or end; a connection a statement failed on is closed, not kept."""
+    raw = bare.lease()
+    dialect = bare.engine.dialect
+    in_use = holder()
+    if in_use is not None:
+        in_use.append(raw)
+    ok = False
+    raw.set_progress_handler(_deadline_check(timeout, state), 1000)
+    try:
+        result = _drive(flow, lambda r: raw_rows(raw, dialect, r[1], r[2]))
+        ok = True
+    finally:
+        raw.set_progress_handler(None, 0)
+        if in_use is not None:
+            in_use.remove(raw)
+        bare.give_back(raw, reusable=ok)
+    return result
 
 
 def _end(tx: Any) -> None:
@@ -482,9 +528,10 @@ async def _aconnect(engine: AsyncEngine) -> AsyncConnection:
 
     sync = engine.sync_engine
     if sync.dialect.name == "sqlite":
-        pool = reader_pool(sync)
-        if pool is not None:
-            return AsyncConnection(engine, await greenlet_spawn(reader_connection, sync, pool))
+        found = readers(sync)
+        if found is not None:
+            proxied = await greenlet_spawn(reader_connection, sync, found.pool)
+            return AsyncConnection(engine, proxied)
     conn = await engine.connect().start()
     if conn.dialect.name == "postgresql":
         await conn.execution_options(isolation_level=_PG_ISOLATION, postgresql_readonly=True)
