@@ -91,9 +91,11 @@ class DriverStatement:
             return tuple(out)
         return dict(zip(self.names, out, strict=True))
 
-    def rows(self, dialect: Dialect, description: Sequence[Any], raw: Sequence[Any]) -> list[Row]:
+    def rows(self, dialect: Dialect, cursor: Any, raw: Sequence[Any]) -> list[Row]:
         readers = self.readers
         if readers is None:
+            # the description only once: psycopg builds a Column per column per read
+            description = cursor.description
             readers = []
             for i, type_ in enumerate(self.types):
                 proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
@@ -221,10 +223,11 @@ def run_rows(
     return [dict(zip(keys, r, strict=True)) for r in result.all()]
 
 
-# Events a statement run on the DBAPI cursor (or a call without a begin)
-# would skip: with any listener, statements go through SQLAlchemy, in a
-# transaction begun by it, which fires them.
+# Events a call on a bare DBAPI connection (no Connection, statements on its
+# cursor, the transaction the driver's own) would skip: with any listener,
+# the call goes through a Connection and SQLAlchemy's whole path, which fires them.
 _STATEMENT_EVENTS = (
+    "engine_connect",
     "before_execute",
     "after_execute",
     "before_cursor_execute",
@@ -249,7 +252,8 @@ def engine_watched(engine: Engine) -> bool:
     d = engine.dispatch
     # spelled out (not a loop over _STATEMENT_EVENTS): this runs on every call
     return bool(
-        d.before_execute
+        d.engine_connect
+        or d.before_execute
         or d.after_execute
         or d.before_cursor_execute
         or d.after_cursor_execute
@@ -270,7 +274,12 @@ def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> list[Ro
 
 
 def raw_rows(
-    dbapi_connection: Any, dialect: Dialect, stmt: Select[Any], params: dict[str, Any]
+    dbapi_connection: Any,
+    dialect: Dialect,
+    stmt: Select[Any],
+    params: dict[str, Any],
+    *,
+    lost: Callable[[BaseException], None] | None = None,
 ) -> list[Row]:
     """`run_rows` on a bare DBAPI connection (one nobody listens on); a statement
     whose text depends on its values is refused (`driver_statement` is None),
@@ -282,7 +291,7 @@ def raw_rows(
             "a statement whose text depends on its values reached a bare connection",
             hint="report this: the executor's statements bind every value",
         )
-    return cursor_rows(dbapi_connection, dialect, found, found.values(params))
+    return cursor_rows(dbapi_connection, dialect, found, found.values(params), lost=lost)
 
 
 def cursor_rows(
@@ -298,8 +307,8 @@ def cursor_rows(
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(found.sql, values)
-        description = cursor.description
         raw = cursor.fetchall()
+        rows = found.rows(dialect, cursor, raw)
     except dialect.loaded_dbapi.Error as exc:
         gone = dialect.is_disconnect(exc, dbapi_connection, cursor)
         if gone and lost is not None:
@@ -314,4 +323,4 @@ def cursor_rows(
         ) from exc
     finally:
         cursor.close()
-    return found.rows(dialect, description, raw)
+    return rows

@@ -130,7 +130,12 @@ def db_error(
 # Engines whose database has the reader role. Only a found role is remembered,
 # so a role created later (`qdsl db upgrade`) is picked up without a restart.
 _READER_READY: weakref.WeakSet[Any] = weakref.WeakSet()
-_ROLE_CHECK = sa.text("SELECT count(*) FROM pg_roles WHERE rolname = :role")
+_PG_ROLES = sa.table("pg_roles", sa.column("rolname", sa.Text()))
+_ROLE_CHECK = (
+    sa.select(sa.func.count().label("n"))
+    .select_from(_PG_ROLES)
+    .where(_PG_ROLES.c.rolname == sa.bindparam("role", type_=sa.Text()))
+)
 _SETTINGS = sa.select(
     sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
     sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
@@ -357,6 +362,8 @@ def execute(
         bare = _bare_readers(engine)
         if bare is not None:
             return _run_bare(bare, flow, timeout, state)
+        if engine.dialect.name == "postgresql" and not engine_watched(engine):
+            return _run_pg_bare(engine, flow, tenant_id, timeout)
         with _connect(engine) as conn:
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
@@ -372,6 +379,85 @@ def _bare_readers(engine: Engine) -> Readers | None:
     if engine.dialect.name != "sqlite" or engine_watched(engine):
         return None
     return readers(engine)
+
+
+def _run_pg_bare(engine: Engine, flow: Flow, tenant_id: str, timeout: int) -> ExecutionResult:
+    """A plan on a pooled psycopg connection nobody listens on, without a
+    `Connection` around it: the same transaction as `own_transaction` gives
+    (not autocommit, REPEATABLE READ, READ ONLY: psycopg sends them with its
+    BEGIN), the same session settings and statements on its cursor, COMMIT at
+    the end (see `_end`); the connection's own settings are put back before
+    it returns to the pool, as SQLAlchemy resets them."""
+    dialect: Any = engine.dialect  # psycopg's: set_readonly is its own
+    fairy = _checkout(engine)
+    raw: Any = fairy.dbapi_connection
+    saved: tuple[Any, Any, Any] | None = None
+    done = False
+    try:
+        saved = (raw.autocommit, raw.isolation_level, raw.read_only)
+        dialect.set_isolation_level(raw, _PG_ISOLATION)  # autocommit off, on the driver only
+        dialect.set_readonly(raw, True)
+        error = _autocommit_left(dialect, raw)
+        if error is not None:
+            raise error
+        lost = fairy.invalidate
+        session = _PgSession(tenant_id, timeout)
+
+        def run(request: Request) -> list[Row]:
+            if not session.started and engine not in _READER_READY:
+                found = raw_rows(raw, dialect, _ROLE_CHECK, {"role": READER_ROLE}, lost=lost)
+                if not found[0]["n"]:
+                    raise _reader_missing()
+                _READER_READY.add(engine)
+            setting = session.before(request[0])
+            if setting is not None:
+                raw_rows(raw, dialect, *setting, lost=lost)
+            return raw_rows(raw, dialect, request[1], request[2], lost=lost)
+
+        result = _drive(flow, run)
+        raw.commit()
+        done = True
+        return result
+    except dialect.loaded_dbapi.Error as exc:
+        raise _wrapped(dialect, raw, exc, fairy.invalidate) from exc
+    finally:
+        _give_back_pg(dialect, fairy, raw, saved, rollback=not done)
+
+
+def _checkout(engine: Engine) -> Any:
+    try:
+        return engine.pool.connect()
+    except engine.dialect.loaded_dbapi.Error as exc:
+        raise sa_exc.DBAPIError.instance(
+            None, None, exc, engine.dialect.loaded_dbapi.Error, dialect=engine.dialect
+        ) from exc
+
+
+def _wrapped(
+    dialect: Any, raw: Any, exc: Exception, invalidate: Callable[[BaseException], None]
+) -> sa_exc.StatementError:
+    lost = bool(dialect.is_disconnect(exc, raw, None))
+    if lost:
+        invalidate(exc)
+    return sa_exc.DBAPIError.instance(
+        None, None, exc, dialect.loaded_dbapi.Error, connection_invalidated=lost, dialect=dialect
+    )
+
+
+def _give_back_pg(
+    dialect: Any, fairy: Any, raw: Any, saved: tuple[Any, Any, Any] | None, *, rollback: bool
+) -> None:
+    """Roll back a failed call, put the connection's settings back, return it
+    (a connection that cannot be put back is dropped, not pooled)."""
+    try:
+        if rollback and fairy.is_valid:
+            raw.rollback()
+        if saved is not None and fairy.is_valid:
+            raw.autocommit, raw.isolation_level, raw.read_only = saved
+    except dialect.loaded_dbapi.Error as exc:
+        fairy.invalidate(exc)
+    finally:
+        fairy.close()
 
 
 def _connect(engine: Engine) -> Connection:
