@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from sqlalchemy.engine import Connection, Dialect, Engine
@@ -31,6 +32,7 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from qdsl.dsl.errors import InternalError
+from qdsl.facts.tables import UtcDateTime
 
 Row = dict[str, Any]
 Processor = Callable[[Any], Any]
@@ -95,23 +97,47 @@ class DriverStatement:
         readers = self.readers
         if readers is None:
             # the description only once: psycopg builds a Column per column per read
-            description = cursor.description
-            readers = []
-            for i, type_ in enumerate(self.types):
-                proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
-                if proc is not None:
-                    readers.append((i, proc))
-            self.readers = readers
+            readers = self.readers = _readers(self.types, dialect, cursor.description)
         keys = self.keys
-        if not readers:
-            return [dict(zip(keys, r, strict=True)) for r in raw]
-        out = []
-        for r in raw:
-            values = list(r)
-            for i, proc in readers:
-                values[i] = proc(values[i])
-            out.append(dict(zip(keys, values, strict=True)))
+        out = [dict(zip(keys, r, strict=True)) for r in raw]
+        for i, proc in readers:
+            key = keys[i]
+            for row in out:
+                value = row[key]
+                if value is not None:  # every processor maps None to None
+                    row[key] = proc(value)
         return out
+
+
+def _readers(
+    types: tuple[Any, ...], dialect: Dialect, description: Sequence[Any]
+) -> list[tuple[int, Processor]]:
+    """The result processor of each column that has one; qdsl's own UTC datetime
+    type read in one step (the type's processor wraps the dialect's in two calls)."""
+    out: list[tuple[int, Processor]] = []
+    for i, type_ in enumerate(types):
+        if isinstance(type_, UtcDateTime):
+            # as TypeDecorator.result_processor finds the dialect's processor
+            impl = type_.dialect_impl(dialect).impl_instance  # type: ignore[attr-defined]
+            proc: Processor | None = _utc_reader(impl.result_processor(dialect, description[i][1]))
+        else:
+            proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
+        if proc is not None:
+            out.append((i, proc))
+    return out
+
+
+def _utc_reader(impl: Processor | None) -> Processor:
+    """`UtcDateTime.process_result_value` after the dialect's own processor."""
+
+    def read(value: Any) -> Any:
+        if impl is not None:
+            value = impl(value)
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    return read
 
 
 class _Compiled:
