@@ -199,3 +199,4 @@ def test_a_listener_on_the_engine_takes_the_sqlalchemy_path(
         sa.event.remove(engine, name, note)
     if name not in ("commit",):  # the executor ends a SQLite read with a rollback
         assert fired, name
+
