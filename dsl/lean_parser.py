@@ -44,6 +44,27 @@ class _StateLexer:
         self.pattern: re.Pattern[str] = scanner._mres[0]
         self.callbacks: dict[str, Callable[[Token], Token]] = dict(basic.callback)
         self.ignore: frozenset[str] = frozenset(basic.ignore_types)
+        if self.ignore & set(self.callbacks):
+            raise TypeError("LeanParser skips ignored terminals: they may have no callback")
+
+
+class _Lexers(dict[int, _StateLexer]):
+    """Each parser state's lexer, built when the state is first reached (as Lark
+    builds its own): compiling every state's regexes up front would cost a
+    one-shot command more than its parse."""
+
+    def __init__(self, basic_by_state: dict[int, Any]) -> None:
+        super().__init__()
+        self._basic = basic_by_state
+        self._built: dict[int, _StateLexer] = {}
+
+    def __missing__(self, state: int) -> _StateLexer:
+        basic = self._basic[state]
+        lexer = self._built.get(id(basic))
+        if lexer is None:
+            lexer = self._built[id(basic)] = _StateLexer(basic)
+        self[state] = lexer
+        return lexer
 
 
 # One table entry: a shift (None, next state) or a reduction ((children count,
@@ -78,15 +99,7 @@ class LeanParser:
             self._table[state] = entries
         if any(isinstance(key, str) for key in callbacks):
             raise TypeError("LeanParser shifts tokens as they are: no terminal callbacks")
-        by_lexer: dict[int, _StateLexer] = {}
-        self._lexers: dict[int, _StateLexer] = {}
-        for state, basic in contextual.lexers.items():
-            if id(basic) not in by_lexer:
-                by_lexer[id(basic)] = _StateLexer(basic)
-            self._lexers[state] = by_lexer[id(basic)]
-        for lexer in by_lexer.values():
-            if lexer.ignore & set(lexer.callbacks):
-                raise TypeError("LeanParser skips ignored terminals: they may have no callback")
+        self._lexers = _Lexers(contextual.lexers)
 
     def parse(self, text: str) -> Any:
         """What Lark's `parse` returns for `text`, or `Refused`.
