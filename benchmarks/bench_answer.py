@@ -7,21 +7,31 @@
    exact statements qdsl ran for it. The LLM's own time is left out of both.
 2. The default audit log (one summary line into the state dir's file)
    against no audit (NullSink), all questions pooled; and a stage-level sink
-   (every stage rendered, as `qdsl audit` tests use) for scale.
+   (every stage rendered, as `qdsl audit` tests use) for scale. The audit's
+   share is a few tens of µs in milliseconds, below what whole calls on a
+   shared machine resolve, so it is also measured on its own: each
+   question's audit events (recorded once) replayed into a fresh `Audit`
+   on the default log and on NullSink, interleaved with `plan_and_answer`
+   (audit off); per repeat, (pipeline + replay on − replay off) / pipeline.
 
     python -m benchmarks.bench_answer [--quick] [--repeats N]
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from benchmarks import harness as H
 from benchmarks.bench_executor import state_dir
 from benchmarks.rawdb import captured, sqlite_connect, sqlite_run
 from benchmarks.sqlguard import Whitelist, guard
 from benchmarks.workload import demo_questions
+
+if TYPE_CHECKING:
+    from qdsl.api import AnswerOptions
 
 TENANT = "t1"
 
@@ -94,10 +104,11 @@ def run(repeats: int, inner: int) -> tuple[list[H.Ratio], list[H.Ratio]]:
         )
     )
     questions = [q for q, _ in demo_questions()]
+    replayed = audit_replayed(questions, answer, silent, repeats * inner * 3)
     on, off, stages = H.interleaved_over(
         questions,
         [lambda q: answer(q, default), lambda q: answer(q, silent), lambda q: answer(q, staged)],
-        repeats=repeats * inner,
+        repeats=repeats * inner * 3,
     )
     audit = H.record(
         "audit",
@@ -111,7 +122,59 @@ def run(repeats: int, inner: int) -> tuple[list[H.Ratio], list[H.Ratio]]:
         goal=None,
     )
     raw.close()
-    return rows, [audit, every_stage]
+    return rows, [audit, replayed, every_stage]
+
+
+def audit_replayed(
+    questions: list[str],
+    answer: Callable[[str, AnswerOptions], object],
+    silent: AnswerOptions,
+    repeats: int,
+) -> H.Ratio:
+    """The audit's own work per request, as a share of the pipeline (see the module doc)."""
+    from dataclasses import replace
+
+    from qdsl.audit import Audit, MemorySink, NullSink
+
+    header = ("timestamp", "event", "trace_id", "stage")
+    events: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for q in questions:
+        memory = MemorySink()
+        answer(q, replace(silent, audit_sink=memory))
+        events[q] = [
+            (e["stage"], {k: v for k, v in e.items() if k not in header}) for e in memory.events
+        ]
+    null = NullSink()
+
+    def replay(question: str, sink: NullSink | None) -> None:
+        audit = Audit("0" * 32, sink)  # None: the default log, found as a request finds it
+        audit.begin(TENANT, question)
+        for stage, fields in events[question]:
+            audit.event(stage, **fields)
+
+    on, off, whole = H.interleaved_over(
+        questions,
+        [lambda q: replay(q, None), lambda q: replay(q, null), lambda q: answer(q, silent)],
+        repeats=repeats,
+    )
+    p50 = statistics.median
+    per_repeat = [
+        (p50(w) + p50(a) - p50(b)) / p50(w)
+        for a, b, w in zip(on.repeats, off.repeats, whole.repeats, strict=True)
+    ]
+    added = p50(on.all) - p50(off.all)
+    pipeline_s = p50(whole.all)
+    return H.Ratio(
+        "plan_and_answer, the audit's own work (replayed) added to the pipeline",
+        "pipeline + audit",
+        "pipeline",
+        pipeline_s + added,
+        pipeline_s,
+        (pipeline_s + added) / pipeline_s,
+        min(per_repeat),
+        max(per_repeat),
+        H.at_most(1.05),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,31 +1,23 @@
-"""Question accounting's cost per question, beside the rest of plan_and_answer.
+"""Question accounting's cost against the pipeline it sits in.
 
-For each demo question: the median time of `read_question` (the reading the
-planner and the verifier share), of the `question_covered` check over the
-executed plan, and of the whole `plan_and_answer` on the embedded SQLite demo
-(which includes both). The rest of the pipeline is the whole minus the two.
-Accounting must not double the pipeline: the goal is a median of (read +
-check) at most the median of the rest (printed as met or not; nothing fails
-on time).
+Per demo question (tenant t1, the embedded SQLite demo): the accounting (the
+`read_question` the planner and the verifier share, plus the
+`question_covered` check over the executed plan) against the whole
+`plan_and_answer` on the same question (which runs both), interleaved. The
+goal holds accounting to at most the rest of the pipeline: accounting ≤ whole
+− accounting, that is accounting / whole ≤ 0.5×. Questions the pipeline does
+not answer have no executed plan to check; their accounting is the reading.
 
-    python -m benchmarks.bench_question [--quick] [--reps N]
+    python -m benchmarks.bench_question [--quick] [--repeats N]
 """
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
+import sys
 from collections.abc import Callable
 
-from qdsl.api import AnswerOptions, demo_engine, plan_and_answer
-from qdsl.dsl.catalog import demo_catalog
-from qdsl.dsl.question import read_question
-from qdsl.executor.run import execute
-from qdsl.facts.demo import DEMO_NOW
-from qdsl.render import render
-from qdsl.verifier import Subject, VerifyContext
-from qdsl.verifier.checks.question import question_covered
+from benchmarks import harness as H
+from benchmarks.bench_executor import state_dir
 
 QUESTIONS = (
     "帮我看看系统里面有没有 A 股项目",
@@ -43,68 +35,80 @@ QUESTIONS = (
     "当前系统架构是什么",
     "项目 64 和 65 有什么区别",
 )
+TENANT = "t1"
+GOAL = H.at_most(0.5)
 
 
-_OPTIONS = AnswerOptions(now=DEMO_NOW)
+def run(repeats: int, inner: int) -> list[H.Ratio]:
+    from qdsl.api import AnswerOptions, demo_engine, plan_and_answer
+    from qdsl.dsl.catalog import demo_catalog
+    from qdsl.dsl.question import read_question
+    from qdsl.executor.run import execute
+    from qdsl.facts.demo import DEMO_NOW
+    from qdsl.render import render
+    from qdsl.verifier import Subject, VerifyContext
+    from qdsl.verifier.checks.question import question_covered
 
-
-def _median_us(fn: Callable[[], object], reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
-
-
-def measure(question: str, reps: int) -> tuple[float, float, float]:
     catalog = demo_catalog()
     engine = demo_engine()
-    read_us = _median_us(lambda: read_question(question, catalog, now=DEMO_NOW), reps)
-    whole_us = _median_us(
-        lambda: plan_and_answer(question, "t1", engine=engine, options=_OPTIONS), max(reps // 10, 3)
-    )
-    res = plan_and_answer(question, "t1", engine=engine, options=_OPTIONS)
-    check_us = 0.0
-    if res.plan is not None and res.status == "answered":
+    options = AnswerOptions(now=DEMO_NOW)
+
+    def whole(question: str) -> object:
+        return plan_and_answer(question, TENANT, engine=engine, options=options)
+
+    def accounting_of(question: str) -> Callable[[], object]:
+        res = plan_and_answer(question, TENANT, engine=engine, options=options)
+        if res.plan is None or res.status != "answered":
+            return lambda: read_question(question, catalog, now=DEMO_NOW)
         plan = res.plan
-        result = execute(plan, catalog, engine, "t1", now=DEMO_NOW)
+        result = execute(plan, catalog, engine, TENANT, now=DEMO_NOW)
         answer = render(plan, result, language=res.language, catalog=catalog)
-        reading = read_question(question, catalog, now=DEMO_NOW)
-        ctx = VerifyContext(tenant_id="t1", now=DEMO_NOW, catalog=catalog, question=reading)
-        subject = Subject(plan=plan, result=result, answer=answer, context=ctx)
-        check_us = _median_us(lambda: list(question_covered(subject)), reps)
-    return read_us, check_us, whole_us
+
+        def accounting() -> object:
+            reading = read_question(question, catalog, now=DEMO_NOW)
+            ctx = VerifyContext(tenant_id=TENANT, now=DEMO_NOW, catalog=catalog, question=reading)
+            subject = Subject(plan=plan, result=result, answer=answer, context=ctx)
+            return list(question_covered(subject))
+
+        return accounting
+
+    accountings = {q: accounting_of(q) for q in QUESTIONS}
+    rows = [
+        H.measure(
+            q,
+            ("read + check", accountings[q]),
+            ("plan_and_answer", lambda q=q: whole(q)),  # type: ignore[misc]
+            GOAL,
+            repeats=repeats,
+            inner=inner,
+        )
+        for q in QUESTIONS
+    ]
+    a, b = H.interleaved_over(
+        QUESTIONS, [lambda q: accountings[q](), whole], repeats=repeats * inner
+    )
+    rows.append(
+        H.compare(
+            f"all {len(QUESTIONS)} questions, pooled", "read + check", "plan_and_answer", a, b,
+            goal=GOAL,
+        )
+    )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_question", description=__doc__)
-    parser.add_argument("--reps", type=int, default=100, help="timed passes per question")
-    parser.add_argument("--quick", action="store_true", help="3 passes per question")
+    parser = H.arguments("bench_question", __doc__)
+    parser.add_argument("--repeats", type=int, default=10)
     args, _ = parser.parse_known_args(argv)
-    if args.quick:
-        args.reps = 3
-    plan_and_answer(QUESTIONS[0], "t1", engine=demo_engine(), options=_OPTIONS)  # warm caches
-    print(f"{len(QUESTIONS)} questions, {args.reps} passes; median µs per question")
-    print(f"{'question':<40} {'read':>8} {'check':>8} {'pipeline':>10} {'share':>7}")
-    reads, checks, wholes, rests = [], [], [], []
-    for q in QUESTIONS:
-        read_us, check_us, whole_us = measure(q, args.reps)
-        reads.append(read_us)
-        checks.append(check_us)
-        wholes.append(whole_us)
-        rests.append(max(whole_us - read_us - check_us, 0.0))
-        share = (read_us + check_us) / whole_us
-        print(f"{q[:40]:<40} {read_us:>8.0f} {check_us:>8.0f} {whole_us:>10.0f} {share:>7.1%}")
-    accounting = statistics.median(r + c for r, c in zip(reads, checks, strict=True))
-    rest = statistics.median(rests)
-    print(
-        f"median: read {statistics.median(reads):.0f} µs, check {statistics.median(checks):.0f}"
-        f" µs, pipeline {statistics.median(wholes):.0f} µs; accounting / rest of the pipeline"
-        f" = {accounting / rest:.2f} (goal ≤ 1: {'met' if accounting <= rest else 'NOT met'})"
+    repeats, inner = (2, 1) if args.quick else (args.repeats, 5)
+    with state_dir():
+        rows = run(repeats, inner)
+    H.print_ratios(
+        "Question accounting (read + coverage check) vs the whole plan_and_answer", rows,
+        "goal: accounting at most the rest of the pipeline (accounting / whole ≤ 0.5×)",
     )
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(sys.argv[1:]))

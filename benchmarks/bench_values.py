@@ -1,104 +1,127 @@
-"""Benchmark per-tenant value linking: the ValueSource's cost per question (issue 8, item 4).
+"""Per-tenant value linking against linking without an index (issue 8, item 4).
 
-    .venv/bin/python -m benchmarks.bench_values [--quick] [--skip-pg] [--admin-url URL]
+    python -m benchmarks.bench_values [--quick] [--skip-pg] [--admin-url URL] [--repeats N]
 
 On the embedded SQLite demo (tenant t1) and on a synthetic deployment (one
 tenant with 50,000 shipments, 2,000 distinct carriers and 2,000 customers
-marked link_values, 40 cities), measured side by side in one run:
+marked link_values, 40 cities), qdsl's `ValueSource` is measured side by side
+with what a linker without an index runs for every question: the same
+`SELECT DISTINCT column ... WHERE tenant = :t LIMIT bound + 1` per linkable
+field on the deployer's table, in the same tenant-bound read-only transaction
+(on PostgreSQL as `qdsl_reader`), giving the same values. Three ways qdsl
+answers, each interleaved with that scan:
 
 * cached: `values_for` served from the in-process LRU (every question after
-  the first within the TTL);
+  the first within the TTL); goal ≥ 10× faster than scanning;
 * persisted: the LRU empty, the `value_index` table current (the first
-  question of a one-process-per-call CLI after `qdsl index refresh`);
-* first use: nothing persisted (scan of the deployer's table + write);
+  question of a one-process-per-call CLI after `qdsl index refresh`); goal:
+  not slower than the scan it replaces (≥ 1× faster);
+* first use: nothing persisted (the scan, plus writing the index); no goal,
+  a one-time cost per tenant (the index is dropped before each call, untimed).
 
-beside `plan_and_answer` on the same demo database, for scale. The
-deployment runs on SQLite and, unless --skip-pg, on a throwaway PostgreSQL
-database (--admin-url), where the value index is read as `qdsl_reader` in a
-tenant-bound read-only transaction. Prints a Markdown table of medians.
+The deployment runs on SQLite and, unless --skip-pg, on a throwaway
+PostgreSQL database (--admin-url).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from benchmarks import harness as H
+from benchmarks.bench_executor import state_dir
 from benchmarks.dataset import throwaway_pg
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-ROWS: list[tuple[str, str, str]] = []
+SCAN = "DISTINCT scan per question"
 
 
-def timed(fn: Callable[[], Any], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+def _timed_pair(
+    setup: Callable[[], object], qdsl: Callable[[], object], alt: Callable[[], object],
+    repeats: int,
+) -> tuple[H.Samples, H.Samples]:
+    """Interleaved as the harness does, with `setup` (untimed) before each qdsl call."""
+    a, b = H.Samples(), H.Samples()
+    for r in range(repeats):
+        for index in (0, 1) if r % 2 == 0 else (1, 0):
+            if index == 0:
+                setup()
+            t0 = time.perf_counter_ns()
+            (qdsl if index == 0 else alt)()
+            elapsed = (time.perf_counter_ns() - t0) / 1e9
+            (a if index == 0 else b).repeats.append([elapsed])
+    return a, b
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3f} ms"
-
-
-def _measure(label: str, engine: sa.Engine, catalog: Any, tenant: str, repeat: int) -> None:
+def _measure(
+    label: str, engine: sa.Engine, catalog: Any, tenant: str, repeats: int
+) -> list[H.Ratio]:
     from qdsl.facts.index_state import VALUES
     from qdsl.facts.tables import index_state, value_index
-    from qdsl.facts.value_index import DatabaseValues, forget
+    from qdsl.facts.value_index import (
+        DatabaseValues,
+        forget,
+        link_fields,
+        reader,
+        scan_field,
+        tenant_values,
+    )
+
+    fields = link_fields(catalog)
+
+    def scan() -> object:
+        with reader(engine, tenant) as conn:
+            found = {(lf.entity, lf.field): scan_field(conn, tenant, lf) for lf in fields}
+        return tenant_values(fields, found)
 
     def drop_index() -> None:
         with engine.begin() as conn:
             conn.execute(value_index.delete())
             conn.execute(index_state.delete().where(index_state.c.kind == VALUES))
-
-    def first_use() -> None:
-        drop_index()
         forget(engine)
-        t0 = time.perf_counter()
-        DatabaseValues(engine, catalog).values_for(tenant)
-        samples.append(time.perf_counter() - t0)
 
-    samples: list[float] = []
-    for _ in range(max(3, repeat // 4)):
-        first_use()
-    first = statistics.median(samples)
-
-    def persisted() -> None:
+    def persisted() -> object:
         forget(engine)
-        DatabaseValues(engine, catalog).values_for(tenant)
+        return DatabaseValues(engine, catalog).values_for(tenant)
 
     source = DatabaseValues(engine, catalog)
-    source.values_for(tenant)
-    n = len(source.values_for(tenant))
-    ROWS.append((label, "values linked", str(n)))
-    ROWS.append((label, "first use (scan + persist)", _ms(first)))
-    ROWS.append((label, "persisted (LRU empty)", _ms(timed(persisted, repeat))))
-    cached = timed(lambda: source.values_for(tenant), repeat * 20)
-    ROWS.append((label, "cached (LRU hit)", _ms(cached)))
+    values = source.values_for(tenant)
+    if values != scan():
+        raise AssertionError(f"{label}: the value index and the scan disagree")
+    n = f"{label}, {len(values):,} values"
+    first_a, first_b = _timed_pair(drop_index, lambda: source.values_for(tenant), scan, repeats)
+    source.values_for(tenant)  # index current again
+    return [
+        H.measure(
+            f"{n}: cached (LRU hit)",
+            ("values_for", lambda: source.values_for(tenant)),
+            (SCAN, scan),
+            H.faster(10),
+            repeats=repeats,
+            inner=5,
+        ),
+        H.measure(
+            f"{n}: persisted (LRU empty)",
+            ("values_for", persisted),
+            (SCAN, scan),
+            H.faster(1),
+            repeats=repeats,
+        ),
+        H.compare(
+            f"{n}: first use (scan + persist)", "values_for", SCAN, first_a, first_b, goal=None
+        ),
+    ]
 
 
-def bench_demo(repeat: int) -> None:
-    from qdsl import plan_and_answer
+def bench_demo(repeats: int) -> list[H.Ratio]:
     from qdsl.api import demo_engine
     from qdsl.dsl.catalog import demo_catalog
 
-    engine = demo_engine()
-    _measure("demo t1", engine, demo_catalog(), "t1", repeat)
-    question = "Which tasks are assigned to Li Wei?"
-    plan_and_answer(question, tenant_id="t1")
-    median = timed(lambda: plan_and_answer(question, tenant_id="t1"), repeat)
-    ROWS.append(("demo t1", "plan_and_answer (for scale)", _ms(median)))
+    return _measure("demo t1", demo_engine(), demo_catalog(), "t1", repeats)
 
 
 SHIP_TOML = """
@@ -126,7 +149,7 @@ type = "text"
 """
 
 
-def bench_deployment(url: str, repeat: int, rows: int) -> None:
+def bench_deployment(url: str, repeats: int, rows: int) -> list[H.Ratio]:
     import tomllib
 
     from qdsl.dsl.catalog import catalog_from_mapping
@@ -169,33 +192,32 @@ def bench_deployment(url: str, repeat: int, rows: int) -> None:
             ],
         )
     catalog = catalog_from_mapping(tomllib.loads(SHIP_TOML))
-    _measure(f"{rows:,} shipments, {engine.dialect.name}", engine, catalog, "acme", repeat)
-    engine.dispose()
+    try:
+        label = f"{rows:,} shipments, {engine.dialect.name}"
+        return _measure(label, engine, catalog, "acme", repeats)
+    finally:
+        engine.dispose()
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="bench_values")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--admin-url", default=ADMIN_URL)
-    ap.add_argument("--skip-pg", action="store_true")
-    args, _unknown = ap.parse_known_args(argv or [])
-    repeat = 5 if args.quick else 20
+    parser = H.arguments("bench_values", __doc__)
+    parser.add_argument("--admin-url", default=ADMIN_URL)
+    parser.add_argument("--skip-pg", action="store_true")
+    parser.add_argument("--repeats", type=int, default=15)
+    args, _unknown = parser.parse_known_args(argv or [])
+    repeats = 2 if args.quick else args.repeats
     rows = 5_000 if args.quick else 50_000
-    started = datetime.now(UTC)
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["QDSL_STATE_DIR"] = tmp
-        bench_demo(repeat)
-        bench_deployment(f"sqlite+pysqlite:///{Path(tmp) / 'ship.sqlite3'}", repeat, rows)
+    ratios: list[H.Ratio] = []
+    with state_dir() as tmp:
+        ratios += bench_demo(repeats)
+        ratios += bench_deployment(f"sqlite+pysqlite:///{tmp / 'ship.sqlite3'}", repeats, rows)
         if not args.skip_pg:
             try:
                 with throwaway_pg(args.admin_url) as url:
-                    bench_deployment(url, repeat, rows)
+                    ratios += bench_deployment(url, repeats, rows)
             except sa.exc.OperationalError as exc:
                 print(f"PostgreSQL skipped: {type(exc).__name__}", file=sys.stderr)
-    print(f"value linking, {started:%Y-%m-%d}; medians\n")
-    print("| data | measure | value |\n| --- | --- | --- |")
-    for label, what, value in ROWS:
-        print(f"| {label} | {what} | {value} |")
+    H.print_ratios("Value linking: qdsl's ValueSource vs a DISTINCT scan per question", ratios)
     return 0
 
 

@@ -118,7 +118,6 @@ def persist(
     from qdsl.envelope.budget import RefFields
     from qdsl.envelope.store import StoreWriteError, iso_ms, open_store
 
-    sha = hashlib.sha256(payload).hexdigest()
     try:
         store = store or open_store()
         record = store.put(operation, payload, tenant=tenant)
@@ -126,10 +125,14 @@ def persist(
         reason = exc.message if isinstance(exc, QdslError) else str(exc)
         _warn(f"could not persist the large result ({reason}); printing an incomplete preview")
         warnings.append(f"result not persisted ({reason}); the preview is incomplete")
+        sha = hashlib.sha256(payload).hexdigest()
         return RefFields(None, False, output_bytes, sha, None, budget, reason)
     warnings.extend(store.gc().warnings)
     expires = iso_ms(record.expires_ms)
-    return RefFields(record.ref_id, True, output_bytes, sha, expires, budget, tenant=tenant)
+    # the record's sha256 is the payload's (ref_api.new_record): not hashed twice
+    return RefFields(
+        record.ref_id, True, output_bytes, record.sha256, expires, budget, tenant=tenant
+    )
 
 
 def emit_success(

@@ -21,10 +21,11 @@ import os
 import re
 import time
 from collections.abc import Callable
-from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
 Clock = Callable[[], int]  # epoch milliseconds
+# `datetime` is imported by the functions that format or check a time: a start
+# that finds no ref (`refs list` on an empty store) never loads it.
 
 REF_ID = re.compile(r"r([0-9]{8})T([0-9]{9})-([a-z0-9_]{1,24})-([0-9a-f]{10})\Z", re.ASCII)
 HEADER_MAGIC = "qdslRef"
@@ -38,10 +39,12 @@ def system_clock() -> int:
 
 
 def iso_ms(ms: int) -> str:
+    from datetime import UTC, datetime
+
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-_EPOCH_DAY = date(1970, 1, 1).toordinal()
+_EPOCH_DAY = 719_163  # date(1970, 1, 1).toordinal()
 
 
 def parse_iso_ms(text: str) -> int:
@@ -54,6 +57,8 @@ def parse_iso_ms(text: str) -> int:
             + int(text[17:19]) * 1000
             + int(text[20:23])
         )
+    from datetime import datetime
+
     return round(datetime.fromisoformat(text).timestamp() * 1000)
 
 
@@ -61,11 +66,15 @@ def parse_iso_ms(text: str) -> int:
 def _day_ms(day: str) -> int:
     # calendar.timegm's arithmetic (the day of the month is not checked), without
     # loading `calendar` and `locale`
+    from datetime import date
+
     first = date(int(day[:4]), int(day[5:7]), 1).toordinal()
     return (first - _EPOCH_DAY + int(day[8:10]) - 1) * 86_400_000
 
 
 def new_ref_id(operation: str, now_ms: int) -> str:
+    from datetime import UTC, datetime
+
     stamp = datetime.fromtimestamp(now_ms / 1000, UTC)
     slug = re.sub(r"[^a-z0-9]+", "_", operation.lower()).strip("_")[:24] or "op"
     ms = now_ms % 1000
@@ -78,6 +87,8 @@ def ref_id_time_ms(ref_id: str) -> int | None:
     if m is None:
         return None
     day, clock = m.group(1), m.group(2)
+    from datetime import UTC, datetime
+
     try:  # the pattern admits month 13 and Feb 30; the calendar does not
         stamp = datetime(
             int(day[:4]),

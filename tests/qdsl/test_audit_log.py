@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 from planner_doubles import CountingAdversary
 from sqlalchemy import Engine
 
@@ -188,3 +190,17 @@ def test_a_discarding_sink_costs_no_rendering(sqlite_engine: Engine) -> None:
     options = AnswerOptions(now=DEMO_NOW, audit_sink=_Refuses())
     res = plan_and_answer("有多少个项目", "t1", engine=sqlite_engine, options=options)
     assert res.status == "answered"
+
+
+@given(st.lists(st.integers(min_value=0, max_value=4_102_444_800 * 10**9), max_size=6))
+def test_the_timestamp_is_what_datetime_prints(moments: list[int]) -> None:
+    """The per-second text it reuses never leaks into another second."""
+    from datetime import UTC, datetime
+
+    from qdsl import audit
+
+    for ns in sorted(moments) + moments:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(audit.time, "time_ns", lambda ns=ns: ns)
+            expected = datetime.fromtimestamp(ns // 10**6 / 1000, UTC)
+            assert audit.timestamp() == expected.isoformat(timespec="milliseconds")
