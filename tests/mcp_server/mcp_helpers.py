@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -86,9 +85,9 @@ class HttpServer:
             )
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            found = re.search(r"listening on (http://\S+)", log.read_text())
+            found = [e["url"] for e in log_events(log) if e.get("transport") == "http"]
             if found:
-                return cls(proc, found.group(1), log, state_dir)
+                return cls(proc, found[0], log, state_dir)
             if proc.poll() is not None:
                 break
             time.sleep(0.1)
@@ -109,6 +108,13 @@ class HttpServer:
         """A new token for `tenant` (`qdsl mcp token add`): (token, id)."""
         data = cli_json(["mcp", "token", "add", "--tenant", tenant], self.state_dir)
         return data["token"], data["id"]
+
+
+def log_events(log: Path) -> list[dict[str, Any]]:
+    """The server's log: one JSON object a line (after the last newline, a line
+    still being written is left out)."""
+    complete = log.read_text().split("\n")[:-1]
+    return [json.loads(line) for line in complete]
 
 
 def cli_json(args: list[str], state_dir: Path, *, ok: bool = True) -> Any:
