@@ -110,8 +110,8 @@ def _serve(tenant: str | None, http_address: str | None, opts: ServerOptions) ->
     from qdsl.dsl.tenant import valid_tenant
     from qdsl.envelope.store import collect_at_start
     from qdsl.executor.run import timeout_from_env
-    from qdsl.mcp.service import ServerConfig, Service
     from qdsl.mcp.logs import configure as configure_logging
+    from qdsl.mcp.service import ServerConfig, Service
     from qdsl.mcp.transports import parse_address
 
     if tenant is not None:

@@ -49,10 +49,18 @@ def server_env(state_dir: Path, **extra: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_session(
-    args: list[str], env: dict[str, str], log: Path
+    args: list[str], env: dict[str, str], log: Path, *, module: str | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with `qdsl <args>` (e.g. --db URL mcp --tenant t1)."""
+    """An initialized client session with `qdsl <args>` (e.g. --db URL mcp --tenant t1),
+    or with `python -m <module> <args>`, a module of this directory standing in
+    for `qdsl` (e.g. `slow_lower`)."""
     params = StdioServerParameters(command=QDSL, args=args, env=env)
+    if module is not None:
+        here = str(Path(__file__).parent)
+        path = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", module, *args], env={**env, "PYTHONPATH": path}
+        )
     with log.open("a") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),

@@ -108,6 +108,34 @@ def test_cancel_busy_and_a_dying_database_on_postgres(
     anyio.run(body)
 
 
+@pytest.mark.parametrize("option", ["--timeout-ms", "--call-timeout"])
+def test_statement_and_call_timeouts_on_postgres(
+    option: str, pg_url: str, lock: tuple[Connection, Connection, str], tmp_path: Path
+) -> None:
+    """A statement held on the lock: `--timeout-ms` has PostgreSQL cancel it
+    (database/timeout), `--call-timeout` cancels the whole call
+    (database/call_timeout) and its statement with it; either way the statement
+    is gone while the lock is still held, and the server answers the next call."""
+    holder, watcher, db = lock
+    env = server_env(tmp_path / "state")  # statement timeout 600 s unless --timeout-ms
+    bound, code = (
+        ("300", "database/timeout") if option == "--timeout-ms" else ("1", "database/call_timeout")
+    )
+    args = ["--db", pg_url, "mcp", "--tenant", "t1", option, bound]
+
+    async def body() -> None:
+        async with stdio_session(args, env, tmp_path / "server.log") as s:
+            error = error_of(await s.call_tool("run_plan", {"plan": PLAN}))
+            assert error["code"] == code, error
+            assert error["retryable"] is True
+            await anyio.to_thread.run_sync(lambda: _poll(watcher, db, present=False))
+            await anyio.to_thread.run_sync(lambda: holder.execute(text("ROLLBACK")))
+            assert ok_data(await s.call_tool("run_plan", {"plan": PLAN}))["status"] == "answered"
+            holder.execute(text("BEGIN"))  # the fixture's ROLLBACK ends something
+
+    anyio.run(body)
+
+
 class RawServer:
     """`qdsl mcp --tenant t1` on pipes: what a host writes, byte for byte."""
 
