@@ -13,10 +13,15 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from anyio.from_thread import BlockingPortal
+from cases.question_gen import load_rows, questions
+from hypothesis import given, settings
+from isolation import check_isolation, plans
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import (
@@ -39,6 +44,7 @@ from qdsl.dsl.schema import plan_json_schema
 from qdsl.envelope.records import RefRecord, new_ref_id
 from qdsl.envelope.store import open_store
 from qdsl.executor.compile import compile_plan
+from qdsl.facts.db import make_engine
 from qdsl.facts.demo import DEMO_NOW
 from qdsl.mcp.resources import PAGE_SIZE
 
@@ -215,3 +221,38 @@ def test_resources_list_pages_through_this_tenants_refs_only(
             assert [u for p in await pages(s) for u in p] == newest_first(made["t2"])
 
     anyio.run(body)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
+def served_url(request: pytest.FixtureRequest) -> str:
+    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+
+
+def test_two_tenants_servers_never_see_each_other(
+    served_url: str, portal: BlockingPortal, tmp_path: Path
+) -> None:
+    """Over stdio each server's tenant is fixed at start: two servers of two
+    tenants, sharing one ref store, answer each its own tenant's rows only and
+    never show one another's refs (Hypothesis over questions and plans)."""
+    catalog = resolve_catalog(None)
+    engine = make_engine(served_url)
+    rows = load_rows(engine, catalog, "t1")
+    entities = sorted(n for n, e in catalog.entities.items() if "list" in e.query_types)
+    env = server_env(tmp_path / "state", QDSL_REF_THRESHOLD="2048")  # refs made often
+
+    def served(tenant: str) -> Any:
+        args = ["--db", served_url, "mcp", "--tenant", tenant]
+        return portal.wrap_async_context_manager(
+            stdio_session(args, env, tmp_path / f"{tenant}.log")
+        )
+
+    with served("t1") as s1, served("t2") as s2:
+        sessions = {"t1": s1, "t2": s2}
+
+        @settings(max_examples=8, deadline=None)
+        @given(question=questions(catalog, rows, DEMO_NOW), plan=plans(entities))
+        def check(question: Any, plan: dict[str, Any]) -> None:
+            check_isolation(portal, sessions, engine, catalog, question=question.text, plan=plan)
+
+        check()
+    engine.dispose()
