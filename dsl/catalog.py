@@ -244,13 +244,33 @@ class EntitySpec(_Strict):
         """
         if name in self.fields:
             return self.fields[name]
-        if name == self.id:
-            return FieldSpec(name=name, column=name, type=FieldType.ID, operators=_ID_OPERATORS)
-        if name == self.label:
-            return FieldSpec(
-                name=name, column=name, type=FieldType.TEXT, operators=_LABEL_OPERATORS
+        return self._implicit_specs.get(name)
+
+    @cached_property
+    def _implicit_specs(self) -> dict[str, FieldSpec]:
+        """The specs of the undeclared id and label, built once (every filter on an
+        id binds through them, several times per plan)."""
+        out = {}
+        if self.label not in self.fields:
+            label = self.label
+            out[label] = FieldSpec(
+                name=label, column=label, type=FieldType.TEXT, operators=_LABEL_OPERATORS
             )
-        return None
+        if self.id not in self.fields:
+            out[self.id] = FieldSpec(
+                name=self.id, column=self.id, type=FieldType.ID, operators=_ID_OPERATORS
+            )
+        return out
+
+    @cached_property
+    def projectable(self) -> tuple[str, ...]:
+        """Every name a plan may project, in a stable order, then the evidence column."""
+        return (*sorted(self.whitelisted), EVIDENCE_PROJECTION)
+
+    @cached_property
+    def filterable(self) -> tuple[str, ...]:
+        """Every name a filter may bind to: the declared fields, the id and the label."""
+        return tuple(dict.fromkeys((*self.fields, self.id, self.label)))
 
     def column_for(self, name: str) -> str | None:
         """The table column behind a whitelisted name; None for fact fields."""

@@ -36,7 +36,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -44,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from qdsl.dsl.config import STATE_ROOT_ENV, config_table, environ_key, state_root
-from qdsl.dsl.errors import PlanError, UsageError
+from qdsl.dsl.errors import PlanError, QdslError, UsageError
 
 if TYPE_CHECKING:
     # annotations only: the CLI checks its input bounds before pydantic loads
@@ -134,7 +136,11 @@ _ENV_NAMES = (*(f"QDSL_MAX_{f.name.upper()}" for f in fields(Limits)), *STATE_RO
 
 
 def limits() -> Limits:
-    """The limits of this process's environment (cached per environment)."""
+    """The limits of this process's environment (cached per environment), or
+    those a request read when it began (`held_limits`)."""
+    held = _HELD.get()
+    if held is not None:
+        return held
     key = environ_key(_ENV_NAMES)
     hit = _BY_KEY.get(key)
     if hit is None:
@@ -148,6 +154,25 @@ def limits() -> Limits:
 
 
 _BY_KEY: dict[tuple[object, ...], Limits] = {}
+_HELD: ContextVar[Limits | None] = ContextVar("qdsl_held_limits", default=None)
+
+
+@contextmanager
+def held_limits() -> Iterator[None]:
+    """One request's limits: read once where it begins, and what `limits()` gives
+    everywhere inside it (in this context and the threads it hands work to), so
+    the request's steps do not each read the environment again. Settings that
+    cannot be read are not held: the step that needs them refuses, as before."""
+    try:
+        lim = limits()
+    except QdslError:
+        yield
+        return
+    token = _HELD.set(lim)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)

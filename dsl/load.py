@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.json_form import parse_json
-from qdsl.dsl.limits import check_plan_limits, check_text_size, limits
+from qdsl.dsl.limits import Limits, check_plan_limits, check_text_size, limits
 from qdsl.dsl.parser import parse_text
 
 if TYPE_CHECKING:
@@ -18,14 +18,25 @@ def is_json_plan(source: str) -> bool:
     return source.removeprefix("\ufeff").lstrip().startswith("{")
 
 
-def load_plan(source: str, *, catalog: Catalog | None = None) -> Plan:
+def load_plan(
+    source: str,
+    *,
+    catalog: Catalog | None = None,
+    spans: bool = True,
+    limit: Limits | None = None,
+) -> Plan:
     """Parse `source` as a JSON plan if it starts with ``{``, else as plan text.
 
     The plan's size is bounded before parsing and its shape (filters, lists,
-    values) after (`qdsl.dsl.limits`). `catalog`, when at hand, lends its entity
-    names to the examples in syntax hints."""
-    lim = limits()
+    values) after (`qdsl.dsl.limits`; `limit`: the limits already read for this
+    call, if any). `catalog`, when at hand, lends its entity names to the
+    examples in syntax hints. `spans=False` leaves a text plan's spans out
+    (`parse_text`); its errors are located all the same."""
+    lim = limit or limits()
     check_text_size(source, "plan_bytes", "the plan", lim)
-    plan = parse_json(source) if is_json_plan(source) else parse_text(source, catalog=catalog)
+    if is_json_plan(source):
+        plan = parse_json(source)
+    else:
+        plan = parse_text(source, catalog=catalog, spans=spans)
     check_plan_limits(plan, lim)
     return plan

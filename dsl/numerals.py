@@ -230,7 +230,18 @@ class _ChineseReader:
         return self.total + section
 
 
+# Every run `_ZH_RUN` finds holds one of these (digits join a run only beside a unit).
+_ZH_ANY = re.compile(f"[{_ZH_CHARS}]")
+
+
 def _chinese_edits(text: str) -> list[tuple[int, int, str]]:
+    if _ZH_ANY.search(text) is None:
+        return []
+    return _read_chinese(text)
+
+
+def _read_chinese(text: str) -> list[tuple[int, int, str]]:
+    """Every Chinese numeral of `text`, run by run."""
     edits: list[tuple[int, int, str]] = []
     for m in _ZH_RUN.finditer(text):
         start, end = m.span()
@@ -364,7 +375,21 @@ def parse_english(phrase: str) -> int | None:
     return reader.value if reader.last not in ("start", "a", "num", "and") else None
 
 
+# Every edit holds one of these words as a whole token (a bare "a", "and" or
+# digits never make a number alone): a text with none of them has no English
+# numeral, and its words need not be read one by one.
+_NUMBER_WORDS = sorted((*_ONES, *_TEENS, *_TENS, *_SCALES, "hundred", "zero"), key=len)[::-1]
+_NUMBER_WORD = re.compile(r"(?<![A-Za-z])(?i:" + "|".join(_NUMBER_WORDS) + r")(?![A-Za-z])")
+
+
 def _english_edits(text: str) -> list[tuple[int, int, str]]:
+    if _NUMBER_WORD.search(text) is None:
+        return []
+    return _read_english(text)
+
+
+def _read_english(text: str) -> list[tuple[int, int, str]]:
+    """Every English numeral of `text`, read word by word."""
     words = list(_WORD.finditer(text))
     edits: list[tuple[int, int, str]] = []
     i = 0

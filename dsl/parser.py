@@ -5,21 +5,30 @@ with the contextual lexer, and cached by Lark across processes. A syntax error
 becomes a ``PlanError`` (``validation/syntax_error``) with the line, column, a
 caret excerpt, the expected tokens in human words and a hint for the usual
 mistakes (``==``, a bare word where a quoted value belongs, ``;``).
+
+Positions cost about a third of a parse, and only errors read them. So a
+caller that needs no spans (``spans=False``: the compile path, which redoes a
+refused plan with spans) gets a second parser that transforms while it parses
+(no parse tree) and tracks no positions; whenever that parser or its
+transformer refuses the text, the text is parsed again with positions, and
+that parse raises the error, so every refusal is exactly the located one.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import UnexpectedToken, VisitError
 
 from qdsl.dsl.errors import PlanError, QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.transform import PlanTransformer, excerpt
+from qdsl.dsl.lean_parser import LeanParser
+from qdsl.dsl.transform import _HANDLERS, PlanTransformer, excerpt
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import Catalog
@@ -69,6 +78,48 @@ def get_parser() -> Lark:
     return make_parser("lalr")
 
 
+class _Embedded:
+    """The transformer Lark runs at each reduction of the unlocated parser.
+
+    Lark looks a rule's callback up by the rule's name: each rule of the
+    transformer's table answers with its handler, bound here (one call per
+    reduction); any other name falls to `__default__`. Stateless (the text is
+    needed only to locate errors, and errors are reported by the located
+    parse), so one instance serves every thread."""
+
+    def __init__(self) -> None:
+        self._transformer = PlanTransformer("")
+
+    def __getattr__(self, name: str) -> Callable[[list[Any]], Any]:
+        handler = _HANDLERS.get(name)
+        if handler is None or name.startswith("_"):
+            raise AttributeError(name)
+        return functools.partial(handler, self._transformer, None)
+
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
+        if data.startswith("_"):
+            # Lark's own helper rules (`clause*` is `__start_star_0`): their
+            # parent splices in the children of the tree built here.
+            return Tree(data, children)
+        # a rule without a handler: the transformer's own refusal
+        return self._transformer.__default__(data, children, meta)
+
+
+@functools.cache
+def _unlocated_parser() -> LeanParser:
+    """The plan grammar with no positions and the transformer run as it parses."""
+    lark = Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=False,
+        maybe_placeholders=True,
+        cache=True,
+        transformer=_Embedded(),
+    )
+    return LeanParser(lark)
+
+
 def example_plan(catalog: Catalog | None) -> str:
     """The smallest plan, for a hint: over the catalog's first entity when one is at
     hand (the parser itself knows no catalog), else with a placeholder."""
@@ -76,10 +127,11 @@ def example_plan(catalog: Catalog | None) -> str:
     return f"count {entity or '<entity_type>'}"
 
 
-def parse_text(text: str, *, catalog: Catalog | None = None) -> Plan:
+def parse_text(text: str, *, catalog: Catalog | None = None, spans: bool = True) -> Plan:
     """Parse plan text into the raw IR (names unbound, defaults unfilled, spans set).
 
-    `catalog` only lends its entity names to the hints of syntax errors."""
+    `catalog` only lends its entity names to the hints of syntax errors.
+    `spans=False` leaves the spans out (faster); errors are located all the same."""
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.strip():
@@ -89,6 +141,14 @@ def parse_text(text: str, *, catalog: Catalog | None = None) -> Plan:
             hint=f'a plan needs at least "<query_type> <entity_type>", '
             f'e.g. "{example_plan(catalog)}"',
         )
+    if not spans:
+        try:
+            plan = _unlocated_parser().parse(text)
+        except Exception:
+            pass  # any refusal: the located parse below raises it, with its position
+        else:
+            assert isinstance(plan, Plan)
+            return plan
     try:
         tree = get_parser().parse(text)
     except UnexpectedInput as error:

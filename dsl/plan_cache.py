@@ -29,9 +29,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import check_plan_limits, limits
-from qdsl.dsl.load import load_plan
+from qdsl.dsl.limits import Limits, check_plan_limits, limits
+from qdsl.dsl.load import is_json_plan, load_plan
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
 
 DEFAULT_SIZE = 1024
@@ -90,8 +91,22 @@ def compile_source(
 ) -> NormalizedPlan:
     """`normalize(load_plan(source), catalog, context)`, compiled once per key."""
     ctx = _context(context)
-    key = ("source", source, catalog.content_key, ctx, limits())
-    return cache.get(key, lambda: normalize(load_plan(source, catalog=catalog), catalog, ctx))
+    lim = limits()
+    key = ("source", source, catalog.content_key, ctx, lim)
+    return cache.get(key, lambda: _compile(source, catalog, ctx, lim))
+
+
+def _compile(source: str, catalog: Catalog, ctx: PlanContext, lim: Limits) -> NormalizedPlan:
+    # Plan text is read without spans (a third of a parse), which only errors
+    # need: a text plan the normalizer refuses is compiled again with spans, so
+    # the error raised is the located one `normalize(load_plan(source))` raises.
+    plan = load_plan(source, catalog=catalog, spans=False, limit=lim)
+    try:
+        return normalize(plan, catalog, ctx, limit=lim)
+    except QdslError:
+        if is_json_plan(source):
+            raise
+    return normalize(load_plan(source, catalog=catalog, limit=lim), catalog, ctx, limit=lim)
 
 
 def compile_plan_object(
@@ -111,6 +126,6 @@ def compile_plan_object(
 
     def build() -> NormalizedPlan:
         check_plan_limits(plan, lim)
-        return normalize(plan, catalog, ctx)
+        return normalize(plan, catalog, ctx, limit=lim)
 
     return cache.get(key, build)

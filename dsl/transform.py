@@ -71,8 +71,9 @@ def located(error: QdslError, text: str, line: int, column: int) -> QdslError:
     return error
 
 
-def span_of(meta: Meta) -> Span | None:
-    if meta.empty:
+def span_of(meta: Meta | None) -> Span | None:
+    # None: parsed without positions (`parse_text(..., spans=False)`).
+    if meta is None or meta.empty:
         return None
     # Lark's own integers: nothing to validate (a span is provenance only).
     return Span.model_construct(
@@ -85,11 +86,18 @@ def span_of(meta: Meta) -> Span | None:
     )
 
 
+def _start(meta: Meta | None) -> tuple[int, int]:
+    """Line and column where a node starts (1, 1 when unknown)."""
+    if meta is None or meta.empty:
+        return 1, 1
+    return meta.line, meta.column
+
+
 @dataclass(frozen=True)
 class _Clause:
     name: str
     payload: Any
-    meta: Meta
+    meta: Meta | None
 
 
 class PlanTransformer(Transformer[Token, Plan]):
@@ -124,7 +132,10 @@ class PlanTransformer(Transformer[Token, Plan]):
             raise self._at(token, error) from None
 
     def _build(
-        self, meta: Meta, build: Callable[[], T], clause_meta: dict[str, Meta] | None = None
+        self,
+        meta: Meta | None,
+        build: Callable[[], T],
+        clause_meta: dict[str, Meta | None] | None = None,
     ) -> T:
         """`build()`, with a model validation error pointed at the clause that caused it."""
         try:
@@ -141,16 +152,18 @@ class PlanTransformer(Transformer[Token, Plan]):
                     hint="fix the value at the caret",
                 ),
                 self._text,
-                meta.line if not meta.empty else 1,
-                meta.column if not meta.empty else 1,
+                *_start(meta),
             ) from None
 
     # -- values ---------------------------------------------------------------
 
-    def rule_string(self, meta: Meta, children: list[Token]) -> str:
+    def rule_string(self, meta: Meta | None, children: list[Token]) -> str:
         return self._decode(children[0])
 
     def _decode(self, token: Token) -> str:
+        if "\\" not in token:
+            # No escape: the grammar's STRING is then its quotes around the text itself.
+            return str(token)[1:-1]
         try:
             value = json.loads(str(token), strict=False)
         except json.JSONDecodeError:
@@ -165,7 +178,7 @@ class PlanTransformer(Transformer[Token, Plan]):
         assert isinstance(value, str)
         return value
 
-    def rule_number(self, meta: Meta, children: list[Token]) -> int | float:
+    def rule_number(self, meta: Meta | None, children: list[Token]) -> int | float:
         text = str(children[0])
         if not any(c in text for c in ".eE"):
             return int(text)
@@ -181,42 +194,42 @@ class PlanTransformer(Transformer[Token, Plan]):
             )
         return value
 
-    def rule_true(self, meta: Meta, children: list[Token]) -> bool:
+    def rule_true(self, meta: Meta | None, children: list[Token]) -> bool:
         return True
 
-    def rule_false(self, meta: Meta, children: list[Token]) -> bool:
+    def rule_false(self, meta: Meta | None, children: list[Token]) -> bool:
         return False
 
-    def rule_value_list(self, meta: Meta, children: list[Scalar]) -> tuple[Scalar, ...]:
+    def rule_value_list(self, meta: Meta | None, children: list[Scalar]) -> tuple[Scalar, ...]:
         return tuple(children)
 
-    def rule_ident(self, meta: Meta, children: list[Token]) -> str:
+    def rule_ident(self, meta: Meta | None, children: list[Token]) -> str:
         # INT and NAME are kept as written, so "0064" stays "0064".
         token = children[0]
         return self._decode(token) if token.type == "STRING" else str(token)
 
     # -- conditions (operator, value) -------------------------------------------
 
-    def rule_compare(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_compare(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         token, value = children
         return self._word(token, closure.operator), value
 
-    def rule_in_(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_in_(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IN, children[0]
 
-    def rule_not_in(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_not_in(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.NOT_IN, children[0]
 
-    def rule_between(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_between(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.BETWEEN, (children[0], children[1])
 
-    def rule_is_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_is_null(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IS_NULL, True
 
-    def rule_is_not_null(self, meta: Meta, children: list[Any]) -> tuple[Operator, Value]:
+    def rule_is_not_null(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IS_NULL, False
 
-    def rule_filter(self, meta: Meta, children: list[Any]) -> Filter:
+    def rule_filter(self, meta: Meta | None, children: list[Any]) -> Filter:
         name, (operator, value), source = children
         value_source = (
             ValueSource.USER_TEXT if source is None else self._word(source, closure.value_source)
@@ -234,7 +247,7 @@ class PlanTransformer(Transformer[Token, Plan]):
 
     # -- clauses ------------------------------------------------------------------
 
-    def rule_version(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_version(self, meta: Meta | None, children: list[Token]) -> _Clause:
         token = children[0]
         if str(token) != "v1":
             raise self._at(
@@ -247,20 +260,20 @@ class PlanTransformer(Transformer[Token, Plan]):
             )
         return _Clause("version", "v1", meta)
 
-    def rule_header(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_header(self, meta: Meta | None, children: list[Token]) -> _Clause:
         word, entity = children
         return _Clause("header", (self._word(word, closure.query_type), str(entity)), meta)
 
-    def rule_contract(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_contract(self, meta: Meta | None, children: list[Token]) -> _Clause:
         return _Clause("contract", self._word(children[0], closure.answer_contract), meta)
 
-    def rule_where(self, meta: Meta, children: list[Filter]) -> _Clause:
+    def rule_where(self, meta: Meta | None, children: list[Filter]) -> _Clause:
         return _Clause("where", tuple(children), meta)
 
-    def rule_select(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_select(self, meta: Meta | None, children: list[Token]) -> _Clause:
         return _Clause("select", tuple(str(name) for name in children), meta)
 
-    def rule_sort(self, meta: Meta, children: list[Token | None]) -> Sort:
+    def rule_sort(self, meta: Meta | None, children: list[Token | None]) -> Sort:
         name, direction = children
         assert name is not None
         return Sort(
@@ -269,31 +282,33 @@ class PlanTransformer(Transformer[Token, Plan]):
             span=span_of(meta),
         )
 
-    def rule_order(self, meta: Meta, children: list[Sort]) -> _Clause:
+    def rule_order(self, meta: Meta | None, children: list[Sort]) -> _Clause:
         return _Clause("order", tuple(children), meta)
 
-    def rule_limit(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_limit(self, meta: Meta | None, children: list[Token]) -> _Clause:
         return _Clause("limit", int(children[0]), meta)
 
-    def rule_tenant(self, meta: Meta, children: list[str]) -> _Clause:
+    def rule_tenant(self, meta: Meta | None, children: list[str]) -> _Clause:
         return _Clause("tenant", children[0], meta)
 
-    def rule_project(self, meta: Meta, children: list[str]) -> _Clause:
+    def rule_project(self, meta: Meta | None, children: list[str]) -> _Clause:
         return _Clause("project", children[0], meta)
 
-    def rule_anchor(self, meta: Meta, children: list[str]) -> _Clause:
+    def rule_anchor(self, meta: Meta | None, children: list[str]) -> _Clause:
         return _Clause("anchor", children[0], meta)
 
-    def rule_object_ref(self, meta: Meta, children: list[Any]) -> ObjectRef:
+    def rule_object_ref(self, meta: Meta | None, children: list[Any]) -> ObjectRef:
         entity, ref_id = children
         return self._build(
             meta, lambda: ObjectRef(entity_type=str(entity), id=ref_id, span=span_of(meta))
         )
 
-    def rule_about(self, meta: Meta, children: list[ObjectRef]) -> _Clause:
+    def rule_about(self, meta: Meta | None, children: list[ObjectRef]) -> _Clause:
         return _Clause("about", tuple(children), meta)
 
-    def rule_retrieval_item(self, meta: Meta, children: list[Token | None]) -> tuple[str, Any]:
+    def rule_retrieval_item(
+        self, meta: Meta | None, children: list[Token | None]
+    ) -> tuple[str, Any]:
         name, number = children
         assert name is not None
         try:
@@ -301,22 +316,22 @@ class PlanTransformer(Transformer[Token, Plan]):
         except PlanError as error:
             raise self._at(name, error) from None
 
-    def rule_retrieval(self, meta: Meta, children: list[tuple[str, Any]]) -> _Clause:
+    def rule_retrieval(self, meta: Meta | None, children: list[tuple[str, Any]]) -> _Clause:
         settings = dict(RetrievalPolicy().model_dump())
         settings.update(children)
         return _Clause("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
 
-    def rule_verify(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_verify(self, meta: Meta | None, children: list[Token]) -> _Clause:
         checks = tuple(self._word(token, closure.verifier_check) for token in children)
         return _Clause("verify", checks, meta)
 
-    def rule_on_empty(self, meta: Meta, children: list[Token]) -> _Clause:
+    def rule_on_empty(self, meta: Meta | None, children: list[Token]) -> _Clause:
         policy = self._word(children[0], closure.empty_policy)
         return _Clause("on_empty", policy is EmptyPolicy.CLARIFY, meta)
 
     # -- the plan -------------------------------------------------------------------
 
-    def rule_start(self, meta: Meta, children: list[_Clause]) -> Plan:
+    def rule_start(self, meta: Meta | None, children: list[_Clause]) -> Plan:
         seen: dict[str, _Clause] = {}
         for clause in children:
             if clause.name in seen:
@@ -328,14 +343,13 @@ class PlanTransformer(Transformer[Token, Plan]):
                         details={"clause": clause.name},
                     ),
                     self._text,
-                    clause.meta.line,
-                    clause.meta.column,
+                    *_start(clause.meta),
                 )
             seen[clause.name] = clause
         query_type, entity_type = seen["header"].payload
         fields: dict[str, Any] = {"query_type": query_type, "entity_type": entity_type}
         scope: dict[str, Any] = {}
-        metas: dict[str, Meta] = {}
+        metas: dict[str, Meta | None] = {}
         for name, target, into in _CLAUSE_FIELDS:
             if name in seen:
                 (scope if into == "scope" else fields)[target] = seen[name].payload

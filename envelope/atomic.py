@@ -18,12 +18,11 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Caps:
+class Caps(NamedTuple):
     # os.open(..., O_NOFOLLOW): the kernel refuses a symlink in the last component.
     # Without it (Windows) a symlink is refused by lstat before the open.
     nofollow: bool = hasattr(os, "O_NOFOLLOW")

@@ -1,67 +1,26 @@
 """The output budget (docs/envelopes.md): what is printed when a result is too large.
 
-`stdout_bytes` counts what is actually written: the UTF-8 bytes of the JSON
-plus its newline. The large-result envelope starts with the ref fields, in
-this order: refId, resultPersisted, outputBytes, sha256, expiresAt,
-previewTruncated, largeOutputNotice, degraded; then the envelope with a
-compacted preview of the same shape, whose cuts are listed in `meta.preview`.
-Compaction levels are tried until one fits, first with the rendered answer
-(`data.text`) whole, then with it shortened too; if none fits, a minimal
-envelope (data null) is printed, which always fits because the threshold is
-never below settings.MIN_THRESHOLD.
+What is printed is counted as `envelope.encode` writes it. The large-result
+envelope starts with the ref fields, in this order: refId, resultPersisted,
+outputBytes, sha256, expiresAt, previewTruncated, largeOutputNotice, degraded;
+then the envelope with a compacted preview of the same shape, whose cuts are
+listed in `meta.preview`. Compaction levels are tried until one fits, first
+with the rendered answer (`data.text`) whole, then with it shortened too; if
+none fits, a minimal envelope (data null) is printed, which always fits
+because the threshold is never below settings.MIN_THRESHOLD.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qdsl.envelope.compact import LEVELS, Limits, compact, compact_with_cuts, shorten
+from qdsl.envelope.encode import dumps, stdout_bytes
 
 # What a person reads: kept whole whenever the budget allows.
 WHOLE = ("data.text",)
-
-
-def _sanitize(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {str(k): _sanitize(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_sanitize(v) for v in value]
-    return value
-
-
-def _raw_dumps(obj: Any) -> str:
-    try:
-        text = json.dumps(
-            obj, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
-        )
-    except ValueError:
-        text = json.dumps(_sanitize(obj), ensure_ascii=False, separators=(",", ":"), default=str)
-    return text
-
-
-def encode_line(obj: Any) -> bytes:
-    """The exact bytes printed for `obj`: compact strict JSON, UTF-8, newline."""
-    text = _raw_dumps(obj)
-    try:
-        return (text + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: escape them rather than fail
-        text = json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":"))
-        return (text + "\n").encode("utf-8")
-
-
-def dumps(obj: Any) -> str:
-    """Compact, strict JSON (no NaN), encodable as UTF-8."""
-    return encode_line(obj)[:-1].decode("utf-8")
-
-
-def stdout_bytes(text: str) -> int:
-    return len(text.encode("utf-8")) + 1
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -152,7 +151,7 @@ def _unlink(path: Path) -> int:
 
 def _rewrite_index(index: Path, keep: list[RefRecord]) -> None:
     body = b"".join(index_line(r) for r in keep)
-    temp = index.with_name(f"{index.name}.{secrets.token_hex(4)}.{os.getpid()}{TMP_SUFFIX}")
+    temp = index.with_name(f"{index.name}.{os.urandom(4).hex()}.{os.getpid()}{TMP_SUFFIX}")
     IN_FLIGHT.add(temp.name)
     try:
         fd = atomic.open_temp(temp)

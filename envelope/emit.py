@@ -11,15 +11,16 @@ written to the binary stream, so what is counted is exactly what is printed.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from qdsl.dsl.errors import QdslError
-from qdsl.envelope.budget import RefFields, dumps, encode_line, large_envelope, stdout_bytes
+from qdsl.envelope.encode import dumps, encode_line, stdout_bytes
 
 if TYPE_CHECKING:
+    from qdsl.envelope.budget import RefFields
     from qdsl.envelope.ref_api import RefStoreProtocol
     from qdsl.envelope.settings import IoSettings
 
@@ -29,7 +30,9 @@ __all__ = ["dumps", "emit_error", "emit_success", "error_envelope", "success_env
 
 
 def new_trace_id() -> str:
-    return secrets.token_hex(16)
+    # what secrets.token_hex(16) returns, without loading `secrets` (hmac, random)
+    # into every command's start-up
+    return os.urandom(16).hex()
 
 
 def success_envelope(
@@ -112,6 +115,7 @@ def persist(
     """Store the full envelope; on failure say so on stderr and degrade."""
     import hashlib
 
+    from qdsl.envelope.budget import RefFields
     from qdsl.envelope.store import StoreWriteError, iso_ms, open_store
 
     sha = hashlib.sha256(payload).hexdigest()
@@ -151,6 +155,8 @@ def emit_success(
             _write_bytes(stream, payload)
             return 0
         env_warnings = list(env["warnings"])
+        from qdsl.envelope.budget import large_envelope
+
         ref = persist(
             operation,
             payload,

@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -126,8 +125,7 @@ class PgRefStore(DerivedReads):
             except IntegrityError:
                 # the same id drawn twice in one millisecond: draw again
                 now = self.clock()
-                record = replace(
-                    record,
+                record = record._replace(
                     ref_id=new_ref_id(operation, now),
                     created_ms=now,
                     expires_ms=now + self.ttl_ms,

@@ -15,17 +15,14 @@ tenant, another expiry or another size.
 
 from __future__ import annotations
 
-import calendar
 import functools
-import hashlib
 import json
+import os
 import re
-import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, date, datetime
+from typing import Any, NamedTuple
 
 Clock = Callable[[], int]  # epoch milliseconds
 
@@ -44,6 +41,9 @@ def iso_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
 def parse_iso_ms(text: str) -> int:
     if len(text) == 24 and text[10] == "T" and text[19] == "." and text[23] == "Z":
         # Our own format: the index holds thousands of these, parse them cheaply.
@@ -59,14 +59,17 @@ def parse_iso_ms(text: str) -> int:
 
 @functools.lru_cache(maxsize=512)
 def _day_ms(day: str) -> int:
-    return calendar.timegm((int(day[:4]), int(day[5:7]), int(day[8:10]), 0, 0, 0, 0, 0, 0)) * 1000
+    # calendar.timegm's arithmetic (the day of the month is not checked), without
+    # loading `calendar` and `locale`
+    first = date(int(day[:4]), int(day[5:7]), 1).toordinal()
+    return (first - _EPOCH_DAY + int(day[8:10]) - 1) * 86_400_000
 
 
 def new_ref_id(operation: str, now_ms: int) -> str:
     stamp = datetime.fromtimestamp(now_ms / 1000, UTC)
     slug = re.sub(r"[^a-z0-9]+", "_", operation.lower()).strip("_")[:24] or "op"
     ms = now_ms % 1000
-    return f"r{stamp:%Y%m%dT%H%M%S}{ms:03d}-{slug}-{secrets.token_hex(5)}"
+    return f"r{stamp:%Y%m%dT%H%M%S}{ms:03d}-{slug}-{os.urandom(5).hex()}"
 
 
 def ref_id_time_ms(ref_id: str) -> int | None:
@@ -94,8 +97,9 @@ def is_ref_id(text: str) -> bool:
     return ref_id_time_ms(text) is not None
 
 
-@dataclass(frozen=True)
-class RefRecord:
+# A named tuple rather than a dataclass: `dataclasses` (with `inspect`) is the
+# heaviest import a command's start-up would otherwise pay for the ref store.
+class RefRecord(NamedTuple):
     ref_id: str
     operation: str
     created_ms: int
@@ -187,6 +191,8 @@ def relpath(ref_id: str) -> str:
 
 
 def _seal(fields: dict[str, Any]) -> str:
+    import hashlib  # OpenSSL: loaded only when there is a ref to seal or check
+
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -10,9 +10,7 @@ the records they return are the same on both.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
@@ -31,15 +29,21 @@ class Tenants(Enum):
 PruneOwner = str | None | Tenants
 
 
-@dataclass
 class GcReport:
-    pruned: int = 0  # removed by an explicit prune (also counted in `evicted`)
-    expired: int = 0
-    evicted: int = 0
-    vanished: int = 0
-    orphans: int = 0
-    temps: int = 0
-    warnings: list[str] = field(default_factory=list)
+    """What a collection did; counted as it goes. (A plain class: `dataclasses`
+    would be the heaviest import of every command's start-up.)"""
+
+    def __init__(self) -> None:
+        self.pruned = 0  # removed by an explicit prune (also counted in `evicted`)
+        self.expired = 0
+        self.evicted = 0
+        self.vanished = 0
+        self.orphans = 0
+        self.temps = 0
+        self.warnings: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"GcReport({vars(self)})"
 
 
 class StoreWriteError(Exception):
@@ -110,6 +114,8 @@ def new_record(
 ) -> RefRecord:
     """The record of a ref about to be written: a fresh id, its lifetime and its
     payload's size and sha256 (one rule for every backend)."""
+    import hashlib  # OpenSSL: loaded by the commands that store a ref, not by every start
+
     return RefRecord(
         ref_id=new_ref_id(operation, now_ms),
         operation=operation,

@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +28,22 @@ from qdsl.envelope.records import (
 )
 
 
-@dataclass
 class Scan:
-    """What the store holds: the ref files found, known by index or header."""
+    """What the store holds: the ref files found, known by index or header.
 
-    records: list[RefRecord]  # oldest first
-    stale_lines: int = 0  # index lines without a file, duplicates, unparseable
-    unindexed: int = 0  # ref files without an index line
-    index_usable: bool = True
-    temps: list[Path] = field(default_factory=list)
-    junk: list[Path] = field(default_factory=list)  # not a ref, not a temp
-    unreadable: list[Path] = field(default_factory=list)  # ref name, no valid header
-    day_dirs: list[Path] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    (A plain class: `dataclasses` would be the heaviest import of every
+    command's start-up, which collects the store.)"""
+
+    def __init__(self, *, stale_lines: int, index_usable: bool) -> None:
+        self.records: list[RefRecord] = []  # oldest first
+        self.stale_lines = stale_lines  # index lines without a file, duplicates, unparseable
+        self.unindexed = 0  # ref files without an index line
+        self.index_usable = index_usable
+        self.temps: list[Path] = []
+        self.junk: list[Path] = []  # not a ref, not a temp
+        self.unreadable: list[Path] = []  # ref name, no valid header
+        self.day_dirs: list[Path] = []
+        self.warnings: list[str] = []
 
     @property
     def index_stale(self) -> bool:
@@ -51,7 +53,7 @@ class Scan:
 def scan_store(refs_dir: Path) -> Scan:
     """What the store holds: its ref files, known by index line or header."""
     indexed, stale, usable = _read_index(refs_dir / INDEX)
-    scan = Scan(records=[], stale_lines=stale, index_usable=usable)
+    scan = Scan(stale_lines=stale, index_usable=usable)
     found: dict[str, RefRecord] = {}
     for day_dir, entry in _entries(refs_dir, scan):
         name = entry.name

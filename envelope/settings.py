@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from qdsl.dsl.config import config_table, state_root
 from qdsl.dsl.errors import UsageError
@@ -46,8 +45,7 @@ def load_io_config(root: Path) -> dict[str, Any]:
     return config_table(root, "io")
 
 
-@dataclass(frozen=True)
-class IoSettings:
+class IoSettings(NamedTuple):
     threshold: int = DEFAULT_THRESHOLD
     ttl_ms: int = DEFAULT_TTL_MS
     max_count: int = DEFAULT_MAX_COUNT

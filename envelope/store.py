@@ -31,7 +31,6 @@ user's own, mode 0700 (`private_dir`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -179,6 +178,8 @@ class RefStore(DerivedReads):
         if record.expires_ms <= self.clock():
             raise expired(ref_id)
         body = data[start:]
+        import hashlib  # OpenSSL: loaded when a ref is read, not by every start
+
         if len(body) != record.bytes or hashlib.sha256(body).hexdigest() != record.sha256:
             raise corrupt(ref_id)
         return record, body

@@ -24,7 +24,7 @@ from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import limits
+from qdsl.dsl.limits import Limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor import names as N
 from qdsl.executor.bind import (
@@ -121,12 +121,12 @@ def _slot_chunks(bf: BoundFilter, dialect: str) -> list[tuple[dict[str, Any], tu
     return out
 
 
-def check_fallback_terms(bound: tuple[BoundFilter, ...]) -> None:
+def check_fallback_terms(bound: tuple[BoundFilter, ...], limit: Limits | None = None) -> None:
     """Refuse a fallback term with more grams than `[limits] fallback_grams`.
 
     Checked whenever the fallback may run, before the first statement, so the
     refusal does not depend on whether facts first found rows."""
-    lim = limits()
+    lim = limit or limits()
     for bf in bound:
         if not bf.positive_fact:
             continue
@@ -225,15 +225,17 @@ def prepare(
     *,
     now: datetime | None = None,
     cache: StatementCache = STATEMENTS,
+    lim: Limits | None = None,
 ) -> Prepared:
     """Template, statements and parameters of one execution for `tenant_id`.
 
     A blank or malformed tenant is a usage error; None only where nothing runs
-    (`qdsl compile` without --tenant), and the executor refuses None."""
+    (`qdsl compile` without --tenant), and the executor refuses None. `lim`:
+    the input limits already read for this call, if any."""
     if dialect not in DIALECTS:
         dialect_for(dialect)
     if tenant_id is not None:
-        valid_tenant(tenant_id)
+        valid_tenant(tenant_id, lim)
     bound = bind(plan, catalog, tenant_id)
     plan, catalog, spec = bound.plan, bound.catalog, bound.entity
     template = template_for(catalog, plan.entity_type, plan.query_type)
@@ -247,7 +249,7 @@ def prepare(
         and any(bf.positive_fact for bf in bound.filters)
     )
     if fallback:
-        check_fallback_terms(bound.filters)
+        check_fallback_terms(bound.filters, lim)
     statements = _statements(
         StatementInputs(bound, template, dialect, has_subjects=bool(refs), fallback=fallback),
         cache,

@@ -210,7 +210,7 @@ def _start(
         raw = plan.plan if isinstance(plan, BoundPlan) else plan
         check_plan_limits(raw, lim)
         check_bindable(raw)
-        return prepare(plan, catalog, dialect, tenant, now=now)
+        return prepare(plan, catalog, dialect, tenant, now=now, lim=lim)
 
     if isinstance(plan, BoundPlan) and cacheable(plan, now):
         prep = prepared(plan, catalog, build, dialect=dialect, tenant=tenant, now=now, lim=lim)

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from sqlalchemy import Engine
+from sqlalchemy.engine import URL
 
 from qdsl.dsl.linking import TenantValues
 
@@ -54,7 +55,23 @@ CACHE = TtlLru(CACHE_SIZE)
 
 
 def engine_key(engine: Engine) -> str:
-    return engine.url.render_as_string(hide_password=True)
+    """The engine's URL without its password (rendered once per URL object: a
+    value source is made per request, and URLs are immutable)."""
+    url = engine.url
+    hit = _RENDERED.get(id(url))
+    if hit is not None and hit[0] is url:
+        return hit[1]
+    key = url.render_as_string(hide_password=True)
+    # The entry holds the URL (never the engine), so its id is not reused while it lives.
+    with _RENDERED_LOCK:
+        _RENDERED[id(url)] = (url, key)
+        while len(_RENDERED) > CACHE_SIZE:
+            _RENDERED.pop(next(iter(_RENDERED)))
+    return key
+
+
+_RENDERED: dict[int, tuple[URL, str]] = {}
+_RENDERED_LOCK = threading.Lock()
 
 
 def forget(engine: Engine, tenant_id: str | None = None) -> None:

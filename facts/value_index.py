@@ -25,7 +25,10 @@ ambiguous between two fields, which must clarify.
 Where values come from, cheapest first:
 
 1. an in-process LRU (CACHE_SIZE entries, each for CACHE_TTL_S seconds),
-   keyed by (engine URL, catalog content key, tenant);
+   keyed by (engine URL, catalog content key, tenant). A `DatabaseValues`
+   holds no values itself: the pipeline makes one per request (cheaply: link
+   fields are found once per catalog content, the URL rendered once), and
+   none keeps an engine alive past its request;
 2. the `value_index` table, written by `qdsl index refresh` or by a first
    use, valid while its `index_state` row has the field's current source
    digest (catalog names and bounds) and is younger than STATE_MAX_AGE;
@@ -39,6 +42,7 @@ Where values come from, cheapest first:
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -113,6 +117,26 @@ def link_fields(catalog: Catalog, entity: str | None = None) -> tuple[LinkField,
             if f.link_values or _EQUALITY & set(f.operators):
                 out.append(LinkField(ename, fname, f.column, spec, f.link_values))
     return tuple(out)
+
+
+_LINK_FIELDS: dict[str, tuple[LinkField, ...]] = {}
+
+
+def _link_fields_of(catalog: Catalog) -> tuple[LinkField, ...]:
+    """`link_fields(catalog)`, found once per catalog content: a value source is made
+    per request, and holds no values itself (they live in the TTL cache)."""
+    key = catalog.content_key
+    hit = _LINK_FIELDS.get(key)
+    if hit is None:
+        hit = link_fields(catalog)
+        with _LINK_FIELDS_LOCK:
+            _LINK_FIELDS[key] = hit
+            while len(_LINK_FIELDS) > CACHE_SIZE:
+                _LINK_FIELDS.pop(next(iter(_LINK_FIELDS)))
+    return hit
+
+
+_LINK_FIELDS_LOCK = threading.Lock()
 
 
 # -- reading a tenant's values from its table and from the index ------------------------
@@ -239,7 +263,7 @@ class DatabaseValues:
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.engine = engine
-        self.fields = link_fields(catalog)
+        self.fields = _link_fields_of(catalog)
         self._key = (engine_key(engine), catalog.content_key)
         self._ttl, self._max_age = ttl, max_age
         self._clock, self._wall_clock = clock, wall_clock

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -20,9 +20,11 @@ from sqlalchemy.engine import Engine
 
 from qdsl.audit import Audit, AuditSink
 from qdsl.dsl.bound import BoundPlan
-from qdsl.dsl.catalog import Catalog, resolve_catalog
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog_files import resolve_catalog_cached
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import held_limits
 from qdsl.dsl.linking import TenantValues, ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.tenant import valid_tenant
@@ -94,14 +96,19 @@ class AnswerOptions:
     # The statement timeout of each execution (None: QDSL_STATEMENT_TIMEOUT_MS, else 5 s).
     timeout_ms: int | None = None
 
-    def settings(self, *, demo: bool) -> Settings:
-        """The options resolved for one request (every default filled in)."""
+    def settings(
+        self, *, demo: bool, values: Callable[[Catalog], ValueSource] | None = None
+    ) -> Settings:
+        """The options resolved for one request (every default filled in; `values`
+        makes the value source for the resolved catalog when the options give none)."""
         now = self.now
         if now is None:
             now = _demo_now() if demo else datetime.now(UTC)
         catalog = self.catalog
         if not isinstance(catalog, Catalog):
-            catalog = resolve_catalog(catalog)
+            # A file is parsed again only when it changed: the catalog object, and
+            # every cache keyed on it, stays the same across requests.
+            catalog = resolve_catalog_cached(catalog)
         return Settings(
             catalog=catalog,
             planner=self.planner or RulePlanner(),
@@ -110,7 +117,7 @@ class AnswerOptions:
             context=self.context,
             lexicon=self.lexicon,
             checks=self.checks,
-            values=self.values,
+            values=self.values if self.values is not None or values is None else values(catalog),
         )
 
 
@@ -150,9 +157,7 @@ def _begin(
     engine: Callable[[], Engine | AsyncEngine],
 ) -> tuple[Settings, Flow, BoundPlan | Plan | PlanCall | None, AnswerResult | None]:
     """Start the shared pipeline: its first plan to execute, or its early answer."""
-    settings = options.settings(demo=demo)
-    if settings.values is None:
-        settings = replace(settings, values=_DatabaseValues(engine, settings.catalog))
+    settings = options.settings(demo=demo, values=lambda catalog: _DatabaseValues(engine, catalog))
     audit = Audit(options.trace_id or uuid.uuid4().hex, options.audit_sink)
     flow = answer_flow(question, tenant_id, settings, audit)
     try:
@@ -172,6 +177,13 @@ def plan_and_answer(
 
     `engine` defaults to the embedded SQLite demo database.
     """
+    with held_limits():
+        return _plan_and_answer(question, tenant_id, engine, options)
+
+
+def _plan_and_answer(
+    question: str, tenant_id: str, engine: Engine | None, options: AnswerOptions
+) -> AnswerResult:
     from qdsl.executor.run import execute
 
     tenant_id = valid_tenant(tenant_id)
@@ -215,6 +227,13 @@ async def aplan_and_answer(
     by them; only the statements run on the loop, and cancelling the task
     cancels the statement in flight.
     """
+    with held_limits():
+        return await _aplan_and_answer(question, tenant_id, engine, options)
+
+
+async def _aplan_and_answer(
+    question: str, tenant_id: str, engine: AsyncEngine | None, options: AnswerOptions
+) -> AnswerResult:
     import asyncio
 
     from qdsl.executor.run import aexecute

@@ -10,9 +10,10 @@ of them; a plan built by hand gets the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
-from qdsl.dsl.ir import Plan
-from qdsl.dsl.kinds import kind_of
+from qdsl.dsl.ir import Plan, QueryType
+from qdsl.dsl.kinds import VerifierCheck, kind_of
 from qdsl.executor.result import ExecutionResult
 from qdsl.verifier.checks import CHECKS, Check, Subject
 from qdsl.verifier.model import OUTCOME_RANK, Answer, Issue, Outcome, Verdict, VerifyContext
@@ -24,16 +25,32 @@ def check_name(check: Check) -> str:
 
 def checks_for(plan: Plan, extra: Sequence[Check] = ()) -> tuple[Check, ...]:
     """The checks `verify` runs for `plan`, in order, each once (by name)."""
-    kind = kind_of(plan.query_type)
-    names = kind.checks_for(plan.verifier_checks, fresh=plan.retrieval_policy.require_fresh_fact)
-    chosen = {check_name(CHECKS[n]): CHECKS[n] for n in names}
+    return tuple(check for _name, check in _named_checks(plan, extra))
+
+
+@lru_cache(maxsize=256)
+def _plan_checks(
+    query_type: QueryType, named: tuple[VerifierCheck, ...], fresh: bool
+) -> tuple[tuple[str, Check], ...]:
+    # A plan's checks follow from these three alone (kinds and CHECKS are fixed
+    # at import): worked out once, not per answer.
+    names = kind_of(query_type).checks_for(named, fresh=fresh)
+    return tuple({check_name(CHECKS[n]): CHECKS[n] for n in names}.items())
+
+
+def _named_checks(plan: Plan, extra: Sequence[Check]) -> tuple[tuple[str, Check], ...]:
+    base = _plan_checks(
+        plan.query_type, plan.verifier_checks, plan.retrieval_policy.require_fresh_fact
+    )
+    if not extra:
+        return base
+    chosen = dict(base)
     for check in extra:
         chosen.setdefault(check_name(check), check)
-    return tuple(chosen.values())
+    return tuple(chosen.items())
 
 
-def _run_one(check: Check, subject: Subject) -> list[Issue]:
-    name = check_name(check)
+def _run_one(name: str, check: Check, subject: Subject) -> list[Issue]:
     try:
         return list(check(subject))
     except Exception as exc:
@@ -57,15 +74,14 @@ def verify(
     checks: Sequence[Check] = (),
 ) -> Verdict:
     """Judge `answer`; `checks` are the caller's, added to the plan's and the mandatory ones."""
-    checks = checks_for(plan, checks)
+    named = _named_checks(plan, checks)
     subject = Subject(plan=plan, result=result, answer=answer, context=context)
     issues: list[Issue] = []
     passed: list[str] = []
     failed: list[str] = []
-    for check in checks:
-        found = _run_one(check, subject)
+    for name, check in named:
+        found = _run_one(name, check, subject)
         issues.extend(found)
-        name = check_name(check)
         (failed if any(i.level == "error" for i in found) else passed).append(name)
     outcome = Outcome.PASS
     for issue in issues:
@@ -73,7 +89,7 @@ def verify(
             outcome = issue.outcome
     return Verdict(
         outcome=outcome,
-        checks_run=tuple(check_name(c) for c in checks),
+        checks_run=tuple(name for name, _check in named),
         passed=tuple(passed),
         failed=tuple(failed),
         issues=tuple(issues),

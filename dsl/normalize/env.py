@@ -11,6 +11,7 @@ from qdsl.dsl.bound import BoundPlan, bind_plan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import ObjectRef, Plan, Span
 from qdsl.dsl.kinds import kind_of
+from qdsl.dsl.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,13 @@ class NormalizedPlan:
 
 @dataclass
 class Env:
-    """The catalog, the caller's context and the warnings collected so far."""
+    """The catalog, the caller's context and the warnings collected so far
+    (`limits`: the input limits already read for this call, if any)."""
 
     catalog: Catalog
     context: PlanContext = field(default_factory=PlanContext)
     warnings: list[str] = field(default_factory=list)
+    limits: Limits | None = None
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

@@ -59,5 +59,6 @@ def bind_filters(plan: Plan, env: Env) -> Plan:
                 ),
             )
         out.append(f if name == f.field else f.model_copy(update={"field": name}))
-    filters = tuple(out)
-    return plan if filters == plan.filters else plan.model_copy(update={"filters": filters})
+    if all(new is old for new, old in zip(out, plan.filters, strict=True)):
+        return plan
+    return plan.model_copy(update={"filters": tuple(out)})

@@ -28,7 +28,7 @@ def _lookup(name: str, known: Iterable[str], names: dict[str, str]) -> str | Non
 
 
 def filterable(ent: EntitySpec) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((*ent.fields, ent.id, ent.label)))
+    return ent.filterable
 
 
 def resolve_filter_field(ent: EntitySpec, name: str) -> str | None:
@@ -41,7 +41,7 @@ def field_spec(ent: EntitySpec, name: str) -> FieldSpec | None:
 
 
 def projectable(ent: EntitySpec) -> tuple[str, ...]:
-    return (*sorted(ent.whitelisted), EVIDENCE_PROJECTION)
+    return ent.projectable
 
 
 def resolve_projection(ent: EntitySpec, name: str) -> str | None:

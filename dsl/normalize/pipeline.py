@@ -5,6 +5,7 @@ from __future__ import annotations
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, QdslError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import Limits
 from qdsl.dsl.normalize.contract import bind_contract, fill_verifier_checks
 from qdsl.dsl.normalize.entity import bind_entity, check_query_type
 from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
@@ -44,15 +45,17 @@ def normalize(
     context: PlanContext | None = None,
     *,
     rules: tuple[Rule, ...] = DEFAULT_RULES,
+    limit: Limits | None = None,
 ) -> NormalizedPlan:
     """Bind a raw plan to the catalog and the caller's context, filling every default.
 
     Raises a QdslError subclass naming where the plan is wrong. Normalizing a
     normalized plan again (same catalog and context) changes nothing and warns
     about nothing. The result carries the plan bound for the executor, with the
-    context's tenant (never the plan's).
+    context's tenant (never the plan's). `limit`: the input limits already read
+    for this call, if any.
     """
-    env = Env(catalog=catalog, context=context or PlanContext())
+    env = Env(catalog=catalog, context=context or PlanContext(), limits=limit)
     for rule in rules:
         try:
             plan = rule(plan, env)

@@ -13,7 +13,7 @@ def bind_tenant(plan: Plan, env: Env) -> Plan:
     """The tenant comes from the caller; a plan naming another one is refused."""
     tenant = env.context.tenant_id
     if tenant is not None:
-        valid_tenant(tenant)  # blank or malformed is a usage error, never "no tenant"
+        valid_tenant(tenant, env.limits)  # blank or malformed is a usage error, never "no tenant"
     if tenant is None or plan.scope.tenant_id == tenant:
         return plan
     if plan.scope.tenant_id is not None:
@@ -37,6 +37,13 @@ def merge_context(plan: Plan, env: Env) -> Plan:
     referenced objects of both, each bound to a catalog entity, without repeats."""
     ctx = env.context
     scope = plan.scope
+    if (
+        ctx.project_id is None
+        and ctx.thread_anchor is None
+        and not ctx.referenced_objects
+        and not scope.referenced_objects
+    ):
+        return plan  # nothing to merge and no reference to bind
     refs: dict[tuple[str, str], ObjectRef] = {}
     bound = [
         _bind_ref(r, env, f"scope.referenced_objects[{i}].entity_type")

@@ -39,4 +39,6 @@ def bind_sort(plan: Plan, env: Env) -> Plan:
     if not out and plan.query_type is QueryType.LIST and ent.default_sort is not None:
         field, direction = ent.default_sort
         out = (Sort(field=field, direction=SortDirection(direction)),)
-    return plan if out == plan.sort else plan.model_copy(update={"sort": out})
+    if len(out) == len(plan.sort) and all(a is b for a, b in zip(out, plan.sort, strict=True)):
+        return plan
+    return plan.model_copy(update={"sort": out})

@@ -212,4 +212,6 @@ def normalize_values(plan: Plan, env: Env) -> Plan:
         for i, f in enumerate(plan.filters)
         for name, spec in (spec_for(ent, f, i),)
     )
-    return plan if out == plan.filters else plan.model_copy(update={"filters": out})
+    if all(new is old for new, old in zip(out, plan.filters, strict=True)):
+        return plan
+    return plan.model_copy(update={"filters": out})

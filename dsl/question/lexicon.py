@@ -12,13 +12,14 @@ import re
 import threading
 import weakref
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from qdsl.dsl.catalog import Catalog, FieldSpec, FieldType
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.question.model import Kind, Sense
+from qdsl.dsl.question.required import rare_char
 from qdsl.dsl.textnorm import normalize_text
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -75,21 +76,45 @@ def could_match(spelling: str, squeezed: str) -> bool:
 
 def present(spellings: Mapping[str, object], squeezed: str) -> list[str]:
     """The spellings of `spellings` (in its order) that `could_match` the text
-    `squeezed` was made from: one substring test each, no call per spelling. The
-    squeezed forms are computed once per mapping object (lexicons and merged
-    senses are long-lived; the entry holds the mapping, so its id stays its own)."""
+    `squeezed` was made from. The squeezed forms are computed and indexed once per
+    mapping object (lexicons and merged senses are long-lived; the entry holds the
+    mapping, so its id stays its own)."""
     hit = _KEYED.get(id(spellings))
-    if hit is None or hit[0] is not spellings or hit[1] != len(spellings):
-        keyed = tuple((sp, k) for sp in spellings if (k := _key(sp)) is not None)
-        hit = (spellings, len(spellings), keyed)
+    if hit is None or hit.mapping is not spellings or hit.size != len(spellings):
+        hit = _Keyed(spellings)
         with _KEYED_LOCK:
             _KEYED[id(spellings)] = hit
             while len(_KEYED) > 256:
                 _KEYED.pop(next(iter(_KEYED)))
-    return [sp for sp, k in hit[2] if k in squeezed]
+    return hit.present(squeezed)
 
 
-_KEYED: dict[int, tuple[Mapping[str, object], int, tuple[tuple[str, str], ...]]] = {}
+class _Keyed:
+    """A mapping's spellings with their squeezed forms, each filed under one of its
+    characters: a text's own characters name the few spellings worth a substring
+    test, rather than one test per spelling."""
+
+    def __init__(self, spellings: Mapping[str, object]) -> None:
+        self.mapping, self.size = spellings, len(spellings)
+        self.keyed = tuple((sp, k) for sp in spellings if (k := _key(sp)) is not None)
+        by_char: dict[str, list[int]] = {}
+        for i, (_sp, k) in enumerate(self.keyed):
+            by_char.setdefault(rare_char(k) if k else "", []).append(i)
+        self.always = tuple(by_char.pop("", ()))  # squeezes to nothing: in every text
+        self.by_char = {c: tuple(ix) for c, ix in by_char.items()}
+
+    def present(self, squeezed: str) -> list[str]:
+        found = set(self.always)
+        by_char = self.by_char
+        for c in set(squeezed):
+            hit = by_char.get(c)
+            if hit is not None:
+                found.update(hit)
+        keyed = self.keyed
+        return [keyed[i][0] for i in sorted(found) if keyed[i][1] in squeezed]
+
+
+_KEYED: dict[int, _Keyed] = {}
 _KEYED_LOCK = threading.Lock()
 
 
@@ -119,6 +144,8 @@ class Lexicon:
     # Verbs a date field's zh name is built on (提交 of 提交时间): they place a date,
     # and alone they only say what happened ("通过在线聊天提交的工单").
     verb_stems: frozenset[str] = frozenset()
+    # Every entity's name and synonyms, as written (ids follow them: "项目 64").
+    entity_names: dict[str, None] = field(default_factory=dict)
 
 
 def _add(index: dict[str, list[Sense]], spelling: str, sense: Sense) -> None:
@@ -173,6 +200,9 @@ def build_lexicon(catalog: Catalog) -> Lexicon:
         field_spellings={k: tuple(v) for k, v in fields.items()},
         contains_spellings={k: tuple(v) for k, v in texts.items()},
         verb_stems=frozenset(stems),
+        entity_names=dict.fromkeys(
+            sp for ename, ent in catalog.entities.items() for sp in (ename, *ent.synonyms)
+        ),
     )
 
 

@@ -17,9 +17,17 @@ from functools import lru_cache
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.question import words as W
 from qdsl.dsl.question.dates import find_dates
-from qdsl.dsl.question.lexicon import around, compiled, could_match, find, present, squeeze
+from qdsl.dsl.question.lexicon import (
+    around,
+    compiled,
+    find,
+    lexicon_for,
+    present,
+    squeeze,
+)
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.numbers import find_numbers
+from qdsl.dsl.question.required import PatternIndex
 
 # Ties of equal length go to the kind listed first.
 _RANK = {
@@ -58,19 +66,39 @@ _FUNCTION_EN = _compile_words(W.FUNCTION_EN)
 _FUNCTION_ZH = tuple(dict.fromkeys(w for w in W.FUNCTION_ZH if not w.isascii()))
 
 
+def _by_first(words: Sequence[str]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """first character -> (the word's place in `words`, the word): a question is
+    scanned once rather than once per word."""
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for i, w in enumerate(words):
+        out[w[0]] = (*out.get(w[0], ()), (i, w))
+    return out
+
+
+_FUNCTION_ZH_BY_FIRST = _by_first(_FUNCTION_ZH)
+
+
 def _function_pieces(text: str) -> Iterator[Piece]:
     """Every occurrence of every function word, overlapping ones included, so a word
     that loses to a longer spelling ("还有" to "有多少") leaves its shorter
-    neighbours ("还") accounted for."""
-    for word in _FUNCTION_ZH:
-        start = text.find(word)
-        while start >= 0:
-            yield Piece(start, start + len(word), word, Kind.FUNCTION)
-            start = text.find(word, start + 1)
+    neighbours ("还") accounted for. Listed word by word, in the words' order."""
+    found: list[tuple[int, int, str]] = []
+    by_first = _FUNCTION_ZH_BY_FIRST
+    for start, ch in enumerate(text):
+        words = by_first.get(ch)
+        if words is not None:
+            found.extend((i, start, w) for i, w in words if text.startswith(w, start))
+    found.sort()
+    for _i, start, word in found:
+        yield Piece(start, start + len(word), word, Kind.FUNCTION)
     for m in _FUNCTION_EN.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
 
 
+_CUES = tuple((qt, pat) for qt, patterns in W.COMPILED_CUES for pat in patterns)
+# The cue patterns are many and each needs words of its own: only those whose
+# words the question holds are run (`required`).
+_CUE_INDEX = PatternIndex([pat for _, pat in _CUES])
 _NEGATION = re.compile("|".join(W.NEGATION))
 _LABEL_CUE = re.compile("|".join(W.LABEL_CUES))
 _PRONOUN = re.compile("|".join(W.PRONOUNS))
@@ -90,11 +118,11 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
 
 def _cue_pieces(text: str) -> Iterator[Piece]:
     """Query-type cues and negations."""
-    for qt, patterns in W.COMPILED_CUES:
-        for pat in patterns:
-            for m in pat.finditer(text):
-                if m.end() > m.start():
-                    yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
+    for i in _CUE_INDEX.candidates(text):
+        qt, pat = _CUES[i]
+        for m in pat.finditer(text):
+            if m.end() > m.start():
+                yield Piece(m.start(), m.end(), m.group(), Kind.CUE, query_type=qt)
     for m in _NEGATION.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.NEGATION)
 
@@ -182,11 +210,11 @@ def _id_after_name(spelling: str) -> re.Pattern[str]:
     )
 
 
-_HASH_ID = re.compile(r"#(\d+)\b")
-
-
 def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
+    """Ids of a named entity: one matching its id pattern, or a number after its name.
+    (A bare "#12" names no entity: it is not an id here.)"""
     squeezed = squeeze(text)
+    named = set(present(lexicon_for(catalog).entity_names, squeezed))
     for ename, ent in catalog.entities.items():
         regex = ent.id_regex
         if regex is not None:
@@ -197,12 +225,10 @@ def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
                 yield Piece(m.start(), m.end(), value, Kind.ID, entity=ename)
             continue
         for spelling in (ename, *ent.synonyms):
-            if not could_match(spelling, squeezed):
+            if spelling not in named:  # `could_match`, for every spelling at once
                 continue
             for m in _id_after_name(spelling).finditer(text):
                 yield Piece(m.start(1), m.end(1), m.group(1), Kind.ID, entity=ename)
-        for m in _HASH_ID.finditer(text):
-            yield Piece(m.start(), m.end(), m.group(1), Kind.ID, entity=None)
 
 
 _JOIN = r"\s*(?:和|与|跟|及|、|,|，|/|\band\b|\bwith\b|\bvs\.?|\bversus\b|\bor\b|或)\s*"
@@ -247,7 +273,7 @@ def candidates(
 ) -> list[Piece]:
     found: list[Piece] = list(_catalog_pieces(text, senses, field_senses))
     found.extend(_contains_cues(text, contains_senses))
-    ids = [p for p in _id_pieces(text, display, catalog) if p.entity is not None]
+    ids = list(_id_pieces(text, display, catalog))
     found.extend(_more_ids(text, display, catalog, ids))
     for n in find_numbers(text):
         found.append(Piece(n.start, n.end, text[n.start : n.end], Kind.NUMBER, number=n.value))

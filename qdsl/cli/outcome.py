@@ -9,25 +9,40 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from qdsl.dsl.errors import InternalError, QdslError
 
 
-@dataclass
 class Outcome:
-    data: Any
-    warnings: list[str] = field(default_factory=list)
-    next_ops: list[dict[str, Any]] = field(default_factory=list)
-    human: str | None = None
-    trace_id: str | None = None
-    # A non-zero exit for a result that is still printed as data (e.g. `verify`
-    # printing a failed verdict exits 5 with the verdict on stdout).
-    exit_code: int = 0
-    # The tenant whose data this is: a result too large to print is stored as
-    # a ref readable only with this tenant. None: the command's --tenant.
-    tenant: str | None = None
+    """What a command produced. (A plain class: `dataclasses`, with `inspect`,
+    would be the heaviest import of `refs list`'s start-up.)"""
+
+    def __init__(
+        self,
+        data: Any,
+        *,
+        warnings: list[str] | None = None,
+        next_ops: list[dict[str, Any]] | None = None,
+        human: str | None = None,
+        trace_id: str | None = None,
+        exit_code: int = 0,
+        tenant: str | None = None,
+    ) -> None:
+        self.data = data
+        self.warnings = [] if warnings is None else warnings
+        self.next_ops = [] if next_ops is None else next_ops
+        self.human = human
+        self.trace_id = trace_id
+        # A non-zero exit for a result that is still printed as data (e.g. `verify`
+        # printing a failed verdict exits 5 with the verdict on stdout).
+        self.exit_code = exit_code
+        # The tenant whose data this is: a result too large to print is stored as
+        # a ref readable only with this tenant. None: the command's --tenant.
+        self.tenant = tenant
+
+    def __repr__(self) -> str:
+        return f"Outcome({vars(self)})"
 
 
 def unexpected(exc: Exception) -> InternalError:

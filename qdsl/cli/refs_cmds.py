@@ -86,7 +86,7 @@ def show_cmd(ctx: click.Context, ref_id: str, tenant: str | None) -> None:
     """Print a small stored result whole; a large one is refused (use `refs get`)."""
 
     def body() -> Outcome:
-        from qdsl.envelope.budget import dumps, stdout_bytes
+        from qdsl.envelope.encode import dumps, stdout_bytes
         from qdsl.envelope.jmes import search
         from qdsl.envelope.next_ops import refs_get_op
         from qdsl.envelope.settings import io_settings

@@ -12,15 +12,17 @@ import os
 import sys
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
 class Table:
-    columns: tuple[str, ...]
-    rows: list[tuple[str, ...]] = field(default_factory=list)
-    title: str | None = None
+    """Columns, then rows added as cells. (A plain class: `dataclasses` would
+    be the heaviest import of `refs list`'s start-up.)"""
+
+    def __init__(self, columns: tuple[str, ...], *, title: str | None = None) -> None:
+        self.columns = columns
+        self.rows: list[tuple[str, ...]] = []
+        self.title = title
 
     def add(self, *cells: Any) -> None:
         self.rows.append(tuple(cell_text(c) for c in cells))

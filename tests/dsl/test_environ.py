@@ -8,15 +8,19 @@ limits and the audit sink built from them.
 
 from __future__ import annotations
 
+import asyncio
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qdsl.api import plan_and_answer
 from qdsl.audit import default_sink
 from qdsl.dsl.config import environ_key, getenv
-from qdsl.dsl.limits import limits
+from qdsl.dsl.errors import UsageError
+from qdsl.dsl.limits import held_limits, limits
 
 NAMES = ("QDSL_TEST_ENV_A", "QDSL_TEST_ENV_B", "QDSL_MAX_TENANT_CHARS")
 values = st.one_of(
@@ -71,3 +75,34 @@ def test_limits_and_the_audit_sink_follow_the_environment(
     monkeypatch.setenv("QDSL_AUDIT", "off")
     off = default_sink()
     assert off is not on and type(off).__name__ == "NullSink"
+
+
+def test_a_request_reads_its_limits_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside `held_limits` (one plan_and_answer), limits() is what the request read
+    at its start, also in a worker thread it hands work to; outside, the
+    environment's again."""
+    monkeypatch.setenv("QDSL_MAX_TENANT_CHARS", "7")
+    with held_limits():
+        held = limits()
+        monkeypatch.setenv("QDSL_MAX_TENANT_CHARS", "9")
+        assert limits() is held and held.tenant_chars == 7
+        assert asyncio.run(asyncio.to_thread(limits)) is held
+        with ThreadPoolExecutor(1) as pool:  # no context handed over: read afresh
+            assert pool.submit(limits).result().tenant_chars == 9
+    assert limits().tenant_chars == 9
+    monkeypatch.setenv("QDSL_MAX_TENANT_CHARS", "bad")
+    with held_limits(), pytest.raises(UsageError):
+        limits()  # not readable: not held, refused where it is read
+
+
+def test_plan_and_answer_reads_the_limits_of_its_own_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("QDSL_MAX_TENANT_CHARS", "3")
+    with pytest.raises(UsageError) as err:
+        plan_and_answer("有多少个项目", "tenant-too-long")
+    assert err.value.subtype == "bad_tenant"
+    monkeypatch.setenv("QDSL_MAX_TENANT_CHARS", "bad")
+    with pytest.raises(UsageError) as bad:
+        plan_and_answer("有多少个项目", "t1")
+    assert "QDSL_MAX_TENANT_CHARS" in bad.value.message + (bad.value.hint or "")

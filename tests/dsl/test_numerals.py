@@ -8,7 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qdsl.dsl.numerals import parse_chinese, parse_english, rewrite_numerals, to_digits
+from qdsl.dsl.numerals import (
+    _chinese_edits,
+    _english_edits,
+    _read_chinese,
+    _read_english,
+    parse_chinese,
+    parse_english,
+    rewrite_numerals,
+    to_digits,
+)
 from qdsl.dsl.textnorm import normalize_text
 
 
@@ -348,3 +357,41 @@ def test_a_span_ending_inside_a_numeral_grows_to_cover_it() -> None:
     assert rewritten.span(0, 3) == (0, 4)  # "共一百" -> the whole "共137"
     assert rewritten.span(2, 7) == (1, 5)
     assert rewritten.position(7) == 5
+
+
+_EN_PARTS = [
+    *("one", "two", "three", "eleven", "twenty", "ninety", "hundred", "thousand"),
+    *("million", "billion", "zero", "a", "and", "no", "the", "of", "Seven-Eleven"),
+    *("someone", "ONE", "14", "1", "-", ",", ".", "_", "'", "\u017fix", " ", "  "),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_EN_PARTS) | st.text(max_size=3), max_size=12))
+def test_texts_without_a_number_word_are_not_read_word_by_word(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _english_edits(text) == _read_english(text)
+
+
+_ZH_PARTS = [
+    "一百三十七",
+    "个",
+    "项目",
+    "1",
+    "37",
+    "万",
+    "点",
+    "五",
+    "第",
+    "统一",
+    "百分之",
+    "，",
+    " ",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ZH_PARTS) | st.text(max_size=3), max_size=12))
+def test_texts_without_a_numeral_character_have_no_chinese_edits(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _chinese_edits(text) == _read_chinese(text)

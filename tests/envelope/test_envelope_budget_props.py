@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qdsl.envelope.budget import dumps
 from qdsl.envelope.compact import jmes_child
 from qdsl.envelope.emit import emit_success, success_envelope
+from qdsl.envelope.encode import dumps
 from qdsl.envelope.settings import IoSettings
 from qdsl.envelope.store import RefStore
 

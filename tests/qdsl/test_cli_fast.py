@@ -84,6 +84,21 @@ def test_the_front_door_loads_neither_click_nor_importlib_metadata(
     assert err.strip().splitlines()[-1] == "[]"
 
 
+def test_the_ref_listing_loads_no_heavy_standard_module(state: Path) -> None:
+    # `dataclasses` (with `inspect`), `secrets` (hmac, random), `calendar`
+    # (locale) and OpenSSL's hashlib were most of `refs list`'s start-up.
+    # (`--tenant` still loads `dataclasses`, through the limits it checks.)
+    heavy = ("dataclasses", "inspect", "secrets", "calendar", "hashlib", "click")
+    probe = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: print(sorted(set(sys.modules) & set({heavy!r})),"
+        " file=sys.stderr))\n" + FAST.replace("; ", "\n")
+    )
+    code, out, err = _run(probe, ["--json", "refs", "list"], state)
+    assert code == 0 and json.loads(out)["data"]["count"] == 1
+    assert err.strip().splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize(
     "args",
     [

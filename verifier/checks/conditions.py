@@ -6,6 +6,7 @@ An answer about "A股 projects" that never says "A股" (or an alias such as
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 
 from qdsl.dsl.catalog import Catalog
@@ -101,15 +102,33 @@ def _occurrences(text: str, needle: str) -> Iterator[int]:
 
 class _Squashed:
     """The text without whitespace, with each kept character's place in the text, so
-    a squashed spelling ("A股" for "A 股") is found by str.find and mapped back."""
+    a squashed spelling ("A股" for "A 股") is found by str.find and mapped back.
+
+    Places are kept per word (run of non-whitespace), not per character: answer
+    texts are long and their words few."""
 
     def __init__(self, text: str) -> None:
-        self.places = [i for i, c in enumerate(text) if not c.isspace()]
-        self.text = "".join(text[i] for i in self.places)
+        words = text.split()  # whitespace as str.isspace has it
+        # starts[k]: where the k-th word starts in the squashed text; shifts[k]:
+        # how far right of that it is in the text.
+        self._starts: list[int] = []
+        self._shifts: list[int] = []
+        squashed = pos = 0
+        for word in words:
+            at = text.find(word, pos)  # the word cannot start inside the spaces before it
+            self._starts.append(squashed)
+            self._shifts.append(at - squashed)
+            squashed += len(word)
+            pos = at + len(word)
+        self.text = "".join(words)
+
+    def place(self, at: int) -> int:
+        """Where squashed index `at` is in the text."""
+        return at + self._shifts[bisect_right(self._starts, at) - 1]
 
     def spans(self, needle: str) -> Iterator[tuple[int, int]]:
         for at in _occurrences(self.text, needle):
-            yield self.places[at], self.places[at + len(needle) - 1] + 1
+            yield self.place(at), self.place(at + len(needle) - 1) + 1
 
 
 def _labels(s: Subject) -> dict[str, list[str]]:
@@ -127,7 +146,7 @@ def covers_conditions(s: Subject) -> Iterator[Issue]:
     squashed = _Squashed(text)
 
     def says(spelling: str) -> bool:
-        needle = "".join(c for c in squash(spelling) if not c.isspace())
+        needle = squash(spelling)  # normalize_text leaves no whitespace but " "
         for start, end in squashed.spans(needle):
             if not any(
                 a <= start and end <= b and (b - a > end - start or named) for a, b, named in labels

@@ -99,6 +99,15 @@ def stated_numbers(s: Subject) -> list[int]:
     return found
 
 
+def _states(s: Subject, amount: int) -> bool:
+    """Whether the text states `amount` as an amount (`stated_numbers`), reading
+    the shields only when some number in the text has that value at all."""
+    text = rewrite_numerals(s.answer.text).text
+    if not any(int(m.group()) == amount for m in _NUMBER.finditer(text)):
+        return False
+    return amount in stated_numbers(s)
+
+
 def no_total_count_substitution(s: Subject) -> Iterator[Issue]:
     answer = s.answer
     if answer.contract is not AnswerContract.COUNT_SCALAR and "count" in answer.data:
@@ -119,7 +128,7 @@ def no_total_count_substitution(s: Subject) -> Iterator[Issue]:
                 NAME,
                 f"data.{key} = {value} is the unfiltered total, not the {matched} matching",
             )
-    if baseline in stated_numbers(s):
+    if _states(s, baseline):
         yield error(
             NAME,
             f"the text states {baseline}, the unfiltered total, not the {matched} matching",

@@ -192,17 +192,18 @@ def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterat
         )
 
 
-def _holds(c: Condition, value: Any, spec: FieldSpec | None) -> bool | None:
-    """Whether a row's value satisfies c; None when it cannot be told here."""
+def _holds(c: Condition, value: Any, spec: FieldSpec | None, wanted: frozenset[str]) -> bool | None:
+    """Whether a row's value satisfies c; None when it cannot be told here.
+    `wanted`: `_wanted(c, spec)`, the same for every row."""
     op = c.operator
     if op is Operator.IS_NULL:
         return (value is None) is bool(c.value)
     if value is None:
         return op in _NEGATIVE
     if op in _POSITIVE:
-        return _canon(spec, value) in {_canon(spec, v) for v in _items(c.value)}
+        return _canon(spec, value) in wanted
     if op in _NEGATIVE:
-        return _canon(spec, value) not in {_canon(spec, v) for v in _items(c.value)}
+        return _canon(spec, value) not in wanted
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if not all(isinstance(v, int | float) for v in _items(c.value)):
@@ -220,6 +221,11 @@ def _holds(c: Condition, value: Any, spec: FieldSpec | None) -> bool | None:
     return None if test is None else bool(test(float(value)))
 
 
+def _wanted(c: Condition, spec: FieldSpec | None) -> frozenset[str]:
+    """The canonical values an equality condition accepts."""
+    return frozenset(_canon(spec, v) for v in _items(c.value))
+
+
 def _result_issues(
     reading: Reading, rows: Sequence[ResultRow], ent: EntitySpec | None
 ) -> Iterator[str]:
@@ -227,10 +233,12 @@ def _result_issues(
         spec = _spec(ent, c.field)
         if c.textual or spec is None or spec.is_fact:
             continue
+        equality = c.operator in _POSITIVE or c.operator in _NEGATIVE
+        wanted = _wanted(c, spec) if equality and rows else frozenset()
         for row in rows:
             if c.field not in row.values:
                 continue
-            if _holds(c, row.values[c.field], spec) is False:
+            if _holds(c, row.values[c.field], spec, wanted) is False:
                 yield (
                     f"结果中的 {row.entity_id} 不满足“{c.text}”"
                     if _zh(reading)
@@ -246,6 +254,8 @@ def _row_text(row: ResultRow) -> str:
 
 def _unmentioned(reading: Reading, rows: Sequence[ResultRow]) -> Iterator[str]:
     """Explain answers: passages that never mention the asked terms answer nothing."""
+    if not reading.text_terms or not rows:
+        return
     texts = [_row_text(r) for r in rows]
     for term in reading.text_terms:
         norm = normalize_text(term)
