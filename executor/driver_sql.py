@@ -10,8 +10,9 @@ parameter), where each driver parameter comes from (a name, or an element of
 an IN list) with its type's bind processor, and the result columns' keys and
 result processors. A call then only orders its values and hands text and
 values to the DBAPI cursor as the dialect's `do_execute` would (driver errors
-wrapped as SQLAlchemy wraps them); when a listener on the engine watches
-statements or transactions, to `Connection.exec_driver_sql`, which fires it.
+wrapped as SQLAlchemy wraps them). When a listener on the engine watches
+statements or transactions, the statement takes SQLAlchemy's whole path
+(`Connection.execute`), which fires it.
 
 A statement whose text would depend on a value (a literal rendered at
 execution) is not taken: it runs through `Connection.execute`.
@@ -22,12 +23,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from qdsl.dsl.errors import InternalError
+from qdsl.facts.tables import UtcDateTime
 
 Row = dict[str, Any]
 Processor = Callable[[Any], Any]
@@ -62,8 +67,19 @@ class DriverStatement:
     types: tuple[Any, ...]
     # result processors by column, worked out from the first cursor description
     readers: list[tuple[int, Processor]] | None = field(default=None)
+    # the last parameters (a cached plan's own, sent again on every call) and
+    # their values: bind processors run once per plan, not per call
+    last: tuple[dict[str, Any], Any] | None = field(default=None)
 
     def values(self, params: dict[str, Any]) -> Any:
+        last = self.last
+        if last is not None and last[0] is params:
+            return last[1]
+        values = self._values(params)
+        self.last = (params, values)
+        return values
+
+    def _values(self, params: dict[str, Any]) -> Any:
         out = []
         for s in self.sources:
             if s.name is None:
@@ -77,25 +93,51 @@ class DriverStatement:
             return tuple(out)
         return dict(zip(self.names, out, strict=True))
 
-    def rows(self, dialect: Dialect, description: Sequence[Any], raw: Sequence[Any]) -> list[Row]:
+    def rows(self, dialect: Dialect, cursor: Any, raw: Sequence[Any]) -> list[Row]:
         readers = self.readers
         if readers is None:
-            readers = []
-            for i, type_ in enumerate(self.types):
-                proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
-                if proc is not None:
-                    readers.append((i, proc))
-            self.readers = readers
+            # the description only once: psycopg builds a Column per column per read
+            readers = self.readers = _readers(self.types, dialect, cursor.description)
         keys = self.keys
-        if not readers:
-            return [dict(zip(keys, r, strict=True)) for r in raw]
-        out = []
-        for r in raw:
-            values = list(r)
-            for i, proc in readers:
-                values[i] = proc(values[i])
-            out.append(dict(zip(keys, values, strict=True)))
+        out = [dict(zip(keys, r, strict=True)) for r in raw]
+        for i, proc in readers:
+            key = keys[i]
+            for row in out:
+                value = row[key]
+                if value is not None:  # every processor maps None to None
+                    row[key] = proc(value)
         return out
+
+
+def _readers(
+    types: tuple[Any, ...], dialect: Dialect, description: Sequence[Any]
+) -> list[tuple[int, Processor]]:
+    """The result processor of each column that has one; qdsl's own UTC datetime
+    type read in one step (the type's processor wraps the dialect's in two calls)."""
+    out: list[tuple[int, Processor]] = []
+    for i, type_ in enumerate(types):
+        if isinstance(type_, UtcDateTime):
+            # as TypeDecorator.result_processor finds the dialect's processor
+            impl = type_.dialect_impl(dialect).impl_instance  # type: ignore[attr-defined]
+            proc: Processor | None = _utc_reader(impl.result_processor(dialect, description[i][1]))
+        else:
+            proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
+        if proc is not None:
+            out.append((i, proc))
+    return out
+
+
+def _utc_reader(impl: Processor | None) -> Processor:
+    """`UtcDateTime.process_result_value` after the dialect's own processor."""
+
+    def read(value: Any) -> Any:
+        if impl is not None:
+            value = impl(value)
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    return read
 
 
 class _Compiled:
@@ -194,24 +236,24 @@ def run_rows(
     conn: Connection, stmt: Select[Any], params: dict[str, Any], *, direct: bool | None = None
 ) -> list[Row]:
     """Rows of `stmt` as dicts keyed by its result columns, values as SQLAlchemy
-    would hand them (result processors applied)."""
-    found = driver_statement(stmt, conn.dialect, params)
-    if found is None:
-        result = conn.execute(stmt, params)
-        keys = tuple(result.keys())
-        return [dict(zip(keys, r, strict=True)) for r in result.all()]
-    values = found.values(params)
+    would hand them (result processors applied). With a listener on the engine
+    (`direct` False; None: look), the statement goes through `Connection.execute`,
+    which fires every statement event (`exec_driver_sql` skips before_execute
+    and after_execute)."""
     if direct if direct is not None else not watched(conn):
-        return _on_cursor(conn, found, values)
-    result = conn.exec_driver_sql(found.sql, values)
-    description = result.cursor.description
-    return found.rows(conn.dialect, description, result.all())
+        found = driver_statement(stmt, conn.dialect, params)
+        if found is not None:
+            return _on_cursor(conn, found, found.values(params))
+    result = conn.execute(stmt, params)
+    keys = tuple(result.keys())
+    return [dict(zip(keys, r, strict=True)) for r in result.all()]
 
 
-# Events a statement run on the DBAPI cursor (or a call without a begin)
-# would skip: with any listener, statements go through SQLAlchemy, in a
-# transaction begun by it, which fires them.
+# Events a call on a bare DBAPI connection (no Connection, statements on its
+# cursor, the transaction the driver's own) would skip: with any listener,
+# the call goes through a Connection and SQLAlchemy's whole path, which fires them.
 _STATEMENT_EVENTS = (
+    "engine_connect",
     "before_execute",
     "after_execute",
     "before_cursor_execute",
@@ -226,37 +268,85 @@ def watched(conn: Connection) -> bool:
     # the engine's dispatch (its own listeners and Engine-wide ones): the
     # connection's is made afresh per connection, and the executor's
     # connections are its own, so none listens on them
-    dispatch = conn.engine.dispatch
-    return any(getattr(dispatch, name) for name in _STATEMENT_EVENTS) or bool(
-        conn.dialect.dispatch.handle_error
+    return engine_watched(conn.engine)
+
+
+def engine_watched(engine: Engine) -> bool:
+    """Whether a listener on `engine` (or every Engine) would see a statement or
+    transaction, or handle a driver error: then the executor's statements go
+    through SQLAlchemy."""
+    d = engine.dispatch
+    # spelled out (not a loop over _STATEMENT_EVENTS): this runs on every call
+    return bool(
+        d.engine_connect
+        or d.before_execute
+        or d.after_execute
+        or d.before_cursor_execute
+        or d.after_cursor_execute
+        or d.begin
+        or d.commit
+        or d.rollback
+        or engine.dialect.dispatch.handle_error
     )
 
 
 def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> list[Row]:
     """Without listeners: the text on the DBAPI cursor itself, as the dialect's
     `do_execute` runs it (a result built from the description on every call was
-    the largest cost left); a driver error is wrapped as SQLAlchemy wraps it,
-    and a lost connection invalidated."""
-    dialect = conn.dialect
+    the largest cost left); a lost connection is invalidated."""
     dbapi_connection = conn.connection.dbapi_connection
     assert dbapi_connection is not None
+    return cursor_rows(dbapi_connection, conn.dialect, found, values, lost=conn.invalidate)
+
+
+def raw_rows(
+    dbapi_connection: Any,
+    dialect: Dialect,
+    stmt: Select[Any],
+    params: dict[str, Any],
+    *,
+    lost: Callable[[BaseException], None] | None = None,
+) -> list[Row]:
+    """`run_rows` on a bare DBAPI connection (one nobody listens on); a statement
+    whose text depends on its values is refused (`driver_statement` is None),
+    as the executor only sends it here after checking."""
+    found = driver_statement(stmt, dialect, params)
+    if found is None:
+        raise InternalError(
+            "statement_needs_connection",
+            "a statement whose text depends on its values reached a bare connection",
+            hint="report this: the executor's statements bind every value",
+        )
+    return cursor_rows(dbapi_connection, dialect, found, found.values(params), lost=lost)
+
+
+def cursor_rows(
+    dbapi_connection: Any,
+    dialect: Dialect,
+    found: DriverStatement,
+    values: Any,
+    *,
+    lost: Callable[[BaseException], None] | None = None,
+) -> list[Row]:
+    """`found` run on a cursor of `dbapi_connection`; a driver error is wrapped as
+    SQLAlchemy wraps it (and `lost` told when it means the connection is gone)."""
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(found.sql, values)
-        description = cursor.description
         raw = cursor.fetchall()
+        rows = found.rows(dialect, cursor, raw)
     except dialect.loaded_dbapi.Error as exc:
-        lost = dialect.is_disconnect(exc, dbapi_connection, cursor)
-        if lost:
-            conn.invalidate(exc)
+        gone = dialect.is_disconnect(exc, dbapi_connection, cursor)
+        if gone and lost is not None:
+            lost(exc)
         raise DBAPIError.instance(
             found.sql,
             values,
             exc,
             dialect.loaded_dbapi.Error,
-            connection_invalidated=lost,
+            connection_invalidated=gone,
             dialect=dialect,
         ) from exc
     finally:
         cursor.close()
-    return found.rows(dialect, description, raw)
+    return rows

@@ -40,6 +40,40 @@ Request = tuple[str, AnySelect, dict[str, Any]]
 Flow = Generator[Request, list[Row], ExecutionResult]
 
 
+class _Known:
+    """What a call works out from its Prepared alone, once per Prepared (a plan
+    served again from the cache is the same object)."""
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.readers = _readers(prep)
+        self.plan_hash = plan_hash(prep)
+        self.retrieval = _retrieval(prep, False)
+        self.tenant = str(prep.params[N.TENANT])
+        self.fingerprints: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def fingerprints_of(self, roles: list[str]) -> tuple[str, ...]:
+        key = tuple(roles)
+        found = self.fingerprints.get(key)
+        if found is None:
+            found = self.fingerprints[key] = _fingerprints(self.prep, roles)
+        return found
+
+
+def _known(prep: Prepared) -> _Known:
+    # keyed by id: the entry keeps its Prepared alive, so an id is never reused
+    found = _KNOWN.get(id(prep))
+    if found is not None and found.prep is prep:
+        return found
+    if len(_KNOWN) >= _HASHES_MAX:
+        _KNOWN.clear()
+    found = _KNOWN[id(prep)] = _Known(prep)
+    return found
+
+
+_KNOWN: dict[int, _Known] = {}
+
+
 def plan_hash(prep: Prepared) -> str:
     # A plan served again from a cache is the same (immutable) object: hash it once.
     # The entry keeps its plan alive, so an id is never reused while it is cached.
@@ -117,7 +151,9 @@ class _Steps:
 
     def req(self, role: str, stmt: AnySelect, extra: dict[str, Any] | None = None) -> Request:
         self.ran.append(role)
-        return role, stmt, {**self.prep.params, **(extra or {})}
+        # the plan's own parameters are sent as they are (only read, and the same
+        # object on every call: the driver's values for it are worked out once)
+        return role, stmt, {**self.prep.params, **extra} if extra else self.prep.params
 
 
 def _fallback(
@@ -183,6 +219,7 @@ def _baseline(steps: _Steps, rows: list[Row]) -> Generator[Request, list[Row], i
 
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
+    known = _known(prep)
     st = prep.statements
     steps = _Steps(prep)
 
@@ -199,7 +236,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
             rows, matched, baseline = split_rows(rows)
         if st.counts:
             count = int(rows[0][N.ROW_TOTAL]) if rows else 0
-        steps.notes.append(f"{_retrieval(prep, False)}: {len(rows)} row(s) read")
+        steps.notes.append(f"{known.retrieval}: {len(rows)} row(s) read")
 
     matched_term: dict[str, str] | None = None
     capped = False
@@ -224,6 +261,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     evidence: dict[str, dict[str, Any]] = {}
     out_rows = _result_rows(
         prep,
+        known.readers,
         rows,
         matched=matched,
         every=every,
@@ -236,12 +274,12 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     return ExecutionResult.model_validate(
         {
             "execution_id": execution_id,
-            "tenant_id": str(prep.params[N.TENANT]),
+            "tenant_id": known.tenant,
             "query_type": prep.template.query_type,
             "entity_type": prep.template.entity_type,
             "template": prep.template.name,
-            "plan_hash": plan_hash(prep),
-            "sql_fingerprints": _fingerprints(prep, steps.ran),
+            "plan_hash": known.plan_hash,
+            "sql_fingerprints": known.fingerprints_of(steps.ran),
             "rows": out_rows,
             "count": count,
             "truncated": truncated,
@@ -250,7 +288,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
             "used_fallback": matched_term is not None,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
             "notes": tuple(steps.notes),
-            "retrieval": _retrieval(prep, matched_term is not None),
+            "retrieval": "fallback_text" if matched_term is not None else known.retrieval,
         }
     )
 
@@ -272,6 +310,7 @@ def _retrieval(
 
 def _result_rows(
     prep: Prepared,
+    readers: list[tuple[str, str, Any]],
     rows: list[Row],
     *,
     matched: dict[str, list[Row]],
@@ -284,7 +323,6 @@ def _result_rows(
     facts, then its object)."""
     entity_type = prep.template.entity_type
     report_facts = prep.template.shape.entity_facts
-    readers = _readers(prep)
     out_rows: list[dict[str, Any]] = []
     for r in rows:
         eid = r[N.ROW_ID]

@@ -6,9 +6,10 @@ SELECT-only role `qdsl_reader` (so row-level security applies even when the
 application connects as an owner), carries the tenant in `app.tenant_id` for
 the RLS policies and a `statement_timeout`; the tenant predicate is in every
 statement as well, so isolation never rests on one mechanism. On SQLite a
-file is read through connections made `query_only` once, when opened, in a
-pool beside the caller's (`executor.sqlite_reader`: no pragma per call, so
-sqlite3 keeps its statements prepared); a progress handler enforces the
+file is read through connections made `query_only` once, when opened, beside
+the caller's pool (`executor.sqlite_reader`: no pragma per call, so sqlite3
+keeps its statements prepared), a bare sqlite3 connection when nobody listens
+on the engine (no pool checkout, no `Connection`); a progress handler enforces the
 timeout inside each statement (sync and asyncio alike), and lower() is
 replaced by the deterministic `sql_lower`, PostgreSQL's lower() on a UTF-8
 database (`executor.sqlite_functions`), so text compares the same on both.
@@ -19,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import time
-import uuid
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,12 +37,12 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import Prepared, prepare
-from qdsl.executor.driver_sql import run_rows, watched
+from qdsl.executor.driver_sql import engine_watched, raw_rows, run_rows, watched
 from qdsl.executor.flow import Flow, Request, Row, run_flow
 from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
-from qdsl.executor.sqlite_reader import READ_ONLY_INFO, reader_connection, reader_pool
+from qdsl.executor.sqlite_reader import READ_ONLY_INFO, Readers, holder, reader_connection, readers
 from qdsl.facts.db import READER_ROLE, display_url
 from qdsl.facts.dberrors import StatementTimeout, classify
 
@@ -129,7 +129,12 @@ def db_error(
 # Engines whose database has the reader role. Only a found role is remembered,
 # so a role created later (`qdsl db upgrade`) is picked up without a restart.
 _READER_READY: weakref.WeakSet[Any] = weakref.WeakSet()
-_ROLE_CHECK = sa.text("SELECT count(*) FROM pg_roles WHERE rolname = :role")
+_PG_ROLES = sa.table("pg_roles", sa.column("rolname", sa.Text()))
+_ROLE_CHECK = (
+    sa.select(sa.func.count().label("n"))
+    .select_from(_PG_ROLES)
+    .where(_PG_ROLES.c.rolname == sa.bindparam("role", type_=sa.Text()))
+)
 _SETTINGS = sa.select(
     sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
     sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
@@ -193,6 +198,13 @@ def _reader_missing() -> DatabaseError:
     )
 
 
+def new_execution_id() -> str:
+    """`uuid.uuid4().hex`, without building a UUID object on every call."""
+    n = int.from_bytes(os.urandom(16), "big")
+    n = (n & ~(0xC000 << 48) | 0x8000 << 48) & ~(0xF000 << 64) | 4 << 76  # variant, version 4
+    return f"{n:032x}"
+
+
 def _start(
     plan: Plan | BoundPlan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
 ) -> Flow:
@@ -216,16 +228,13 @@ def _start(
         prep = prepared(plan, catalog, build, dialect=dialect, tenant=tenant, now=now, lim=lim)
     else:
         prep = build()
-    return run_flow(prep, uuid.uuid4().hex)
+    return run_flow(prep, new_execution_id())
 
 
 # -- sync ------------------------------------------------------------------------------
 
 
-@contextmanager
-def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
-    """The timeout inside each statement: a progress handler interrupts it."""
-    raw: Any = conn.connection.driver_connection
+def _deadline_check(timeout_ms: int, state: dict[str, bool]) -> Callable[[], int]:
     deadline = time.monotonic() + timeout_ms / 1000
 
     def check() -> int:
@@ -234,10 +243,22 @@ def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) 
             return 1
         return 0
 
-    raw.set_progress_handler(check, 1000)
+    return check
+
+
+@contextmanager
+def _sqlite_deadline(conn: Connection, timeout_ms: int, state: dict[str, bool]) -> Iterator[None]:
+    """The timeout inside each statement: a progress handler interrupts it."""
+    raw: Any = conn.connection.driver_connection
+    raw.set_progress_handler(_deadline_check(timeout_ms, state), 1000)
+    in_use = holder()
+    if in_use is not None:
+        in_use.append(raw)
     try:
         yield
     finally:
+        if in_use is not None:
+            in_use.remove(raw)
         raw.set_progress_handler(None, 0)
 
 
@@ -344,6 +365,11 @@ def execute(
     flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
     state = {"interrupted": False}
     try:
+        bare = _bare_readers(engine)
+        if bare is not None:
+            return _run_bare(bare, flow, timeout, state)
+        if engine.dialect.name == "postgresql" and not engine_watched(engine):
+            return _run_pg_bare(engine, flow, tenant_id, timeout)
         with _connect(engine) as conn:
             result = _run_sync(conn, flow, tenant_id, timeout, state)
     except sa_exc.SQLAlchemyError as exc:
@@ -353,15 +379,127 @@ def execute(
     return result
 
 
+def _bare_readers(engine: Engine) -> Readers | None:
+    """The read-only connections of a SQLite file when nobody listens on the
+    engine: the call then runs on a bare sqlite3 connection."""
+    if engine.dialect.name != "sqlite" or engine_watched(engine):
+        return None
+    return readers(engine)
+
+
+def _run_pg_bare(engine: Engine, flow: Flow, tenant_id: str, timeout: int) -> ExecutionResult:
+    """A plan on a pooled psycopg connection nobody listens on, without a
+    `Connection` around it: the same transaction as `own_transaction` gives
+    (not autocommit, REPEATABLE READ, READ ONLY: psycopg sends them with its
+    BEGIN), the same session settings and statements on its cursor, COMMIT at
+    the end (see `_end`); the connection's own settings are put back before
+    it returns to the pool, as SQLAlchemy resets them."""
+    dialect: Any = engine.dialect  # psycopg's: set_readonly is its own
+    fairy = _checkout(engine)
+    raw: Any = fairy.dbapi_connection
+    saved: tuple[Any, Any, Any] | None = None
+    done = False
+    try:
+        saved = (raw.autocommit, raw.isolation_level, raw.read_only)
+        dialect.set_isolation_level(raw, _PG_ISOLATION)  # autocommit off, on the driver only
+        dialect.set_readonly(raw, True)
+        error = _autocommit_left(dialect, raw)
+        if error is not None:
+            raise error
+        lost = fairy.invalidate
+        session = _PgSession(tenant_id, timeout)
+
+        def run(request: Request) -> list[Row]:
+            if not session.started and engine not in _READER_READY:
+                found = raw_rows(raw, dialect, _ROLE_CHECK, {"role": READER_ROLE}, lost=lost)
+                if not found[0]["n"]:
+                    raise _reader_missing()
+                _READER_READY.add(engine)
+            setting = session.before(request[0])
+            if setting is not None:
+                raw_rows(raw, dialect, *setting, lost=lost)
+            return raw_rows(raw, dialect, request[1], request[2], lost=lost)
+
+        result = _drive(flow, run)
+        raw.commit()
+        done = True
+        return result
+    except dialect.loaded_dbapi.Error as exc:
+        raise _wrapped(dialect, raw, exc, fairy.invalidate) from exc
+    finally:
+        _give_back_pg(dialect, fairy, raw, saved, rollback=not done)
+
+
+def _checkout(engine: Engine) -> Any:
+    try:
+        return engine.pool.connect()
+    except engine.dialect.loaded_dbapi.Error as exc:
+        raise sa_exc.DBAPIError.instance(
+            None, None, exc, engine.dialect.loaded_dbapi.Error, dialect=engine.dialect
+        ) from exc
+
+
+def _wrapped(
+    dialect: Any, raw: Any, exc: Exception, invalidate: Callable[[BaseException], None]
+) -> sa_exc.StatementError:
+    lost = bool(dialect.is_disconnect(exc, raw, None))
+    if lost:
+        invalidate(exc)
+    return sa_exc.DBAPIError.instance(
+        None, None, exc, dialect.loaded_dbapi.Error, connection_invalidated=lost, dialect=dialect
+    )
+
+
+def _give_back_pg(
+    dialect: Any, fairy: Any, raw: Any, saved: tuple[Any, Any, Any] | None, *, rollback: bool
+) -> None:
+    """Roll back a failed call, put the connection's settings back, return it
+    (a connection that cannot be put back is dropped, not pooled)."""
+    try:
+        if rollback and fairy.is_valid:
+            raw.rollback()
+        if saved is not None and fairy.is_valid:
+            raw.autocommit, raw.isolation_level, raw.read_only = saved
+    except dialect.loaded_dbapi.Error as exc:
+        fairy.invalidate(exc)
+    finally:
+        fairy.close()
+
+
 def _connect(engine: Engine) -> Connection:
     """The executor's connection: on a SQLite file one opened read-only
     (`executor.sqlite_reader`), else the engine's own with the executor's
     transaction settings."""
     if engine.dialect.name == "sqlite":
-        pool = reader_pool(engine)
-        if pool is not None:
-            return reader_connection(engine, pool)
+        found = readers(engine)
+        if found is not None:
+            return found.connection()
     return own_transaction(engine.connect())
+
+
+def _run_bare(
+    bare: Readers, flow: Flow, timeout: int, state: dict[str, bool]
+) -> ExecutionResult:
+    """A plan on a leased read-only sqlite3 connection: the statements' cached
+    texts on its cursor (`driver_sql.raw_rows`), the timeout by a progress
+    handler. pysqlite opens no transaction for a SELECT, so there is nothing to
+    begin or end; a connection a statement failed on is closed, not kept."""
+    raw = bare.lease()
+    dialect = bare.engine.dialect
+    in_use = holder()
+    if in_use is not None:
+        in_use.append(raw)
+    ok = False
+    raw.set_progress_handler(_deadline_check(timeout, state), 1000)
+    try:
+        result = _drive(flow, lambda r: raw_rows(raw, dialect, r[1], r[2]))
+        ok = True
+    finally:
+        raw.set_progress_handler(None, 0)
+        if in_use is not None:
+            in_use.remove(raw)
+        bare.give_back(raw, reusable=ok)
+    return result
 
 
 def _end(tx: Any) -> None:
@@ -482,9 +620,10 @@ async def _aconnect(engine: AsyncEngine) -> AsyncConnection:
 
     sync = engine.sync_engine
     if sync.dialect.name == "sqlite":
-        pool = reader_pool(sync)
-        if pool is not None:
-            return AsyncConnection(engine, await greenlet_spawn(reader_connection, sync, pool))
+        found = readers(sync)
+        if found is not None:
+            proxied = await greenlet_spawn(reader_connection, sync, found.pool)
+            return AsyncConnection(engine, proxied)
     conn = await engine.connect().start()
     if conn.dialect.name == "postgresql":
         await conn.execution_options(isolation_level=_PG_ISOLATION, postgresql_readonly=True)

@@ -61,6 +61,8 @@ def test_driver_text_reads_what_sqlalchemy_reads(engine: Engine, st_data: st.Dat
     fresh_stmts = _statements(fresh)
     with engine.connect() as conn:
         for role, stmt in _statements(cached).items():
+            # every statement has a driver text: a bare connection can run it
+            assert driver_statement(stmt, engine.dialect, params) is not None, role
             got = run_rows(conn, stmt, params)
             result = conn.execute(fresh_stmts[role], params)
             keys = tuple(result.keys())

@@ -298,3 +298,15 @@ def test_empty_answer_carries_the_baseline_in_its_one_statement(engine: Engine) 
     assert result.rows == () and result.evidence == ()
     assert result.baseline_total == 7
     assert len(result.sql_fingerprints) == 1  # main only: no baseline, no evidence statement
+
+
+def test_execution_ids_are_uuid4_hex() -> None:
+    import uuid
+
+    from qdsl.executor.run import new_execution_id
+
+    seen = {new_execution_id() for _ in range(2000)}
+    assert len(seen) == 2000
+    for text in seen:
+        parsed = uuid.UUID(hex=text)
+        assert parsed.hex == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
