@@ -9,11 +9,12 @@ On PostgreSQL, `ask` and `run_plan` run their statements on the event loop
 through the asyncio executor, so cancelling a call cancels its statement
 (psycopg sends the server a cancel); everything synchronous (planning,
 verifying, the ref store, compiling) runs in worker threads, bounded by the
-same limit. On SQLite the whole call runs in a worker thread: the driver is
-synchronous underneath (aiosqlite is a thread too, and a thread's hops cost
-more than the statements), and no cancel reaches a SQLite statement either
-way; the statement timeout bounds it. A call past the limit is refused at
-once with `policy/server_busy`.
+same limit. On SQLite the whole call runs in a worker thread (the driver is
+synchronous underneath; aiosqlite is a thread too, and a thread's hops cost
+more than the statements): cancelling the call interrupts the statement it is
+running (`sqlite3.Connection.interrupt()` on the connection the executor
+reads through, `executor.sqlite_reader.connections_in_use`). A call past the
+limit is refused at once with `policy/server_busy`.
 """
 
 from __future__ import annotations
@@ -152,9 +153,33 @@ class Service:
             self._running -= 1
 
     async def thread(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """`func` in a worker thread (in a copy of this context). A cancelled call
-        waits for it to end: its statement is bounded by the statement timeout."""
+        """`func` in a worker thread (in a copy of this context); a cancelled call
+        waits for it to end."""
         return await self._workers.run(partial(func, *args, **kwargs))
+
+    async def sqlite_call(self, func: Callable[[], T]) -> T:
+        """`func`, which reads SQLite through the executor, in a worker thread; if
+        the call is cancelled (by the client, or its time is up), the statement it
+        is running is interrupted (it fails as interrupted, and `func` with it),
+        again until `func` has ended, so one started meanwhile stops too."""
+        from qdsl.executor.sqlite_reader import connections_in_use
+
+        running: list[list[Any]] = []  # the executor's list of the call's connections
+
+        def call() -> T:
+            with connections_in_use() as holder:
+                running.append(holder)
+                return func()
+
+        def interrupt() -> None:
+            for holder in running:
+                for raw in list(holder):
+                    # still this call's (the executor takes it out of the list before
+                    # it gives the connection back)
+                    if raw in holder:
+                        raw.interrupt()
+
+        return await self._workers.run(call, on_cancel=interrupt)
 
     def _fixed_now(self) -> datetime | None:
         """QDSL_NOW, else the demo's fixed clock on the demo database, else None (the clock)."""
@@ -179,7 +204,7 @@ class Service:
         options = self.answer_options
         sync = self._sync
         if sync is not None:
-            return await self.thread(
+            return await self.sqlite_call(
                 lambda: self.shaped(
                     _answered(plan_and_answer(question, tenant, engine=sync, options=options)),
                     tenant,
@@ -214,7 +239,7 @@ class Service:
             return verified(plan, result, warnings)
 
         if sync is not None:
-            return await self.thread(whole)
+            return await self.sqlite_call(whole)
         try:
             plan, warnings = await self.thread(self._normalized, plan_input, tenant)
             result = await cancellable(

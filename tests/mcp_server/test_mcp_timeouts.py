@@ -1,11 +1,11 @@
-"""`--timeout-ms` over MCP on SQLite, through the SDK's client.
+"""`--timeout-ms`, `--call-timeout` and cancellation over MCP, through the SDK's client.
 
 On SQLite the server runs as `slow_lower` (qdsl with the executor's lower()
 slowed down and counted, one call per row a text filter reads): a text filter
 over tenant t3's 300 projects then takes about 15 s, and the count says how
 far its statement got. A statement stopped mid-way leaves fewer calls than
 rows, and a call is answered only once its statement has ended, so the count
-read after the answer is final. The fault is a typed error and the server
+read after the answer is final. Each fault is a typed error and the server
 answers the next call. No test asserts a duration.
 """
 
@@ -60,5 +60,48 @@ def test_statement_timeout_ms_stops_a_sqlite_statement(sqlite_url: str, tmp_path
             assert 0 < stopped_at < ROWS
             assert (await _answers_again(s))["status"] == "answered"
             assert _calls(counter) == stopped_at  # a count reads no title
+
+    anyio.run(body)
+
+
+def test_call_timeout_interrupts_a_sqlite_statement(sqlite_url: str, tmp_path: Path) -> None:
+    env, counter = _env(tmp_path)  # statement timeout 600 s: only the call's bound applies
+    args = ["--db", sqlite_url, "mcp", "--tenant", "t3", "--call-timeout", "1"]
+
+    async def body() -> None:
+        async with stdio_session(args, env, tmp_path / "server.log", module="slow_lower") as s:
+            error = error_of(await s.call_tool("run_plan", {"plan": SLOW_PLAN}))
+            assert error["code"] == "database/call_timeout", error
+            assert error["retryable"] is True and error["details"]["call_timeout_s"] == 1
+            stopped_at = _calls(counter)
+            assert 0 < stopped_at < ROWS
+            assert (await _answers_again(s))["status"] == "answered"
+            assert _calls(counter) == stopped_at
+
+    anyio.run(body)
+
+
+def test_a_cancelled_call_interrupts_its_sqlite_statement(sqlite_url: str, tmp_path: Path) -> None:
+    env, counter = _env(tmp_path)
+    args = ["--db", sqlite_url, "mcp", "--tenant", "t3", "--max-concurrency", "1"]
+
+    async def body() -> None:
+        async with stdio_session(args, env, tmp_path / "server.log", module="slow_lower") as s:
+            scope = anyio.CancelScope()
+
+            async def slow() -> None:
+                with scope:
+                    await s.call_tool("run_plan", {"plan": SLOW_PLAN})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow)
+                with anyio.fail_after(WAIT_S):
+                    while _calls(counter) == 0:  # the statement is reading rows
+                        await anyio.sleep(0.02)
+                scope.cancel()  # the client sends notifications/cancelled
+            # the slot is free once the statement has ended: the next call answers
+            assert (await _answers_again(s))["status"] == "answered"
+            stopped_at = _calls(counter)
+            assert 0 < stopped_at < ROWS
 
     anyio.run(body)
