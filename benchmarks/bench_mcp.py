@@ -15,13 +15,17 @@ once: start-up is not a call's cost), each spoken to by one client:
   the client's pydantic parsing and its check of `structuredContent` against
   the tool's `outputSchema` (jsonschema) on every call.
 
-Every repeat asks each question through every path, the order rotated per
-question (`harness.rotation`), all driven from one event loop as a host's
-client would be: the in-process and process paths block it while they run,
-which is their cost. All answer from the same embedded SQLite demo in the
-state dir. On Linux the server's CPU time per call (all its threads, from
-/proc) is also set beside `plan_and_answer`'s, a reading a loaded machine
-disturbs less than wall time.
+Each comparison is a run of its own, the pair interleaved: every repeat asks
+each question through both paths, the order rotated per question
+(`harness.rotation`), all driven from one event loop as a host's client
+would be (the in-process and process paths block it while they run, which is
+their cost). A `qdsl ask` process takes about a second and touches much
+memory: run between two timed calls it would cool the server's caches and the
+benchmark's own and measure that, so it is never interleaved with the other
+two. All answer from the same embedded SQLite demo in the state dir. On
+Linux the server's CPU time per call (all its threads, from /proc) is also
+set beside `plan_and_answer`'s, a reading a loaded machine disturbs less than
+wall time.
 """
 
 from __future__ import annotations
@@ -133,9 +137,13 @@ class Paths:
 
 
 async def _interleaved(
-    questions: tuple[str, ...], repeats: int, variants: Sequence[Callable[[str], Awaitable[None]]]
+    questions: tuple[str, ...],
+    repeats: int,
+    variants: Sequence[Callable[[str], Awaitable[None]]],
+    *,
+    warm: bool = True,
 ) -> list[H.Samples]:
-    for question in questions:  # warm every path (imports, caches, the value index)
+    for question in questions if warm else ():  # warm every path (imports, caches)
         for fn in variants:
             await fn(question)
     out = [H.Samples() for _ in variants]
@@ -166,14 +174,20 @@ async def _run(questions: tuple[str, ...], repeats: int) -> tuple[list[H.Samples
             await session.initialize()
             await session.list_tools()
             paths = Paths(qdsl, host, session)
-            variants = [paths.over_mcp, paths.in_process, paths.over_sdk, paths.as_process]
-            await _interleaved(questions, 1, variants)  # warm, then count from zero
-            paths.cpu = 0.0
-            # the server idles while the other paths run: its CPU time is its calls'
-            before = host.cpu_seconds()
-            out = await _interleaved(questions, repeats, variants)
-            after = host.cpu_seconds()
+            pair = [paths.over_mcp, paths.in_process]
+            await _interleaved(questions, 1, [*pair, paths.over_sdk, paths.as_process])  # warm
+            # the server idles while the other path runs: its CPU time is its calls'
+            paths.cpu, before = 0.0, host.cpu_seconds()
+            mcp, inproc = await _interleaved(questions, repeats, pair, warm=False)
+            after, inproc_cpu = host.cpu_seconds(), paths.cpu
+            sdk, inproc_sdk = await _interleaved(
+                questions, repeats, [paths.over_sdk, paths.in_process]
+            )
+            mcp_p, process = await _interleaved(
+                questions, max(1, repeats // 4), [paths.over_mcp, paths.as_process]
+            )
         host.close()
+    out = [mcp, inproc, sdk, inproc_sdk, mcp_p, process]
     calls = repeats * len(questions)
     if before is None or after is None:  # no /proc to read
         return out, None
@@ -182,7 +196,7 @@ async def _run(questions: tuple[str, ...], repeats: int) -> tuple[list[H.Samples
         "mcp stdio server",
         "plan_and_answer",
         H.Samples([[(after - before) / calls]]),
-        H.Samples([[paths.cpu / calls]]),
+        H.Samples([[inproc_cpu / calls]]),
         goal=None,
     )
 
@@ -193,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     args, _ = parser.parse_known_args(argv)
     questions, repeats = (QUESTIONS[:1], 1) if args.quick else (QUESTIONS, args.repeats)
     with state_dir():
-        (mcp, inproc, sdk, process), cpu_row = anyio.run(_run, questions, repeats)
+        (mcp, inproc, sdk, inproc_sdk, mcp_p, process), cpu_row = anyio.run(
+            _run, questions, repeats
+        )
     label = f"ask over MCP stdio ({len(questions)} demo questions, per call)"
     rows = [
         H.record(
@@ -211,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             goal=H.at_most(1.5),
             which="p95",
         ),
-        H.compare(label, "mcp stdio, SDK client", "plan_and_answer", sdk, inproc, goal=None),
-        H.compare(label, "mcp stdio, host", "qdsl ask process", mcp, process, goal=H.faster(1)),
+        H.compare(label, "mcp stdio, SDK client", "plan_and_answer", sdk, inproc_sdk, goal=None),
+        H.compare(label, "mcp stdio, host", "qdsl ask process", mcp_p, process, goal=H.faster(1)),
     ]
     if cpu_row is not None:
         rows.append(cpu_row)
