@@ -10,6 +10,7 @@ on stdio, stdout is the protocol.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import socket
 from collections.abc import AsyncIterator
@@ -273,7 +274,12 @@ class LineWriteStream:
     async def aclose(self) -> None:
         if not self.closed:
             self.closed = True
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_GRACE_S):
+            # the host may be gone already: what it did not read is lost either way
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(_GRACE_S),
+                contextlib.suppress(OSError),
+            ):
                 await self.out.flush()
 
     async def __aenter__(self) -> Self:
