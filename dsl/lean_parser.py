@@ -34,13 +34,37 @@ class Refused(Exception):
 class _StateLexer:
     """One parser state's terminals: Lark's alternation regexes and callbacks."""
 
-    __slots__ = ("callbacks", "ignore", "patterns")
+    __slots__ = ("callbacks", "ignore", "pattern")
 
     def __init__(self, basic: Any) -> None:
         scanner = basic.scanner  # built on first use; also builds `basic.callback`
-        self.patterns: tuple[re.Pattern[str], ...] = tuple(scanner._mres)
+        if len(scanner._mres) != 1:
+            # Lark splits a state's alternation only past Python's 100 groups.
+            raise TypeError("LeanParser needs one terminal regex per parser state")
+        self.pattern: re.Pattern[str] = scanner._mres[0]
         self.callbacks: dict[str, Callable[[Token], Token]] = dict(basic.callback)
         self.ignore: frozenset[str] = frozenset(basic.ignore_types)
+        if self.ignore & set(self.callbacks):
+            raise TypeError("LeanParser skips ignored terminals: they may have no callback")
+
+
+class _Lexers(dict[int, _StateLexer]):
+    """Each parser state's lexer, built when the state is first reached (as Lark
+    builds its own): compiling every state's regexes up front would cost a
+    one-shot command more than its parse."""
+
+    def __init__(self, basic_by_state: dict[int, Any]) -> None:
+        super().__init__()
+        self._basic = basic_by_state
+        self._built: dict[int, _StateLexer] = {}
+
+    def __missing__(self, state: int) -> _StateLexer:
+        basic = self._basic[state]
+        lexer = self._built.get(id(basic))
+        if lexer is None:
+            lexer = self._built[id(basic)] = _StateLexer(basic)
+        self[state] = lexer
+        return lexer
 
 
 # One table entry: a shift (None, next state) or a reduction ((children count,
@@ -73,72 +97,57 @@ class LeanParser:
                         reductions[arg] = (len(arg.expansion), callbacks[arg], arg.origin.name)
                     entries[symbol] = (reductions[arg], -1)
             self._table[state] = entries
-        # Terminals a transformer turns into values as they are shifted (none here, usually).
-        self._on_shift = {k: f for k, f in callbacks.items() if isinstance(k, str)}
-        by_lexer: dict[int, _StateLexer] = {}
-        self._lexers: dict[int, _StateLexer] = {}
-        for state, basic in contextual.lexers.items():
-            if id(basic) not in by_lexer:
-                by_lexer[id(basic)] = _StateLexer(basic)
-            self._lexers[state] = by_lexer[id(basic)]
-        for lexer in by_lexer.values():
-            if lexer.ignore & set(lexer.callbacks):
-                raise TypeError("LeanParser skips ignored terminals: they may have no callback")
+        if any(isinstance(key, str) for key in callbacks):
+            raise TypeError("LeanParser shifts tokens as they are: no terminal callbacks")
+        self._lexers = _Lexers(contextual.lexers)
 
     def parse(self, text: str) -> Any:
-        """What Lark's `parse` returns for `text`, or `Refused`."""
-        lexers = self._lexers
-        stacks: tuple[list[int], list[Any]] = ([self._start], [])
-        pos, size = 0, len(text)
-        while pos < size:
-            lexer = lexers[stacks[0][-1]]
-            for pattern in lexer.patterns:
-                match = pattern.match(text, pos)
-                if match is not None:
-                    break
-            else:
-                raise Refused
-            kind = match.lastgroup
-            assert kind is not None
-            pos = match.end()
-            if kind in lexer.ignore:
-                continue
-            token = Token(kind, match.group())
-            if kind in lexer.callbacks:
-                token = lexer.callbacks[kind](token)
-            self._feed(stacks, token)
-        return self._feed(stacks, Token(END, ""))
+        """What Lark's `parse` returns for `text`, or `Refused`.
 
-    def _feed(self, stacks: tuple[list[int], list[Any]], token: Token) -> Any:
-        """Lark's `feed_token`: reduce as the table says, then shift `token`; for
-        the end token, reduce to the start rule and return its value."""
-        table, on_shift = self._table, self._on_shift
-        state_stack, value_stack = stacks
-        kind = token.type
-        is_end = kind == END
+        One loop (no call per token): lex in the current state as Lark's
+        contextual lexer does, then Lark's `feed_token` (reduce as the table
+        says, then shift; at the end, reduce to the start rule)."""
+        table, lexers, end_state = self._table, self._lexers, self._end
+        state_stack = [self._start]
+        value_stack: list[Any] = []
+        pos, size = 0, len(text)
         while True:
-            entry = table[state_stack[-1]].get(kind)
-            if entry is None:
-                raise Refused
-            reduce, target = entry
-            if reduce is None:
-                if is_end:
+            if pos < size:
+                lexer = lexers[state_stack[-1]]
+                match = lexer.pattern.match(text, pos)
+                if match is None:
+                    raise Refused
+                kind = match.lastgroup or ""  # every alternative is a named group
+                pos = match.end()
+                if kind in lexer.ignore:
+                    continue
+                token = Token(kind, match.group())
+                if kind in lexer.callbacks:
+                    token = lexer.callbacks[kind](token)
+                    kind = token.type
+            else:
+                token, kind = Token(END, ""), END
+            while True:
+                reduce, target = table[state_stack[-1]].get(kind, _NONE)
+                if reduce is None:
+                    # a shift (an end token never shifts: `target` is -1 for no entry)
+                    if target < 0 or kind == END:
+                        raise Refused
+                    state_stack.append(target)
+                    value_stack.append(token)
+                    break
+                count, callback, origin = reduce
+                cut = len(value_stack) - count
+                value = callback(value_stack[cut:])
+                del value_stack[cut:]
+                del state_stack[len(state_stack) - count :]
+                reduce, target = table[state_stack[-1]][origin]
+                if reduce is not None:
                     raise Refused
                 state_stack.append(target)
-                value_stack.append(on_shift[kind](token) if kind in on_shift else token)
-                return None
-            count, callback, origin = reduce
-            if count:
-                children = value_stack[-count:]
-                del state_stack[-count:]
-                del value_stack[-count:]
-            else:
-                children = []
-            value = callback(children)
-            reduce, target = table[state_stack[-1]][origin]
-            if reduce is not None:
-                raise Refused
-            state_stack.append(target)
-            value_stack.append(value)
-            if is_end and target == self._end:
-                return value
+                value_stack.append(value)
+                if target == end_state and kind == END:
+                    return value
+
+
+_NONE: _Entry = (None, -1)

@@ -30,11 +30,18 @@ def resolve_entity(name: str, catalog: Catalog, path: str, span: Span | None = N
 
 
 def entity_of(plan: Plan, env: Env) -> EntitySpec:
-    """The plan's entity; rules that run before binding still get a clear refusal."""
+    """The plan's entity; rules that run before binding still get a clear refusal.
+
+    Most rules ask: the last answer is kept on the env, for the same written name."""
+    if env.entity is not None and env.entity[0] == plan.entity_type:
+        return env.entity[1]
     key = resolve_entity(plan.entity_type, env.catalog, "entity_type", plan.span)
     ent = env.catalog.entities[key]
     # Catalogs built in memory may leave `name` empty; errors name the entity by key.
-    return ent if ent.name == key else ent.model_copy(update={"name": key})
+    if ent.name != key:
+        ent = ent.model_copy(update={"name": key})
+    env.entity = (plan.entity_type, ent)
+    return ent
 
 
 def bind_entity(plan: Plan, env: Env) -> Plan:

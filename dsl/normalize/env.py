@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from qdsl.dsl.bound import BoundPlan, bind_plan
-from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog import Catalog, EntitySpec
 from qdsl.dsl.ir import ObjectRef, Plan, Span
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.limits import Limits
@@ -55,6 +55,8 @@ class Env:
     context: PlanContext = field(default_factory=PlanContext)
     warnings: list[str] = field(default_factory=list)
     limits: Limits | None = None
+    # the last entity resolved (`entity_of`): the written name and its spec
+    entity: tuple[str, EntitySpec] | None = None
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
