@@ -25,7 +25,8 @@ def _require_sdk() -> None:
     if not sdk_available():
         raise UsageError(
             "mcp_not_installed",
-            "`qdsl mcp` needs the MCP Python SDK (PyPI `mcp`), which is not installed",
+            "`qdsl mcp` needs its extra (the MCP Python SDK, PyPI `mcp`, and structlog), "
+            "which is not installed",
             hint=INSTALL_HINT,
         )
 
@@ -109,8 +110,9 @@ def _serve(tenant: str | None, http_address: str | None, opts: ServerOptions) ->
     from qdsl.dsl.tenant import valid_tenant
     from qdsl.envelope.store import collect_at_start
     from qdsl.executor.run import timeout_from_env
+    from qdsl.mcp.logs import configure as configure_logging
     from qdsl.mcp.service import ServerConfig, Service
-    from qdsl.mcp.transports import configure_logging, parse_address
+    from qdsl.mcp.transports import parse_address
 
     if tenant is not None:
         tenant = valid_tenant(tenant)

@@ -7,8 +7,8 @@ fixed at start on stdio, taken from the bearer token over HTTP.
 
 Modules: `service` (the operations), `tools` (their schemas and the call
 dispatcher), `results` (envelope -> tool result), `resources` (refs as
-resources), `tokens` (the tokens file), `errors`, `app` (the SDK server),
-`transports` (stdio and streamable HTTP).
+resources), `tokens` (the tokens file), `errors`, `logs` (structlog on stderr),
+`app` (the SDK server), `transports` (stdio and streamable HTTP).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ INSTALL_HINT = "install the MCP extra: pip install 'qdsl[mcp]'"
 
 
 def sdk_available() -> bool:
-    """Whether the official MCP SDK (PyPI `mcp`) can be imported."""
+    """Whether the `mcp` extra is installed: the official MCP SDK (PyPI `mcp`) and
+    structlog (the server's log)."""
     import importlib.util
 
-    return importlib.util.find_spec("mcp") is not None
+    return all(importlib.util.find_spec(name) is not None for name in ("mcp", "structlog"))

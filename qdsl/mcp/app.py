@@ -48,11 +48,12 @@ def build_server(service: Service, tenant_of: TenantOf) -> Server[Any]:
         return await tools.call_tool(service, tenant_of(ctx), params.name, params.arguments)
 
     async def on_list_resources(
-        ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         tenant = tenant_of(ctx)
+        cursor = params.cursor if params is not None else None
         try:
-            return await service.thread(resources.list_refs, tenant)
+            return await service.thread(resources.list_refs, tenant, cursor)
         except QdslError as exc:
             raise errors.rpc_error("refs list", exc) from None
 

@@ -11,15 +11,14 @@ a traceback: it is `internal/unexpected`, logged on stderr.
 
 from __future__ import annotations
 
-import logging
-
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from qdsl.dsl.errors import ErrorType, InternalError, PolicyError, QdslError
 from qdsl.envelope.emit import error_envelope
+from qdsl.mcp.logs import logger
 
-log = logging.getLogger("qdsl.mcp")
+log = logger()
 
 # JSON-RPC codes for a failed resources/read (MCP names -32002 "resource not found").
 RESOURCE_NOT_FOUND = -32002
@@ -55,7 +54,7 @@ def rpc_error(operation: str, error: QdslError) -> MCPError:
 
 def unexpected(operation: str, exc: BaseException) -> InternalError:
     """A defect: logged with its traceback on stderr, reported without one."""
-    log.error("%s failed unexpectedly", operation, exc_info=exc)
+    log.error("unexpected_failure", operation=operation, exc_info=exc)
     return InternalError(
         "unexpected",
         f"qdsl failed unexpectedly ({type(exc).__name__})",

@@ -9,11 +9,12 @@ On PostgreSQL, `ask` and `run_plan` run their statements on the event loop
 through the asyncio executor, so cancelling a call cancels its statement
 (psycopg sends the server a cancel); everything synchronous (planning,
 verifying, the ref store, compiling) runs in worker threads, bounded by the
-same limit. On SQLite the whole call runs in a worker thread: the driver is
-synchronous underneath (aiosqlite is a thread too, and a thread's hops cost
-more than the statements), and no cancel reaches a SQLite statement either
-way; the statement timeout bounds it. A call past the limit is refused at
-once with `policy/server_busy`.
+same limit. On SQLite the whole call runs in a worker thread (the driver is
+synchronous underneath; aiosqlite is a thread too, and a thread's hops cost
+more than the statements): cancelling the call interrupts the statement it is
+running (`sqlite3.Connection.interrupt()` on the connection the executor
+reads through, `executor.sqlite_reader.connections_in_use`). A call past the
+limit is refused at once with `policy/server_busy`.
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ import anyio
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.mcp import errors
+from qdsl.mcp.workers import Workers
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from qdsl.api import AnswerOptions
     from qdsl.dsl.ir import Plan
+    from qdsl.envelope.settings import IoSettings
 
 T = TypeVar("T")
 Envelope = dict[str, Any]
@@ -75,21 +79,32 @@ class Produced:
 
 class Service:
     def __init__(self, config: ServerConfig) -> None:
+        from qdsl.api import AnswerOptions
         from qdsl.dsl.catalog import resolve_catalog
+        from qdsl.dsl.limits import limits
+        from qdsl.envelope.backends import set_deployment_database
+        from qdsl.envelope.settings import io_settings
 
         self.config = config
-        from qdsl.envelope.backends import set_deployment_database
-
         # A postgresql ref store (QDSL_REF_STORE) keeps its refs in the database
         # this server serves, so every server process of the deployment shares them.
         set_deployment_database(config.db_url)
         self.catalog: Catalog = resolve_catalog(config.catalog_path)
         self.demo = config.db_url is None
+        # Settings are read once, at start, as a CLI run reads them once: the
+        # output budget and ref store settings of every result.
+        self.io: IoSettings = io_settings()
+        self.moment = self._fixed_now()
+        self.answer_options: AnswerOptions = AnswerOptions(
+            catalog=self.catalog, now=self.moment, timeout_ms=config.timeout_ms
+        )
         # PostgreSQL: the async engine; SQLite: the sync one (see the module doc)
         self._engine: AsyncEngine | None = None
         self._sync: Engine | None = None
         self._running = 0
-        self._threads = anyio.CapacityLimiter(max(config.max_concurrency, 1))
+        self.limits = limits()
+        # One worker per call that may run at once, and one for resources/*.
+        self._workers = Workers(max(config.max_concurrency, 1) + 1)
 
     # ---------------------------------------------------------------- lifecycle
     def open(self) -> None:
@@ -118,6 +133,7 @@ class Service:
         if self._sync is not None:
             self._sync.dispose()
             self._sync = None
+        self._workers.close()
 
     @property
     def engine(self) -> AsyncEngine:
@@ -137,9 +153,35 @@ class Service:
             self._running -= 1
 
     async def thread(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        return await anyio.to_thread.run_sync(partial(func, *args, **kwargs), limiter=self._threads)
+        """`func` in a worker thread (in a copy of this context); a cancelled call
+        waits for it to end."""
+        return await self._workers.run(partial(func, *args, **kwargs))
 
-    def now(self) -> datetime | None:
+    async def sqlite_call(self, func: Callable[[], T]) -> T:
+        """`func`, which reads SQLite through the executor, in a worker thread; if
+        the call is cancelled (by the client, or its time is up), the statement it
+        is running is interrupted (it fails as interrupted, and `func` with it),
+        again until `func` has ended, so one started meanwhile stops too."""
+        from qdsl.executor.sqlite_reader import connections_in_use
+
+        running: list[list[Any]] = []  # the executor's list of the call's connections
+
+        def call() -> T:
+            with connections_in_use() as holder:
+                running.append(holder)
+                return func()
+
+        def interrupt() -> None:
+            for holder in running:
+                for raw in list(holder):
+                    # still this call's (the executor takes it out of the list before
+                    # it gives the connection back)
+                    if raw in holder:
+                        raw.interrupt()
+
+        return await self._workers.run(call, on_cancel=interrupt)
+
+    def _fixed_now(self) -> datetime | None:
         """QDSL_NOW, else the demo's fixed clock on the demo database, else None (the clock)."""
         from qdsl.cli.exec_cmds import parse_now
 
@@ -155,17 +197,15 @@ class Service:
     # included, runs in one worker-thread call where it can.
 
     async def ask(self, tenant: str, question: str) -> Envelope:
-        from qdsl.api import AnswerOptions, aplan_and_answer, plan_and_answer
+        from qdsl.api import aplan_and_answer, plan_and_answer
         from qdsl.dsl.limits import check_text_size
 
-        check_text_size(question, "input_bytes", "the question")
-        options = AnswerOptions(
-            catalog=self.catalog, now=self.now(), timeout_ms=self.config.timeout_ms
-        )
+        check_text_size(question, "input_bytes", "the question", self.limits)
+        options = self.answer_options
         sync = self._sync
         if sync is not None:
-            return await self.thread(
-                lambda: shaped(
+            return await self.sqlite_call(
+                lambda: self.shaped(
                     _answered(plan_and_answer(question, tenant, engine=sync, options=options)),
                     tenant,
                 )
@@ -173,18 +213,18 @@ class Service:
         res = await cancellable(
             aplan_and_answer(question, tenant, engine=self.engine, options=options)
         )
-        return await self.thread(shaped, _answered(res), tenant)
+        return await self.thread(self.shaped, _answered(res), tenant)
 
     async def run_plan(self, tenant: str, plan_input: str | dict[str, Any]) -> Envelope:
         from qdsl.executor.run import aexecute, execute
 
-        moment = self.now() or datetime.now(UTC)
+        moment = self.moment or datetime.now(UTC)
         timeout = self.config.timeout_ms
         sync = self._sync
 
         def verified(plan: Plan, result: Any, warnings: list[str]) -> Envelope:
             data = _verified(plan, result, tenant, self.catalog, moment)
-            return shaped(
+            return self.shaped(
                 Produced("run", data, warnings, _status_next(data), data.get("trace_id")), tenant
             )
 
@@ -199,7 +239,7 @@ class Service:
             return verified(plan, result, warnings)
 
         if sync is not None:
-            return await self.thread(whole)
+            return await self.sqlite_call(whole)
         try:
             plan, warnings = await self.thread(self._normalized, plan_input, tenant)
             result = await cancellable(
@@ -218,7 +258,7 @@ class Service:
 
             plan, warnings = self._normalized(plan_input, tenant)
             compiled = compile_plan(plan, self.catalog, dialect, tenant_id=tenant)
-            return shaped(Produced("compile", compiled.to_dict(), warnings), tenant)
+            return self.shaped(Produced("compile", compiled.to_dict(), warnings), tenant)
 
         return await self.thread(body)
 
@@ -226,13 +266,15 @@ class Service:
         from qdsl.catalog_view import describe_catalog
 
         return await self.thread(
-            lambda: shaped(Produced("catalog", describe_catalog(self.catalog, entity)), tenant)
+            lambda: self.shaped(Produced("catalog", describe_catalog(self.catalog, entity)), tenant)
         )
 
     async def plan_schema(self, tenant: str) -> Envelope:
         from qdsl.dsl.schema import plan_json_schema
 
-        return await self.thread(lambda: shaped(Produced("schema", plan_json_schema()), tenant))
+        return await self.thread(
+            lambda: self.shaped(Produced("schema", plan_json_schema()), tenant)
+        )
 
     async def get_ref(self, tenant: str, ref_id: str, expr: str) -> Envelope:
         def body() -> Envelope:
@@ -249,9 +291,30 @@ class Service:
                 "sha256": record.sha256,
                 "bytes": record.bytes,
             }
-            return shaped(Produced("refs get", data, warnings), tenant)
+            return self.shaped(Produced("refs get", data, warnings), tenant)
 
         return await self.thread(body)
+
+    def shaped(self, produced: Produced, tenant: str) -> Envelope:
+        """The envelope the CLI prints for `produced` with --json, as an object: over
+        the output budget, the full envelope is stored for `tenant` first and the
+        preview led by `refId` is returned (docs/envelopes.md). Blocking (the store)."""
+        from qdsl.envelope.emit import emit_success
+
+        out = io.StringIO()
+        emit_success(
+            produced.operation,
+            produced.data,
+            warnings=produced.warnings,
+            next_ops=produced.next_ops,
+            trace_id=produced.trace_id,
+            json_mode=True,
+            out=out,
+            settings=self.io,
+            tenant=tenant,
+        )
+        shaped: dict[str, Any] = json.loads(out.getvalue())
+        return shaped
 
     def _normalized(self, plan_input: str | dict[str, Any], tenant: str) -> tuple[Plan, list[str]]:
         from qdsl.dsl.load import load_plan
@@ -326,24 +389,3 @@ def _audit_failure(tenant: str, exc: QdslError) -> None:
 def _answered(res: Any) -> Produced:
     data = res.to_dict()
     return Produced("ask", data, list(res.warnings), _status_next(data), data.get("trace_id"))
-
-
-def shaped(produced: Produced, tenant: str) -> Envelope:
-    """The envelope the CLI prints for `produced` with --json, as an object: over
-    the output budget, the full envelope is stored for `tenant` first and the
-    preview led by `refId` is returned (docs/envelopes.md). Blocking (the store)."""
-    from qdsl.envelope.emit import emit_success
-
-    out = io.StringIO()
-    emit_success(
-        produced.operation,
-        produced.data,
-        warnings=produced.warnings,
-        next_ops=produced.next_ops,
-        trace_id=produced.trace_id,
-        json_mode=True,
-        out=out,
-        tenant=tenant,
-    )
-    shaped: dict[str, Any] = json.loads(out.getvalue())
-    return shaped

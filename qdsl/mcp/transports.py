@@ -10,9 +10,11 @@ on stdio, stdout is the protocol.
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
 import signal
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
 
@@ -26,31 +28,20 @@ from mcp.shared.message import SessionMessage
 
 from qdsl.dsl.errors import UsageError
 from qdsl.mcp.app import build_server
+from qdsl.mcp.logs import logger
 from qdsl.mcp.service import Service
 from qdsl.mcp.tokens import TokenFile
 
-log = logging.getLogger("qdsl.mcp")
+log = logger()
 
 # How long a stopping HTTP server waits for calls in flight.
 _GRACE_S = 10
 
 
-def configure_logging(level: str = "INFO") -> None:
-    """One line per event on stderr (never stdout)."""
-    import sys
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING)
-    logging.getLogger("qdsl").setLevel(level)
-
-
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
-            log.info("received %s: stopping", signal.Signals(signum).name)
+            log.info("stopping", signal=signal.Signals(signum).name)
             scope.cancel()
             return
 
@@ -63,7 +54,7 @@ def _malformed(exc: Exception) -> types.JSONRPCError:
     not_json = not isinstance(exc, ValidationError) or any(
         e["type"] == "json_invalid" for e in exc.errors(include_input=False)
     )
-    log.warning("malformed message (%s)", "not JSON" if not_json else "not JSON-RPC")
+    log.warning("malformed_message", reason="not JSON" if not_json else "not JSON-RPC")
     subtype, code, what = (
         ("bad_json", types.PARSE_ERROR, "not JSON")
         if not_json
@@ -214,19 +205,119 @@ class PipeWriter:
         await self.writer.drain()
 
 
+class LineReadStream:
+    """The server's read stream over stdin's lines, parsed where they are read.
+
+    The SDK's `stdio_server` reads in one task and hands each message to the
+    server through a memory stream (a task switch per message); here the
+    server's own receive reads and parses the line. A line that is not a
+    JSON-RPC message is answered at once with a parse error (`id: null`)."""
+
+    def __init__(self, lines: PipeLines, write: LineWriteStream) -> None:
+        self.lines, self.write = lines, write
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            try:
+                line = await anext(self.lines)
+            except StopAsyncIteration:
+                raise anyio.EndOfStream from None
+            try:
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except Exception as exc:
+                await self.write.send(SessionMessage(_malformed(exc)))
+                continue
+            return SessionMessage(message)
+
+    async def aclose(self) -> None:
+        return None
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        return None
+
+
+class LineWriteStream:
+    """The server's write stream onto stdout: each message serialized and written
+    by the task that sends it (the SDK's `stdio_server` passes it to a writer
+    task first). Writes of whole lines never interleave: the loop's pipe
+    transport buffers each at once; a full pipe holds senders until it drains."""
+
+    def __init__(self, out: PipeWriter) -> None:
+        self.out = out
+        self.closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        await self.out.write(line)
+        if self.out.writer.transport.get_write_buffer_size():
+            await self.out.flush()
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            # the host may be gone already: what it did not read is lost either way
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(_GRACE_S),
+                contextlib.suppress(OSError),
+            ):
+                await self.out.flush()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+@asynccontextmanager
+async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    """(read, write) over stdin / stdout: our line streams when both are pipes
+    (as hosts spawn servers), else the SDK's `stdio_server` (a terminal, a file)."""
+    stdin = await PipeLines.open()
+    stdout = await PipeWriter.open()
+    if stdin is not None and stdout is not None:
+        write = LineWriteStream(stdout)
+        yield LineReadStream(stdin, write), write
+        return
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
+        yield AnswerMalformed(read, write), write
+
+
 async def serve_stdio(service: Service, tenant: str) -> None:
     server = build_server(service, lambda _ctx: tenant)
-    stdin: Any = await PipeLines.open()
-    stdout: Any = await PipeWriter.open()
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
-                log.info("serving tenant %s on stdio", tenant)
-                await server.run(
-                    AnswerMalformed(read, write), write, server.create_initialization_options()
-                )
-            log.info("stdin closed: stopping")
+            async with _stdio_streams() as (read, write):
+                log.info("serving", transport="stdio", tenant=tenant)
+                await server.run(read, write, server.create_initialization_options())
+            log.info("stopping", reason="stdin closed")
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
@@ -247,7 +338,7 @@ class TokenVerifier:
 
         record = self.tokens.tenant_of(token)
         if record is None:
-            log.warning("refused a bearer token (unknown or revoked)")
+            log.warning("token_refused", reason="unknown or revoked")
             return None
         return AccessToken(
             token=token, client_id=record.token_id, scopes=[], claims={"tenant": record.tenant}
@@ -314,7 +405,7 @@ async def serve_http(service: Service, address: str, tokens: TokenFile) -> None:
         timeout_graceful_shutdown=_GRACE_S,
     )
     shown = f"[{host}]" if ":" in host else host
-    log.info("listening on http://%s:%d/mcp", shown, bound)
+    log.info("serving", transport="http", url=f"http://{shown}:{bound}/mcp")
     # uvicorn stops on SIGTERM / SIGINT by itself, letting calls in flight finish
     # (up to _GRACE_S), then raises the signal again for the handler it found:
     # this one notes it, so a stop asked for is a clean exit (0), not a kill.
@@ -330,4 +421,4 @@ async def serve_http(service: Service, address: str, tokens: TokenFile) -> None:
 
 
 def _note_signal(signum: int, _frame: Any) -> None:
-    log.info("stopping on %s", signal.Signals(signum).name)
+    log.info("stopping", signal=signal.Signals(signum).name)

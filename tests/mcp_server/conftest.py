@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from sqlalchemy import Engine
 
 from qdsl.facts.db import make_engine
@@ -29,3 +30,10 @@ def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
     engine = make_engine(sqlite_url)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture(scope="package")
+def portal() -> Iterator[BlockingPortal]:
+    """An event loop in a thread: sessions stay open across Hypothesis examples."""
+    with start_blocking_portal() as p:
+        yield p

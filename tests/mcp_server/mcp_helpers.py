@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -50,10 +49,18 @@ def server_env(state_dir: Path, **extra: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_session(
-    args: list[str], env: dict[str, str], log: Path
+    args: list[str], env: dict[str, str], log: Path, *, module: str | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with `qdsl <args>` (e.g. --db URL mcp --tenant t1)."""
+    """An initialized client session with `qdsl <args>` (e.g. --db URL mcp --tenant t1),
+    or with `python -m <module> <args>`, a module of this directory standing in
+    for `qdsl` (e.g. `slow_lower`)."""
     params = StdioServerParameters(command=QDSL, args=args, env=env)
+    if module is not None:
+        here = str(Path(__file__).parent)
+        path = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", module, *args], env={**env, "PYTHONPATH": path}
+        )
     with log.open("a") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
@@ -86,9 +93,9 @@ class HttpServer:
             )
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            found = re.search(r"listening on (http://\S+)", log.read_text())
+            found = [e["url"] for e in log_events(log) if e.get("transport") == "http"]
             if found:
-                return cls(proc, found.group(1), log, state_dir)
+                return cls(proc, found[0], log, state_dir)
             if proc.poll() is not None:
                 break
             time.sleep(0.1)
@@ -109,6 +116,13 @@ class HttpServer:
         """A new token for `tenant` (`qdsl mcp token add`): (token, id)."""
         data = cli_json(["mcp", "token", "add", "--tenant", tenant], self.state_dir)
         return data["token"], data["id"]
+
+
+def log_events(log: Path) -> list[dict[str, Any]]:
+    """The server's log: one JSON object a line (after the last newline, a line
+    still being written is left out)."""
+    complete = log.read_text().split("\n")[:-1]
+    return [json.loads(line) for line in complete]
 
 
 def cli_json(args: list[str], state_dir: Path, *, ok: bool = True) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from mcp_helpers import QDSL, WAIT_S, error_of, ok_data, server_env, stdio_session
+from mcp_helpers import QDSL, WAIT_S, error_of, log_events, ok_data, server_env, stdio_session
 from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -101,6 +101,34 @@ def test_cancel_busy_and_a_dying_database_on_postgres(
             assert error["type"] == "database", error
 
             # the server goes on: the lock released, the same call answers
+            await anyio.to_thread.run_sync(lambda: holder.execute(text("ROLLBACK")))
+            assert ok_data(await s.call_tool("run_plan", {"plan": PLAN}))["status"] == "answered"
+            holder.execute(text("BEGIN"))  # the fixture's ROLLBACK ends something
+
+    anyio.run(body)
+
+
+@pytest.mark.parametrize("option", ["--timeout-ms", "--call-timeout"])
+def test_statement_and_call_timeouts_on_postgres(
+    option: str, pg_url: str, lock: tuple[Connection, Connection, str], tmp_path: Path
+) -> None:
+    """A statement held on the lock: `--timeout-ms` has PostgreSQL cancel it
+    (database/timeout), `--call-timeout` cancels the whole call
+    (database/call_timeout) and its statement with it; either way the statement
+    is gone while the lock is still held, and the server answers the next call."""
+    holder, watcher, db = lock
+    env = server_env(tmp_path / "state")  # statement timeout 600 s unless --timeout-ms
+    bound, code = (
+        ("300", "database/timeout") if option == "--timeout-ms" else ("1", "database/call_timeout")
+    )
+    args = ["--db", pg_url, "mcp", "--tenant", "t1", option, bound]
+
+    async def body() -> None:
+        async with stdio_session(args, env, tmp_path / "server.log") as s:
+            error = error_of(await s.call_tool("run_plan", {"plan": PLAN}))
+            assert error["code"] == code, error
+            assert error["retryable"] is True
+            await anyio.to_thread.run_sync(lambda: _poll(watcher, db, present=False))
             await anyio.to_thread.run_sync(lambda: holder.execute(text("ROLLBACK")))
             assert ok_data(await s.call_tool("run_plan", {"plan": PLAN}))["status"] == "answered"
             holder.execute(text("BEGIN"))  # the fixture's ROLLBACK ends something
@@ -195,6 +223,51 @@ def test_raw_stdio_malformed_lines_a_10mb_argument_and_stdin_closed(tmp_path: Pa
         server.close()
 
 
+def test_stdout_is_the_protocol_and_the_log_json_lines_on_stderr(tmp_path: Path) -> None:
+    """Every stdout line is a JSON-RPC response to a request sent; every stderr
+    line is one structlog JSON object, a `tool_call` per call among them."""
+    log = tmp_path / "server.log"
+    server = RawServer(tmp_path / "state", log)
+    try:
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        responses = [server.request(1, "initialize", init)]
+        server.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        server.send(b"not json")
+        responses.append(server.receive())
+        for i, question in enumerate(("how many projects", "list all projects"), start=2):
+            args = {"name": "ask", "arguments": {"question": question}}
+            responses.append(server.request(i, "tools/call", args))
+        bad = {"name": "run_plan", "arguments": {"plan": "list nothing_such"}}
+        responses.append(server.request(4, "tools/call", bad))
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert server.proc.wait(WAIT_S) == 0
+    finally:
+        server.close()
+    assert server.lines.empty()
+    assert [r["jsonrpc"] for r in responses] == ["2.0"] * 5
+    assert [r["id"] for r in responses] == [1, None, 2, 3, 4]
+
+    events = log_events(log)
+    assert log.read_text().endswith("\n")  # nothing but whole lines
+    for event in events:
+        assert {"timestamp", "level", "logger", "event"} <= event.keys(), event
+    calls = [e for e in events if e["event"] == "tool_call"]
+    assert [(c["tool"], c["tenant"], c["outcome"]) for c in calls] == [
+        ("ask", "t1", "ok"),
+        ("ask", "t1", "ok"),
+        ("run_plan", "t1", responses[-1]["result"]["structuredContent"]["error"]["code"]),
+    ]
+    assert all(isinstance(c["ms"], float) for c in calls)
+    names = [e["event"] for e in events]
+    assert names[0] == "serving" and names[-1] == "stopping"
+    assert "malformed_message" in names
+
+
 def test_sigterm_stops_the_stdio_server_cleanly(tmp_path: Path) -> None:
     server = RawServer(tmp_path / "state", tmp_path / "server.log")
     try:
@@ -208,7 +281,8 @@ def test_sigterm_stops_the_stdio_server_cleanly(tmp_path: Path) -> None:
         assert server.proc.wait(WAIT_S) == 0
     finally:
         server.close()
-    assert "received SIGTERM" in (tmp_path / "server.log").read_text()
+    events = log_events(tmp_path / "server.log")
+    assert {"event": "stopping", "signal": "SIGTERM"}.items() <= events[-1].items()
 
 
 def test_start_up_errors_are_the_cli_usage_errors(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,11 +20,10 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 from cases.question_gen import load_rows, questions
 from hypothesis import given, settings
-from hypothesis import strategies as st
-from mcp import ClientSession
+from isolation import check_isolation, plans
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import (
     HttpServer,
@@ -34,15 +33,10 @@ from mcp_helpers import (
     ok_data,
     server_env,
     structured,
-    without_trace,
 )
 
-from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import resolve_catalog
-from qdsl.dsl.json_form import parse_json
-from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.dsl.schema import plan_json_schema
-from qdsl.executor.run import execute
 from qdsl.facts.db import make_engine
 from qdsl.facts.demo import DEMO_NOW
 
@@ -74,25 +68,8 @@ def served(
     assert server.stop() == 0, server.log.read_text()
 
 
-@pytest.fixture(scope="module")
-def portal() -> Iterator[BlockingPortal]:
-    """An event loop in a thread: sessions stay open across Hypothesis examples."""
-    with start_blocking_portal() as p:
-        yield p
-
-
 def run(fn: Callable[[], Any]) -> Any:
     return anyio.run(fn)
-
-
-async def full_data(session: ClientSession, env: dict[str, Any]) -> Any:
-    """The whole `data`: the envelope's, or the stored one's when it was over budget."""
-    if "refId" not in env:
-        return env["data"]
-    read = await session.read_resource(f"qdsl://refs/{env['refId']}")
-    text = read.contents[0].text  # type: ignore[union-attr]
-    assert hashlib.sha256(text.encode()).hexdigest() == env["sha256"]
-    return json.loads(text)["data"]
 
 
 def test_every_tool_and_a_large_result_over_http(served: tuple[HttpServer, str]) -> None:
@@ -180,19 +157,6 @@ def test_no_unknown_or_revoked_token_is_401(served: tuple[HttpServer, str]) -> N
     assert all("token" not in t and "sha256" not in t for t in listed)
 
 
-def _plans(catalog_entities: list[str]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.builds(
-        lambda entity, query_type, limit: {
-            "query_type": query_type,
-            "entity_type": entity,
-            **({"limit": limit} if query_type == "list" else {}),
-        },
-        st.sampled_from(catalog_entities),
-        st.sampled_from(["list", "count"]),
-        st.integers(1, 50),
-    )
-
-
 def test_two_tenants_never_see_each_other(
     served: tuple[HttpServer, str], portal: BlockingPortal
 ) -> None:
@@ -209,35 +173,9 @@ def test_two_tenants_never_see_each_other(
         sessions = {"t1": s1, "t2": s2}
 
         @settings(max_examples=8, deadline=None)
-        @given(question=questions(catalog, rows, DEMO_NOW), plan=_plans(entities))
+        @given(question=questions(catalog, rows, DEMO_NOW), plan=plans(entities))
         def check(question: Any, plan: dict[str, Any]) -> None:
-            refs: dict[str, list[str]] = {"t1": [], "t2": []}
-            for tenant, session in sessions.items():
-                asked = structured(
-                    portal.call(session.call_tool, "ask", {"question": question.text})
-                )
-                expected = plan_and_answer(
-                    question.text, tenant, engine=engine, options=AnswerOptions(now=DEMO_NOW)
-                ).to_dict()
-                got = portal.call(full_data, session, asked)
-                assert without_trace(got) == without_trace(expected)
-                ran = structured(portal.call(session.call_tool, "run_plan", {"plan": plan}))
-                bound = normalize(
-                    parse_json(json.dumps(plan)), catalog, PlanContext(tenant_id=tenant)
-                )
-                expected_run = execute(bound.plan, catalog, engine, tenant, now=DEMO_NOW)
-                full_run = portal.call(full_data, session, ran)
-                assert full_run["result"]["rows"] == expected_run.model_dump(mode="json")["rows"]
-                refs[tenant] += [e["refId"] for e in (asked, ran) if "refId" in e]
-            for tenant, other in (("t1", "t2"), ("t2", "t1")):
-                listed = {str(r.uri) for r in portal.call(sessions[other].list_resources).resources}
-                for ref_id in refs[tenant]:
-                    assert f"qdsl://refs/{ref_id}" not in listed
-                    with pytest.raises(MCPError) as caught:
-                        portal.call(sessions[other].read_resource, f"qdsl://refs/{ref_id}")
-                    assert caught.value.data["code"] == "ref/ref_not_found"
-                    refused = portal.call(sessions[other].call_tool, "get_ref", {"ref_id": ref_id})
-                    assert error_of(refused)["code"] == "ref/ref_not_found"
+            check_isolation(portal, sessions, engine, catalog, question=question.text, plan=plan)
 
         check()
     engine.dispose()

@@ -13,8 +13,17 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
+import mcp_types as types
+import pytest
+from anyio.from_thread import BlockingPortal
+from cases.question_gen import load_rows, questions
+from hypothesis import given, settings
+from isolation import check_isolation, plans
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import (
     cli_json,
     error_of,
@@ -32,9 +41,12 @@ from qdsl.dsl.catalog import resolve_catalog
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.dsl.schema import plan_json_schema
-from qdsl.envelope.records import new_ref_id
+from qdsl.envelope.records import RefRecord, new_ref_id
+from qdsl.envelope.store import open_store
 from qdsl.executor.compile import compile_plan
+from qdsl.facts.db import make_engine
 from qdsl.facts.demo import DEMO_NOW
+from qdsl.mcp.resources import PAGE_SIZE
 
 TOOLS = {"ask", "run_plan", "compile_plan", "describe_catalog", "plan_schema", "get_ref"}
 QUESTION = "list all projects"
@@ -158,3 +170,89 @@ def test_a_ref_made_by_one_server_is_read_by_the_next(pg_url: str, tmp_path: Pat
         assert not (tmp_path / "a" / "refs").exists()  # the ref went to the database
 
     anyio.run(body)
+
+
+def test_resources_list_pages_through_this_tenants_refs_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More refs than a page: every page of `resources/list` holds the caller's own
+    refs only, newest first, and the cursor walks them all once, even when a ref
+    is made between pages."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("QDSL_STATE_DIR", str(state))
+    monkeypatch.setenv("QDSL_REF_MAX_COUNT", "200")
+    store = open_store()
+    made: dict[str | None, list[RefRecord]] = {"t1": [], "t2": [], None: []}
+    for tenant, count in (("t1", PAGE_SIZE + 7), ("t2", 5), (None, 3)):
+        for i in range(count):
+            payload = json.dumps({"ok": True, "data": {"i": i, "tenant": tenant}}).encode()
+            made[tenant].append(store.put("run", payload, tenant=tenant))
+    env = server_env(state, QDSL_REF_MAX_COUNT="200")
+
+    def newest_first(records: list[RefRecord]) -> list[str]:
+        ordered = sorted(records, key=lambda r: (r.created_ms, r.ref_id), reverse=True)
+        return [f"qdsl://refs/{r.ref_id}" for r in ordered]
+
+    async def pages(s: ClientSession) -> list[list[str]]:
+        out: list[list[str]] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await s.list_resources(params=params)
+            out.append([str(r.uri) for r in page.resources])
+            if len(out) == 1:  # a ref made between pages: newer than every cursor
+                store.put("run", b'{"ok": true}', tenant="t1")
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
+
+    async def body() -> None:
+        async with stdio_session(["mcp", "--tenant", "t1"], env, tmp_path / "t1.log") as s:
+            listed = await pages(s)
+            assert [len(p) for p in listed] == [PAGE_SIZE, 7]
+            assert [u for p in listed for u in p] == newest_first(made["t1"])
+            with pytest.raises(MCPError) as caught:
+                await s.list_resources(params=types.PaginatedRequestParams(cursor="nonsense"))
+            assert caught.value.error.code == types.INVALID_PARAMS
+            assert caught.value.data["code"] == "usage/bad_cursor"
+            first = await s.list_resources()  # and it goes on serving
+            assert len(first.resources) == PAGE_SIZE
+        async with stdio_session(["mcp", "--tenant", "t2"], env, tmp_path / "t2.log") as s:
+            assert [u for p in await pages(s) for u in p] == newest_first(made["t2"])
+
+    anyio.run(body)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
+def served_url(request: pytest.FixtureRequest) -> str:
+    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+
+
+def test_two_tenants_servers_never_see_each_other(
+    served_url: str, portal: BlockingPortal, tmp_path: Path
+) -> None:
+    """Over stdio each server's tenant is fixed at start: two servers of two
+    tenants, sharing one ref store, answer each its own tenant's rows only and
+    never show one another's refs (Hypothesis over questions and plans)."""
+    catalog = resolve_catalog(None)
+    engine = make_engine(served_url)
+    rows = load_rows(engine, catalog, "t1")
+    entities = sorted(n for n, e in catalog.entities.items() if "list" in e.query_types)
+    env = server_env(tmp_path / "state", QDSL_REF_THRESHOLD="2048")  # refs made often
+
+    def served(tenant: str) -> Any:
+        args = ["--db", served_url, "mcp", "--tenant", tenant]
+        return portal.wrap_async_context_manager(
+            stdio_session(args, env, tmp_path / f"{tenant}.log")
+        )
+
+    with served("t1") as s1, served("t2") as s2:
+        sessions = {"t1": s1, "t2": s2}
+
+        @settings(max_examples=8, deadline=None)
+        @given(question=questions(catalog, rows, DEMO_NOW), plan=plans(entities))
+        def check(question: Any, plan: dict[str, Any]) -> None:
+            check_isolation(portal, sessions, engine, catalog, question=question.text, plan=plan)
+
+        check()
+    engine.dispose()
