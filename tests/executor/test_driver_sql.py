@@ -1,7 +1,8 @@
 """Statements run by their cached driver text read what SQLAlchemy reads.
 
 Property: for any generated plan, on SQLite and on PostgreSQL, every statement
-the plan's template may run returns the same rows (same keys, same values
+the plan's template may run has a driver text, the one SQLAlchemy sends with
+the same values, and returns the same rows (same keys, same values
 after result processing) through `run_rows` (compiled once, text cached by
 statement and IN-list lengths, values ordered for the driver) as the same
 statement built afresh and run by `Connection.execute`, for IN lists of any
@@ -59,12 +60,26 @@ def test_driver_text_reads_what_sqlalchemy_reads(engine: Engine, st_data: st.Dat
     if cached.fallback_runs:
         params.update(cached.fallback_runs[0].params)
     fresh_stmts = _statements(fresh)
+    sent: list[tuple[str, Any]] = []
+
+    def note(_c: Any, _cur: Any, statement: str, parameters: Any, *_rest: Any) -> None:
+        sent.append((statement, parameters))
+
     with engine.connect() as conn:
         for role, stmt in _statements(cached).items():
             # every statement has a driver text: a bare connection can run it
-            assert driver_statement(stmt, engine.dialect, params) is not None, role
+            found = driver_statement(stmt, engine.dialect, params)
+            assert found is not None, role
             got = run_rows(conn, stmt, params)
-            result = conn.execute(fresh_stmts[role], params)
+            sent.clear()
+            sa.event.listen(conn, "before_cursor_execute", note)
+            try:
+                result = conn.execute(fresh_stmts[role], params)
+            finally:
+                sa.event.remove(conn, "before_cursor_execute", note)
+            # the text and values SQLAlchemy sends are the driver text's (what the
+            # benchmarks capture and replay is what the bare path runs)
+            assert sent == [(found.sql, found.values(params))], role
             keys = tuple(result.keys())
             want = [dict(zip(keys, r, strict=True)) for r in result.all()]
             assert got == want, (role, plan)
