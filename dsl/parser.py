@@ -1,7 +1,8 @@
 """Plan text -> raw IR: ``parse_text``.
 
 The grammar (``grammar.lark``) is compiled once, lazily, as an LALR(1) parser
-with the contextual lexer, and cached by Lark across processes. A syntax error
+with the contextual lexer, and cached by Lark across processes in the private
+state dir (`grammar_cache`). A syntax error
 becomes a ``PlanError`` (``validation/syntax_error``) with the line, column, a
 caret excerpt, the expected tokens in human words and a hint for the usual
 mistakes (``==``, a bare word where a quoted value belongs, ``;``).
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import UnexpectedToken, VisitError
 
+from qdsl.dsl.config import make_private_dirs, state_root
 from qdsl.dsl.errors import PlanError, QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.lean_parser import LeanParser
@@ -68,8 +70,24 @@ def make_parser(parser: str = "lalr", *, cache: bool = True) -> Lark:
         "maybe_placeholders": True,
     }
     if parser == "lalr":
-        options.update(lexer="contextual", cache=cache)
+        options.update(lexer="contextual", cache=grammar_cache("located") if cache else False)
     return Lark(grammar_text(), **options)
+
+
+def grammar_cache(kind: str) -> str | bool:
+    """Where Lark keeps one parser's analysed tables between processes: a file in
+    qdsl's private state dir (`<state>/cache/`, 0700), one per parser kind.
+
+    Lark's own default (`cache=True`) is a pickle in the system temp dir under a
+    name anyone can work out, and loading a pickle runs code: another local user
+    could plant it. Without a usable state dir the tables are built per process.
+    """
+    try:
+        root = state_root() / "cache"
+        make_private_dirs(root)
+    except OSError:
+        return False
+    return str(root / f"plan-grammar-{kind}.lark")
 
 
 @functools.cache
@@ -114,7 +132,7 @@ def _unlocated_parser() -> LeanParser:
         lexer="contextual",
         propagate_positions=False,
         maybe_placeholders=True,
-        cache=True,
+        cache=grammar_cache("unlocated"),
         transformer=_Embedded(),
     )
     return LeanParser(lark)
