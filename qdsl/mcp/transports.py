@@ -71,7 +71,43 @@ def _malformed(exc: Exception) -> types.JSONRPCError:
     )
 
 
-class AnswerMalformed:
+class _Stream:
+    """What the SDK asks of a stream besides send/receive: an async context
+    manager that closes it on exit."""
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _ReadStream(_Stream):
+    """A read stream is also an async iterator of what `receive` gives."""
+
+    async def receive(self) -> SessionMessage | Exception:
+        raise NotImplementedError
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+
+class AnswerMalformed(_ReadStream):
     """The read side of a transport, answering each line that is not a JSON-RPC
     message with a parse error (`id: null`) instead of dropping it silently."""
 
@@ -95,27 +131,6 @@ class AnswerMalformed:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 # The longest line stdin may send: room for an argument over the input limits,
@@ -205,7 +220,7 @@ class PipeWriter:
         await self.writer.drain()
 
 
-class LineReadStream:
+class LineReadStream(_ReadStream):
     """The server's read stream over stdin's lines, parsed where they are read.
 
     The SDK's `stdio_server` reads in one task and hands each message to the
@@ -229,31 +244,8 @@ class LineReadStream:
                 continue
             return SessionMessage(message)
 
-    async def aclose(self) -> None:
-        return None
 
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return None
-
-
-class LineWriteStream:
+class LineWriteStream(_Stream):
     """The server's write stream onto stdout: each message serialized and written
     by the task that sends it (the SDK's `stdio_server` passes it to a writer
     task first). Writes of whole lines never interleave: the loop's pipe
@@ -281,18 +273,6 @@ class LineWriteStream:
                 contextlib.suppress(OSError),
             ):
                 await self.out.flush()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 @asynccontextmanager
