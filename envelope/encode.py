@@ -37,10 +37,13 @@ def encode_line(obj: Any) -> bytes:
     """The exact bytes printed for `obj`: compact strict JSON, UTF-8, newline."""
     text = _raw_dumps(obj)
     try:
-        return (text + "\n").encode("utf-8")
+        # the newline joins the bytes, not the text: a text with a non-ASCII
+        # character holds 2 or 4 bytes per character, a large result's copy
+        # costs several times the bytes' one
+        return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # lone surrogates: escape them rather than fail
         text = json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":"))
-        return (text + "\n").encode("utf-8")
+        return text.encode("utf-8") + b"\n"
 
 
 def dumps(obj: Any) -> str:

@@ -28,9 +28,10 @@ The file sink writes each line with one `write(2)` and an `fstat(2)` of the
 open file, on the calling thread: nothing is buffered in the process, so a
 line is in the file when the request returns and nothing is lost when the
 process exits, however it exits. (A writer thread was measured and declined:
-the rendering holds the GIL on either thread, a per-line hand-off costs a
-wake-up about as dear as the `write(2)` it saves, and only batching would
-save anything, at the price of losing the last lines to a crash or kill.)
+rendering holds the GIL on either thread; handing each line to a thread saved
+about 2 µs of CPU per line, batching them every 50 ms about 5 µs, at the
+price of lines not yet in the file when their request returns, lost to a
+crash, a kill or `os._exit`.)
 """
 
 from __future__ import annotations
