@@ -8,7 +8,10 @@
    For scale, the same `emit_success` with the store's two fsyncs (the ref
    file, its directory) skipped, interleaved with both: what durability
    costs. The store itself always fsyncs; only this row skips it.
-2. Ref store GC over 10,000 refs (nothing to do / all expired / count cap
+2. Where `emit_success`'s time goes for the 1 MB result: each of its steps
+   timed on its own, interleaved with the whole call and the alternative
+   (absolute times, for the profile).
+3. Ref store GC over 10,000 refs (nothing to do / all expired / count cap
    down to 50): absolute times, no alternative.
 
 Uses a temp state dir.
@@ -36,6 +39,7 @@ from qdsl.envelope.settings import IoSettings
 from qdsl.envelope.store import RefRecord, RefStore, new_ref_id, system_clock
 
 ROWS: list[tuple[str, str, str]] = []
+STEPS: list[tuple[str, str]] = []
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> float:
@@ -87,6 +91,48 @@ def bench_emit(root: Path, quick: bool) -> list[H.Ratio]:
         )
         store.gc()
     return out
+
+
+def bench_steps(root: Path, quick: bool) -> None:
+    """emit_success's steps for the 1 MB result, each timed alone (see the module doc)."""
+    from qdsl.envelope.budget import RefFields, large_envelope
+    from qdsl.envelope.emit import success_envelope
+    from qdsl.envelope.encode import _raw_dumps
+
+    store = RefStore(root, ttl_ms=600_000, max_count=50, max_bytes=10**10)
+    settings = IoSettings()
+    data = result_of_size(1_000_000)
+    env = success_envelope("run", data, trace_id="t")
+    text = _raw_dumps(env)
+    payload = text.encode("utf-8") + b"\n"
+    record = store.put("run", payload)
+    ref = RefFields(record.ref_id, True, len(payload), record.sha256, "-", settings.threshold)
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("emit_success, the whole call", partial(_emit, data, store, settings)),
+        ("json.dumps + print (the alternative)", partial(_print_json, data)),
+        ("the envelope as JSON text (ensure_ascii=False)", partial(_raw_dumps, env)),
+        ("that text as UTF-8 bytes", partial(str.encode, text, "utf-8")),
+        ("sha256 of the bytes", lambda: hashlib.sha256(payload).hexdigest()),
+        (
+            "store.put: sha256, temp file, write, fsync, rename, fsync dir, index",
+            partial(store.put, "run", payload),
+        ),
+        ("store.put with the fsyncs skipped", partial(_put_unsynced, store, payload)),
+        ("store.gc after the put", store.gc),
+        ("the preview (large_envelope)", partial(large_envelope, env, ref, settings.threshold)),
+    ]
+    samples = H.interleaved([fn for _, fn in steps], repeats=2 if quick else 30)
+    for (label, _), sample in zip(steps, samples, strict=True):
+        STEPS.append((label, f"{statistics.median(sample.all) * 1000:.2f} ms"))
+
+
+def _put_unsynced(store: RefStore, payload: bytes) -> None:
+    fsync, fsync_dir = atomic.fsync, atomic.fsync_dir
+    atomic.fsync, atomic.fsync_dir = (lambda fd: None), (lambda path: None)
+    try:
+        store.put("run", payload)
+    finally:
+        atomic.fsync, atomic.fsync_dir = fsync, fsync_dir
 
 
 def _emit(data: Any, store: RefStore, settings: IoSettings) -> None:
@@ -168,8 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="qdsl-bench-") as tmp:
         base = Path(tmp)
         ratios = bench_emit(base / "emit", args.quick)
+        bench_steps(base / "steps", args.quick)
         bench_gc(base, args.quick)
     H.print_ratios("Envelope and ref store vs json.dumps", ratios)
+    print("### Where emit_success's time goes, 1 MB result (each step alone, medians)\n")
+    print(H.table([list(r) for r in STEPS], ["step", "median"]))
+    print(flush=True)
     print("### Ref store GC (no alternative: absolute times)\n")
     print(H.table([list(r) for r in ROWS], ["case", "median", "notes"]))
     print(flush=True)
