@@ -190,11 +190,11 @@ class RotatingFileSink:
     Following another process's rotation: each line costs an `fstat(2)` of
     the open file (its size, and whether it was deleted: then it is reopened
     before the line is written). A file another process rotated is over
-    `max_bytes`, so the next line here takes the rotation lock, finds the
-    path small and reopens it. For a rename by anything else, the path is
-    looked up again (`stat(2)`) at most every `recheck_s`; until then lines
-    land in the renamed file: kept, in order, never lost. (A `stat` of the
-    path per line was a third of a line's cost.)
+    `max_bytes`, so the next line here (which lands in it) takes the rotation
+    lock, finds the path small and reopens it. For a rename by anything else,
+    the path is looked up again (`stat(2)`) at most every `recheck_s`; until
+    then lines land in the renamed file: kept, in order, never lost. (A
+    `stat` of the path per line was a third of a line's cost.)
     """
 
     stages = False
