@@ -113,12 +113,20 @@ def run(repeats: int, inner: int) -> tuple[list[H.Ratio], list[H.Ratio]]:
     audit = H.record(
         "audit",
         H.compare(
-            "plan_and_answer, default audit log vs none", "audit on", "audit off", on, off,
+            "plan_and_answer, default audit log vs none",
+            "audit on",
+            "audit off",
+            on,
+            off,
             goal=H.at_most(1.05),
         ),
     )
     every_stage = H.compare(
-        "plan_and_answer, every stage rendered vs none", "stage sink", "audit off", stages, off,
+        "plan_and_answer, every stage rendered vs none",
+        "stage sink",
+        "audit off",
+        stages,
+        off,
         goal=None,
     )
     raw.close()
