@@ -8,10 +8,11 @@ flatter the ratio. A real guard runs without that hook; here it runs in a
 child process that never reads a setting through the mirror (checked).
 
 `Child("module:factory", *args)` starts the child, which builds the callable
-`factory(*args)` (arguments are pickled). Each call of the `Child` runs it once
-there and returns `harness.Elapsed`: the seconds measured in the child, so the
-pipe's round trip is not counted. The parent still interleaves it with qdsl's
-calls, one at a time (the parent waits while the child works).
+`factory(*args)` (arguments are pickled). Each call of the `Child` (with its own
+arguments, if any) runs it once there and returns `harness.Elapsed`: the
+seconds measured in the child, so the pipe's round trip is not counted. The
+parent still interleaves it with qdsl's calls, one at a time (the parent waits
+while the child works).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ class Child:
             self.close()
             raise RuntimeError(f"the child did not start: {ready!r}")
 
-    def __call__(self) -> Elapsed:
-        _send(self._in, "run")
+    def __call__(self, *args: Any) -> Elapsed:
+        _send(self._in, args)
         answer = _receive(self._out)
         if not isinstance(answer, float):
             raise RuntimeError(f"the child failed: {answer!r}")
@@ -85,20 +86,20 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
 
     factory, args = _receive(stdin)
     module, name = factory.split(":")
-    fn: Callable[[], object] = getattr(importlib.import_module(module), name)(*args)
-    fn()
-    if env_mirror._INSTALLED[0]:
-        _send(stdout, "the alternative read a setting through qdsl's environment mirror")
-        return
+    fn: Callable[..., object] = getattr(importlib.import_module(module), name)(*args)
     _send(stdout, "ready")
     while True:
         try:
-            _receive(stdin)
+            call = _receive(stdin)
         except EOFError:
             return
         t0 = time.perf_counter_ns()
-        fn()
-        _send(stdout, (time.perf_counter_ns() - t0) / 1e9)
+        fn(*call)
+        took = (time.perf_counter_ns() - t0) / 1e9
+        if env_mirror._INSTALLED[0]:
+            _send(stdout, "the alternative read a setting through qdsl's environment mirror")
+            return
+        _send(stdout, took)
 
 
 if __name__ == "__main__":
