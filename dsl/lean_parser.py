@@ -23,6 +23,7 @@ from typing import Any
 
 from lark import Lark
 from lark.lexer import UnlessCallback
+from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
 END = "$END"
@@ -113,7 +114,10 @@ class LeanParser:
                     entries[symbol] = (-1, None, arg)
                 else:
                     if arg not in reductions:
-                        reductions[arg] = (len(arg.expansion), callbacks[arg], arg.origin.name)
+                        callback = callbacks[arg]
+                        if type(callback) is ExpandSingleChild and len(arg.expansion) == 1:
+                            callback = _SAME  # what it returns for one child
+                        reductions[arg] = (len(arg.expansion), callback, arg.origin.name)
                     entries[symbol] = reductions[arg]
             self._table[state] = entries
         if any(isinstance(key, str) for key in callbacks):
@@ -161,14 +165,24 @@ class LeanParser:
                     state_stack.append(state)
                     value_stack.append(word)
                     break
-                cut = len(value_stack) - count
-                value = callback(value_stack[cut:])
-                del value_stack[cut:]
-                del state_stack[cut + 1 :]
+                if callback is _SAME:  # a `?rule` of one child: that child
+                    state_stack.pop()
+                else:
+                    cut = len(value_stack) - count
+                    value = callback(value_stack[cut:])
+                    del value_stack[cut:]
+                    del state_stack[cut + 1 :]
+                    value_stack.append(value)
                 count, callback, state = table[state_stack[-1]][target]
                 if callback is not None:
                     raise Refused
                 state_stack.append(state)
-                value_stack.append(value)
                 if state == end_state and kind == END:
-                    return value
+                    return value_stack[-1]
+
+
+def _same(children: list[Any]) -> Any:
+    return children[0]
+
+
+_SAME = _same

@@ -321,7 +321,7 @@ class PlanTransformer(Transformer[Token, Plan]):
             raise self._at(name, error) from None
 
     def rule_retrieval(self, meta: Meta | None, children: list[tuple[str, Any]]) -> _Clause:
-        settings = dict(RetrievalPolicy().model_dump())
+        settings = dict(_RETRIEVAL_DEFAULTS)
         settings.update(children)
         return _Clause("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
 
@@ -368,6 +368,9 @@ _HANDLERS: dict[str, Callable[..., Any]] = {
     for name, handler in vars(PlanTransformer).items()
     if name.startswith("rule_")
 }
+
+# what a retrieval clause starts from (plain values: copied, never shared)
+_RETRIEVAL_DEFAULTS: dict[str, Any] = RetrievalPolicy().model_dump()
 
 # clause name -> Plan (or Scope) field it fills
 _CLAUSE_FIELDS: tuple[tuple[str, str, str], ...] = (
