@@ -88,8 +88,8 @@ class _Lexers(dict[int, _StateLexer]):
         return lexer
 
 
-# One table entry: a shift or a goto (-1, None, next state), or a reduction
-# (children count, callback, the rule's nonterminal).
+# One table entry: a shift (-1, None, next state) or a reduction (children
+# count, callback, the rule's nonterminal).
 _Entry = tuple[int, Callable[[list[Any]], Any] | None, Any]
 
 
@@ -106,12 +106,21 @@ class LeanParser:
         callbacks: dict[Any, Callable[[Any], Any]] = lalr.parser.callbacks
         # Rules hash in Python: each becomes a tuple once, here.
         reductions: dict[Any, _Entry] = {}
+        nonterminals = {rule.origin.name for rule in callbacks if not isinstance(rule, str)}
         self._table: dict[int, dict[str, _Entry]] = {}
+        # after a reduction: the state the rule's nonterminal leads to
+        self._goto: dict[int, dict[str, int]] = {}
         for state, row in table.states.items():
             entries: dict[str, _Entry] = {}
+            goto = self._goto[state] = {}
             for symbol, (action, arg) in row.items():
-                if action is Shift:
-                    entries[symbol] = (-1, None, arg)
+                if symbol in nonterminals:
+                    if action is not Shift:
+                        raise TypeError("LeanParser expects a goto for every nonterminal")
+                    goto[symbol] = arg
+                elif action is Shift:
+                    if symbol != END:  # an end token never shifts
+                        entries[symbol] = (-1, None, arg)
                 else:
                     if arg not in reductions:
                         callback = callbacks[arg]
@@ -132,7 +141,7 @@ class LeanParser:
         says, then shift; at the end, reduce to the start rule). Tokens are
         shifted as plain strings: the reductions read only their text (and
         tell a STRING by its quote)."""
-        table, lexers, end_state = self._table, self._lexers, self._end
+        table, goto, lexers, end_state = self._table, self._goto, self._lexers, self._end
         state = self._start
         state_stack = [state]
         value_stack: list[Any] = []
@@ -159,8 +168,6 @@ class LeanParser:
                     raise Refused
                 count, callback, target = entry
                 if callback is None:
-                    if kind == END:  # an end token never shifts
-                        raise Refused
                     state = target
                     state_stack.append(state)
                     value_stack.append(word)
@@ -173,9 +180,7 @@ class LeanParser:
                     del value_stack[cut:]
                     del state_stack[cut + 1 :]
                     value_stack.append(value)
-                count, callback, state = table[state_stack[-1]][target]
-                if callback is not None:
-                    raise Refused
+                state = goto[state_stack[-1]][target]
                 state_stack.append(state)
                 if state == end_state and kind == END:
                     return value_stack[-1]
