@@ -252,6 +252,12 @@ class EntitySpec(_Strict):
         return self._implicit_specs.get(name)
 
     @cached_property
+    def _filter_bindings(self) -> dict[str, tuple[str, FieldSpec]]:
+        """Filter names as written -> the name and spec they bind to, filled by the
+        normalizer (`spec_for`), which binds each filter several times per plan."""
+        return {}
+
+    @cached_property
     def _implicit_specs(self) -> dict[str, FieldSpec]:
         """The specs of the undeclared id and label, built once (every filter on an
         id binds through them, several times per plan)."""

@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from lark import Lark
 from lark.lexer import UnlessCallback
-from lark.parse_tree_builder import ExpandSingleChild
+from lark.parse_tree_builder import (
+    ChildFilter,
+    ChildFilterLALR,
+    ChildFilterLALR_NoPlaceholders,
+    ExpandSingleChild,
+)
 from lark.parsers.lalr_analysis import Shift
 
 END = "$END"
@@ -123,9 +129,7 @@ class LeanParser:
                         entries[symbol] = (-1, None, arg)
                 else:
                     if arg not in reductions:
-                        callback = callbacks[arg]
-                        if type(callback) is ExpandSingleChild and len(arg.expansion) == 1:
-                            callback = _SAME  # what it returns for one child
+                        callback = _reduction(arg, callbacks[arg])
                         reductions[arg] = (len(arg.expansion), callback, arg.origin.name)
                     entries[symbol] = reductions[arg]
             self._table[state] = entries
@@ -191,3 +195,57 @@ def _same(children: list[Any]) -> Any:
 
 
 _SAME = _same
+
+
+def _reduction(rule: Any, callback: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """Lark's callback for `rule`, or a shorter one doing the same.
+
+    Lark builds a `_rule` (its `clause*` lists are `__start_star_0`) as a Tree
+    whose children the parent's child filter splices in. Here a `_rule` gives
+    the list of those children itself, and every filter that splices is
+    replaced by one that splices such lists, as Lark's does (reusing the first
+    list, for left recursion). Any other shape of callback a `_rule` or a
+    splicing filter could have is refused (`TypeError`: Lark parses then)."""
+    kind = type(callback)
+    splices = kind in _FILTERS and any(item[1] for item in callback.to_include)  # type: ignore[attr-defined]
+    underscore = rule.origin.name.startswith("_")
+    if kind is ExpandSingleChild and len(rule.expansion) == 1:
+        return _SAME  # what it returns for one child
+    if kind is ChildFilterLALR_NoPlaceholders and (splices or underscore):
+        inner = None if underscore else callback.node_builder  # type: ignore[attr-defined]
+        return _spliced(tuple(callback.to_include), inner)  # type: ignore[attr-defined]
+    if splices:
+        raise TypeError("LeanParser splices `_rule` children through Lark's LALR filter only")
+    if underscore:
+        if kind is not partial:
+            raise TypeError("LeanParser builds `_rule` lists for Lark's tree callbacks only")
+        return _as_list
+    return callback
+
+
+_FILTERS = (ChildFilter, ChildFilterLALR, ChildFilterLALR_NoPlaceholders)
+
+
+def _as_list(children: list[Any]) -> list[Any]:
+    return children
+
+
+def _spliced(
+    include: tuple[tuple[int, bool], ...], inner: Callable[[list[Any]], Any] | None
+) -> Callable[[list[Any]], Any]:
+    def reduce(children: list[Any]) -> Any:
+        out: list[Any] | None = None
+        for i, splice in include:
+            if splice:
+                if out:
+                    out += children[i]
+                else:
+                    out = children[i]
+            elif out is None:
+                out = [children[i]]
+            else:
+                out.append(children[i])
+        kept = [] if out is None else out
+        return kept if inner is None else inner(kept)
+
+    return reduce
