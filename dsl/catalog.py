@@ -236,6 +236,11 @@ class EntitySpec(_Strict):
         found.update(f.column for f in self.fields.values() if f.sensitive and f.column)
         return frozenset(found)
 
+    @cached_property
+    def sensitive_folded(self) -> frozenset[str]:
+        """The sensitive names casefolded, to refuse any casing of them."""
+        return frozenset(s.casefold() for s in self.sensitive)
+
     def filter_spec(self, name: str) -> FieldSpec | None:
         """The spec of a filterable name: a declared field, or the implicit id / label.
 
@@ -245,6 +250,12 @@ class EntitySpec(_Strict):
         if name in self.fields:
             return self.fields[name]
         return self._implicit_specs.get(name)
+
+    @cached_property
+    def _filter_bindings(self) -> dict[str, tuple[str, FieldSpec]]:
+        """Filter names as written -> the name and spec they bind to, filled by the
+        normalizer (`spec_for`), which binds each filter several times per plan."""
+        return {}
 
     @cached_property
     def _implicit_specs(self) -> dict[str, FieldSpec]:

@@ -144,9 +144,9 @@ def limits() -> Limits:
     key = environ_key(_ENV_NAMES)
     hit = _BY_KEY.get(key)
     if hit is None:
-        env = os.environ
+        # read from the key itself: the environment may have changed since
         hit = _BY_KEY[key] = _cached(
-            tuple((n, v) for n in _ENV_NAMES if (v := env.get(n)) is not None), ""
+            tuple((n, v) for n, v in zip(_ENV_NAMES, key, strict=True) if v is not None), ""
         )
         if len(_BY_KEY) > 8:
             _BY_KEY.pop(next(iter(_BY_KEY)))
@@ -200,6 +200,8 @@ def check_text_size(text: str, name: str, what: str, limit: Limits | None = None
     """Refuse text over a byte limit (UTF-8 bytes; characters bound them from below)."""
     lim = limit or limits()
     bound = getattr(lim, name)
+    if len(text) * 4 <= bound:  # UTF-8 takes at most 4 bytes per character
+        return
     if len(text) > bound or len(text.encode("utf-8", "surrogatepass")) > bound:
         raise lim.too_large(name, what, len(text.encode("utf-8", "surrogatepass")), "bytes")
 
@@ -221,7 +223,8 @@ def check_plan_limits(plan: Plan, limit: Limits | None = None) -> None:
         if len(values) > lim.list_items:
             raise lim.plan_over("list_items", f"the value list of filter {i}", len(values), "items")
         for v in values:
-            if isinstance(v, str):
+            # the message is written only for a value it refuses
+            if isinstance(v, str) and (len(v) > lim.value_chars or has_surrogate(v)):
                 _check_text(v, f"a value of filter {i}", lim)
     texts = [plan.scope.project_id, plan.scope.thread_anchor, *(r.id for r in refs)]
     for text in texts:

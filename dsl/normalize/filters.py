@@ -11,12 +11,20 @@ from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.normalize.names import field_spec, filterable, resolve_filter_field
 from qdsl.dsl.suggest import did_you_mean, suggest
 
+_MAX_BINDINGS = 1024
+
 
 def spec_for(ent: EntitySpec, f: Filter, index: int) -> tuple[str, FieldSpec]:
     """The bound name and spec of the field a filter names, or an `unknown_field` refusal."""
+    bindings = ent._filter_bindings
+    found = bindings.get(f.field)
+    if found is not None:
+        return found
     name = resolve_filter_field(ent, f.field)
     spec = field_spec(ent, name) if name is not None else None
     if name is not None and spec is not None:
+        if len(bindings) < _MAX_BINDINGS:  # bounded: any text can be written as a name
+            bindings[f.field] = (name, spec)
         return name, spec
     known = [n for n in filterable(ent) if n not in ent.sensitive]
     spellings = {n: n for n in known}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qdsl.dsl.errors import PolicyError
-from qdsl.dsl.ir import ObjectRef, Plan
+from qdsl.dsl.ir import ObjectRef, Plan, Scope
 from qdsl.dsl.normalize.entity import resolve_entity
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.tenant import valid_tenant
@@ -24,7 +24,26 @@ def bind_tenant(plan: Plan, env: Env) -> Plan:
             retryable=False,
             details=where("scope.tenant_id", plan.span, plan_tenant=plan.scope.tenant_id),
         )
-    return plan.model_copy(update={"scope": plan.scope.model_copy(update={"tenant_id": tenant})})
+    return plan.model_copy(update={"scope": _with_tenant(plan.scope, tenant)})
+
+
+def _with_tenant(scope: Scope, tenant: str) -> Scope:
+    """`scope` with the caller's tenant. A plan without a scope shares the default
+    one, so its tenant-bound copy is made once per tenant (scopes are frozen)."""
+    if scope is not _DEFAULT_SCOPE:
+        return scope.model_copy(update={"tenant_id": tenant})
+    found = _TENANT_SCOPES.get(tenant)
+    if found is None:
+        found = _DEFAULT_SCOPE.model_copy(update={"tenant_id": tenant})
+        if len(_TENANT_SCOPES) >= _MAX_TENANT_SCOPES:
+            _TENANT_SCOPES.clear()
+        _TENANT_SCOPES[tenant] = found
+    return found
+
+
+_DEFAULT_SCOPE = Plan.model_fields["scope"].default
+_TENANT_SCOPES: dict[str, Scope] = {}
+_MAX_TENANT_SCOPES = 1024
 
 
 def _bind_ref(ref: ObjectRef, env: Env, path: str) -> ObjectRef:

@@ -42,6 +42,8 @@ def _json(value: Value) -> Any:
 class _Site:
     """One filter being checked: where it is and how to refuse it."""
 
+    __slots__ = ("ent", "filter", "index", "name")
+
     def __init__(self, ent: EntitySpec, name: str, f: Filter, index: int) -> None:
         self.ent, self.name, self.filter, self.index = ent, name, f, index
 
