@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 # The settings readers' seam to the environment: one setting (`getenv`), and the
-# key of a cache of settings read from some names (`environ_key`), both served
-# from a mirror that skips os.environ's cost of an unset name.
-from qdsl.dsl import env_mirror
+# key of a cache of settings read from some names (`environ_key`), both looked
+# up without os.environ's cost of an unset name (`env_lookup`).
+from qdsl.dsl import env_lookup
 from qdsl.dsl.errors import UsageError
 
-getenv = env_mirror.getenv
-environ_key = env_mirror.environ_key
+getenv = env_lookup.getenv
+environ_key = env_lookup.environ_key
 
 # Where the platform's state dir is when QDSL_STATE_DIR is unset (platformdirs
 # reads these): a cache of settings from config.toml must be keyed on them too.

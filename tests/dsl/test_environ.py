@@ -1,7 +1,7 @@
 """The environment readers the hot paths use agree with os.environ at every moment.
 
-`qdsl.dsl.config.getenv` and `environ_key` read a mirror of the environment
-(`qdsl.dsl.env_mirror`) to skip the cost of an unset name; whatever is set,
+`qdsl.dsl.config.getenv` and `environ_key` look names up in os.environ's own
+dict (`qdsl.dsl.env_lookup`) to skip the cost of an unset name; whatever is set,
 changed or removed through os.environ (monkeypatch does exactly that) must show
 at once, and so must the limits and the audit sink built from them.
 """
