@@ -12,7 +12,6 @@ import json
 import math
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lark import Token, Transformer
@@ -93,11 +92,10 @@ def _start(meta: Meta | None) -> tuple[int, int]:
     return meta.line, meta.column
 
 
-@dataclass(frozen=True)
-class _Clause:
-    name: str
-    payload: Any
-    meta: Meta | None
+# A clause as its rule reduced it: name, payload, where it was written. A plain
+# tuple: a plan text has a clause per line or so, and a tuple costs a tenth of
+# a frozen dataclass to build.
+_Clause = tuple[str, Any, Meta | None]
 
 
 class PlanTransformer(Transformer[Token, Plan]):
@@ -262,20 +260,20 @@ class PlanTransformer(Transformer[Token, Plan]):
                     hint="write `plan v1` or leave the line out",
                 ),
             )
-        return _Clause("version", "v1", meta)
+        return ("version", "v1", meta)
 
     def rule_header(self, meta: Meta | None, children: list[Token]) -> _Clause:
         word, entity = children
-        return _Clause("header", (self._word(word, closure.query_type), str(entity)), meta)
+        return ("header", (self._word(word, closure.query_type), str(entity)), meta)
 
     def rule_contract(self, meta: Meta | None, children: list[Token]) -> _Clause:
-        return _Clause("contract", self._word(children[0], closure.answer_contract), meta)
+        return ("contract", self._word(children[0], closure.answer_contract), meta)
 
     def rule_where(self, meta: Meta | None, children: list[Filter]) -> _Clause:
-        return _Clause("where", tuple(children), meta)
+        return ("where", tuple(children), meta)
 
     def rule_select(self, meta: Meta | None, children: list[Token]) -> _Clause:
-        return _Clause("select", tuple(str(name) for name in children), meta)
+        return ("select", tuple(str(name) for name in children), meta)
 
     def rule_sort(self, meta: Meta | None, children: list[Token | None]) -> Sort:
         name, direction = children
@@ -287,19 +285,19 @@ class PlanTransformer(Transformer[Token, Plan]):
         )
 
     def rule_order(self, meta: Meta | None, children: list[Sort]) -> _Clause:
-        return _Clause("order", tuple(children), meta)
+        return ("order", tuple(children), meta)
 
     def rule_limit(self, meta: Meta | None, children: list[Token]) -> _Clause:
-        return _Clause("limit", int(children[0]), meta)
+        return ("limit", int(children[0]), meta)
 
     def rule_tenant(self, meta: Meta | None, children: list[str]) -> _Clause:
-        return _Clause("tenant", children[0], meta)
+        return ("tenant", children[0], meta)
 
     def rule_project(self, meta: Meta | None, children: list[str]) -> _Clause:
-        return _Clause("project", children[0], meta)
+        return ("project", children[0], meta)
 
     def rule_anchor(self, meta: Meta | None, children: list[str]) -> _Clause:
-        return _Clause("anchor", children[0], meta)
+        return ("anchor", children[0], meta)
 
     def rule_object_ref(self, meta: Meta | None, children: list[Any]) -> ObjectRef:
         entity, ref_id = children
@@ -308,7 +306,7 @@ class PlanTransformer(Transformer[Token, Plan]):
         )
 
     def rule_about(self, meta: Meta | None, children: list[ObjectRef]) -> _Clause:
-        return _Clause("about", tuple(children), meta)
+        return ("about", tuple(children), meta)
 
     def rule_retrieval_item(
         self, meta: Meta | None, children: list[Token | None]
@@ -323,41 +321,43 @@ class PlanTransformer(Transformer[Token, Plan]):
     def rule_retrieval(self, meta: Meta | None, children: list[tuple[str, Any]]) -> _Clause:
         settings = dict(_RETRIEVAL_DEFAULTS)
         settings.update(children)
-        return _Clause("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
+        return ("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
 
     def rule_verify(self, meta: Meta | None, children: list[Token]) -> _Clause:
         checks = tuple(self._word(token, closure.verifier_check) for token in children)
-        return _Clause("verify", checks, meta)
+        return ("verify", checks, meta)
 
     def rule_on_empty(self, meta: Meta | None, children: list[Token]) -> _Clause:
         policy = self._word(children[0], closure.empty_policy)
-        return _Clause("on_empty", policy is EmptyPolicy.CLARIFY, meta)
+        return ("on_empty", policy is EmptyPolicy.CLARIFY, meta)
 
     # -- the plan -------------------------------------------------------------------
 
     def rule_start(self, meta: Meta | None, children: list[_Clause]) -> Plan:
         seen: dict[str, _Clause] = {}
         for clause in children:
-            if clause.name in seen:
+            name = clause[0]
+            if name in seen:
                 raise located(
                     PlanError(
                         "duplicate_clause",
-                        f"the {clause.name} clause is written twice",
-                        hint=f"merge the two {clause.name} clauses into one",
-                        details={"clause": clause.name},
+                        f"the {name} clause is written twice",
+                        hint=f"merge the two {name} clauses into one",
+                        details={"clause": name},
                     ),
                     self._text,
-                    *_start(clause.meta),
+                    *_start(clause[2]),
                 )
-            seen[clause.name] = clause
-        query_type, entity_type = seen["header"].payload
+            seen[name] = clause
+        query_type, entity_type = seen["header"][1]
         fields: dict[str, Any] = {"query_type": query_type, "entity_type": entity_type}
         scope: dict[str, Any] = {}
         metas: dict[str, Meta | None] = {}
         for name, target, into in _CLAUSE_FIELDS:
-            if name in seen:
-                (scope if into == "scope" else fields)[target] = seen[name].payload
-                metas[target] = seen[name].meta
+            found = seen.get(name)
+            if found is not None:
+                (scope if into == "scope" else fields)[target] = found[1]
+                metas[target] = found[2]
         if scope:
             fields["scope"] = Scope(**scope)
         return self._build(meta, lambda: Plan(**fields, span=span_of(meta)), metas)
