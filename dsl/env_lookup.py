@@ -88,8 +88,8 @@ def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
     """`tuple(os.environ.get(n) for n in names)`: the key of a cache of settings
     read from those names, which changes whenever one of them does."""
     if _STORE is None or os.environ is not _ENVIRON:
-        get = os.environ.get
-        return tuple([get(n) for n in names])
+        lookup = os.environ.get
+        return tuple([lookup(n) for n in names])
     keys = _KEY_TUPLES.get(names)
     if keys is None:
         keys = tuple([_encoded(n) for n in names])
@@ -98,3 +98,32 @@ def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
     decode = _STORE[2]
     get = _RAW.get
     return tuple([None if (raw := get(k)) is None else decode(raw) for k in keys])
+
+
+def environ_raw_key(names: tuple[str, ...]) -> tuple[object, ...]:
+    """A key that changes whenever `os.environ.get(n)` does for a name in `names`:
+    the values as stored (encoded), so a cache of settings read from them pays
+    for decoding only on a miss (`decode_raw_key`)."""
+    if _STORE is None or os.environ is not _ENVIRON:
+        lookup = os.environ.get
+        return tuple([lookup(n) for n in names])
+    keys = _KEY_TUPLES.get(names)
+    if keys is None:
+        keys = tuple([_encoded(n) for n in names])
+        if len(_KEY_TUPLES) < _MAX_CACHED:
+            _KEY_TUPLES[names] = keys
+    get = _RAW.get
+    return tuple([get(k) for k in keys])
+
+
+def decode_raw_key(key: tuple[object, ...]) -> tuple[str | None, ...]:
+    """The values `environ_raw_key` stood for, as `os.environ.get` gives them."""
+    decode = _STORE[2] if _STORE is not None else None
+    out: list[str | None] = []
+    for v in key:
+        if v is None or isinstance(v, str):
+            out.append(v)
+        else:
+            assert decode is not None  # raw values are stored encoded only
+            out.append(decode(v))
+    return tuple(out)

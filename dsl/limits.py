@@ -45,7 +45,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from qdsl.dsl.config import STATE_ROOT_ENV, config_table, environ_key, state_root
+from qdsl.dsl.config import STATE_ROOT_ENV, config_table, state_root
+from qdsl.dsl.env_lookup import decode_raw_key, environ_raw_key
 from qdsl.dsl.errors import PlanError, QdslError, UsageError
 
 if TYPE_CHECKING:
@@ -141,12 +142,13 @@ def limits() -> Limits:
     held = _HELD.get()
     if held is not None:
         return held
-    key = environ_key(_ENV_NAMES)
+    key = environ_raw_key(_ENV_NAMES)
     hit = _BY_KEY.get(key)
     if hit is None:
         # read from the key itself: the environment may have changed since
+        values = decode_raw_key(key)
         hit = _BY_KEY[key] = _cached(
-            tuple((n, v) for n, v in zip(_ENV_NAMES, key, strict=True) if v is not None), ""
+            tuple((n, v) for n, v in zip(_ENV_NAMES, values, strict=True) if v is not None), ""
         )
         if len(_BY_KEY) > 8:
             _BY_KEY.pop(next(iter(_BY_KEY)))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from qdsl.dsl.bound import BoundPlan, bind_plan
 from qdsl.dsl.catalog import Catalog, EntitySpec
@@ -24,6 +23,27 @@ class PlanContext:
     referenced_objects: tuple[ObjectRef, ...] = ()
 
 
+T = TypeVar("T")
+
+
+class _Once(Generic[T]):
+    """`functools.cached_property` without its lock (Python 3.11 takes one per
+    first read, on every new plan): the value is a pure function of the frozen
+    instance, so two threads computing it at once store equal values. The plan
+    cache reads it before an entry is shared."""
+
+    def __init__(self, func: Callable[[NormalizedPlan], T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __get__(self, instance: NormalizedPlan | None, owner: type | None = None) -> T:
+        if instance is None:
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
+
+
 @dataclass(frozen=True)
 class NormalizedPlan:
     plan: Plan
@@ -32,7 +52,7 @@ class NormalizedPlan:
     catalog: Catalog | None = field(default=None, compare=False, repr=False)
     tenant_id: str | None = field(default=None, compare=False, repr=False)
 
-    @cached_property
+    @_Once
     def bound(self) -> BoundPlan | None:
         """What the executor compiles: the plan with its catalog specs and typed
         values, for the context's tenant. None for plans that never execute."""
@@ -40,7 +60,7 @@ class NormalizedPlan:
             return None
         return bind_plan(self.plan, self.catalog, self.tenant_id)
 
-    @cached_property
+    @_Once
     def plan_hash(self) -> str:
         """The plan's digest, computed once however often a cached plan is logged."""
         return self.plan.digest()
