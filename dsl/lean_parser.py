@@ -136,6 +136,13 @@ class LeanParser:
         if any(isinstance(key, str) for key in callbacks):
             raise TypeError("LeanParser shifts tokens as they are: no terminal callbacks")
         self._lexers = _Lexers(contextual.lexers)
+        # Lark numbers its states 0..n-1: then a state's row, gotos and lexer are
+        # read by index (a list is read faster than a dict), else by key.
+        self._rows: Any = self._table
+        self._gotos: Any = self._goto
+        if sorted(self._table) == list(range(len(self._table))):
+            self._rows = [self._table[i] for i in range(len(self._table))]
+            self._gotos = [self._goto[i] for i in range(len(self._goto))]
 
     def parse(self, text: str) -> Any:
         """What Lark's `parse` returns for `text`, or `Refused`.
@@ -145,7 +152,7 @@ class LeanParser:
         says, then shift; at the end, reduce to the start rule). Tokens are
         shifted as plain strings: the reductions read only their text (and
         tell a STRING by its quote)."""
-        table, goto, lexers, end_state = self._table, self._goto, self._lexers, self._end
+        table, goto, lexers, end_state = self._rows, self._gotos, self._lexers, self._end
         state = self._start
         state_stack = [state]
         value_stack: list[Any] = []
@@ -177,6 +184,9 @@ class LeanParser:
                     value_stack.append(word)
                     break
                 if callback is _SAME:  # a `?rule` of one child: that child
+                    state_stack.pop()
+                elif count == 1:  # the commonest reduction, without slicing
+                    value_stack[-1] = callback([value_stack[-1]])
                     state_stack.pop()
                 else:
                     cut = len(value_stack) - count
