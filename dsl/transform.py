@@ -142,19 +142,30 @@ class PlanTransformer(Transformer[Token, Plan]):
         try:
             return build()
         except ValidationError as error:
-            problem = error.errors()[0]
-            if clause_meta and problem["loc"] and str(problem["loc"][0]) in clause_meta:
-                meta = clause_meta[str(problem["loc"][0])]
-            path = ".".join(str(part) for part in problem["loc"])
-            raise located(
-                PlanError(
-                    "invalid_plan",
-                    f"{path}: {problem['msg']}" if path else str(problem["msg"]),
-                    hint="fix the value at the caret",
-                ),
-                self._text,
-                *_start(meta),
-            ) from None
+            raise self._invalid(error, meta, clause_meta) from None
+
+    def _invalid(
+        self,
+        error: ValidationError,
+        meta: Meta | None,
+        clause_meta: dict[str, Meta | None] | None = None,
+    ) -> PlanError:
+        """A model validation error as a plan error, at the clause that caused it."""
+        problem = error.errors()[0]
+        if clause_meta and problem["loc"] and str(problem["loc"][0]) in clause_meta:
+            meta = clause_meta[str(problem["loc"][0])]
+        path = ".".join(str(part) for part in problem["loc"])
+        error_at = located(
+            PlanError(
+                "invalid_plan",
+                f"{path}: {problem['msg']}" if path else str(problem["msg"]),
+                hint="fix the value at the caret",
+            ),
+            self._text,
+            *_start(meta),
+        )
+        assert isinstance(error_at, PlanError)
+        return error_at
 
     # -- values ---------------------------------------------------------------
 
@@ -236,16 +247,16 @@ class PlanTransformer(Transformer[Token, Plan]):
         value_source = (
             ValueSource.USER_TEXT if source is None else self._word(source, closure.value_source)
         )
-        return self._build(
-            meta,
-            lambda: Filter(
+        try:
+            return Filter(
                 field=str(name),
                 operator=operator,
                 value=value,
                 value_source=value_source,
                 span=span_of(meta),
-            ),
-        )
+            )
+        except ValidationError as error:
+            raise self._invalid(error, meta) from None
 
     # -- clauses ------------------------------------------------------------------
 
@@ -360,7 +371,10 @@ class PlanTransformer(Transformer[Token, Plan]):
                 metas[target] = found[2]
         if scope:
             fields["scope"] = Scope(**scope)
-        return self._build(meta, lambda: Plan(**fields, span=span_of(meta)), metas)
+        try:
+            return Plan(**fields, span=span_of(meta))
+        except ValidationError as error:
+            raise self._invalid(error, meta, metas) from None
 
 
 _HANDLERS: dict[str, Callable[..., Any]] = {
