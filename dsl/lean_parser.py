@@ -140,11 +140,13 @@ class LeanParser:
         # read by index (a list is read faster than a dict), else by key.
         self._rows: Any = self._table
         self._gotos: Any = self._goto
+        self._lexer_rows: Any = self._lexers
         if sorted(self._table) == list(range(len(self._table))):
             self._rows = [self._table[i] for i in range(len(self._table))]
             self._gotos = [self._goto[i] for i in range(len(self._goto))]
+            self._lexer_rows = [None] * len(self._table)  # filled from `_lexers` as reached
 
-    def parse(self, text: str) -> Any:
+    def parse(self, text: str) -> Any:  # noqa: C901 - one loop on purpose: no call per token
         """What Lark's `parse` returns for `text`, or `Refused`.
 
         One loop (no call per token): lex in the current state as Lark's
@@ -152,7 +154,7 @@ class LeanParser:
         says, then shift; at the end, reduce to the start rule). Tokens are
         shifted as plain strings: the reductions read only their text (and
         tell a STRING by its quote)."""
-        table, goto, lexers, end_state = self._rows, self._gotos, self._lexers, self._end
+        table, goto, lexers, end_state = self._rows, self._gotos, self._lexer_rows, self._end
         state = self._start
         state_stack = [state]
         value_stack: list[Any] = []
@@ -160,6 +162,8 @@ class LeanParser:
         while True:
             if pos < size:
                 lexer = lexers[state]
+                if lexer is None:
+                    lexer = lexers[state] = self._lexers[state]
                 match = lexer.match(text, pos)
                 if match is None:
                     raise Refused
