@@ -364,11 +364,12 @@ class PlanTransformer(Transformer[Token, Plan]):
         fields: dict[str, Any] = {"query_type": query_type, "entity_type": entity_type}
         scope: dict[str, Any] = {}
         metas: dict[str, Meta | None] = {}
-        for name, target, into in _CLAUSE_FIELDS:
-            found = seen.get(name)
-            if found is not None:
-                (scope if into == "scope" else fields)[target] = found[1]
-                metas[target] = found[2]
+        for name, payload, clause_meta in seen.values():
+            place = _CLAUSE_FIELDS.get(name)
+            if place is not None:
+                target, into = place
+                (scope if into == "scope" else fields)[target] = payload
+                metas[target] = clause_meta
         if scope:
             fields["scope"] = Scope(**scope)
         try:
@@ -386,18 +387,18 @@ _HANDLERS: dict[str, Callable[..., Any]] = {
 # what a retrieval clause starts from (plain values: copied, never shared)
 _RETRIEVAL_DEFAULTS: dict[str, Any] = RetrievalPolicy().model_dump()
 
-# clause name -> Plan (or Scope) field it fills
-_CLAUSE_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("contract", "answer_contract", "plan"),
-    ("where", "filters", "plan"),
-    ("select", "projection", "plan"),
-    ("order", "sort", "plan"),
-    ("limit", "limit", "plan"),
-    ("retrieval", "retrieval_policy", "plan"),
-    ("verify", "verifier_checks", "plan"),
-    ("on_empty", "clarify_on_empty", "plan"),
-    ("tenant", "tenant_id", "scope"),
-    ("project", "project_id", "scope"),
-    ("anchor", "thread_anchor", "scope"),
-    ("about", "referenced_objects", "scope"),
-)
+# clause name -> Plan (or Scope) field it fills (the header and version are read apart)
+_CLAUSE_FIELDS: dict[str, tuple[str, str]] = {
+    "contract": ("answer_contract", "plan"),
+    "where": ("filters", "plan"),
+    "select": ("projection", "plan"),
+    "order": ("sort", "plan"),
+    "limit": ("limit", "plan"),
+    "retrieval": ("retrieval_policy", "plan"),
+    "verify": ("verifier_checks", "plan"),
+    "on_empty": ("clarify_on_empty", "plan"),
+    "tenant": ("tenant_id", "scope"),
+    "project": ("project_id", "scope"),
+    "anchor": ("thread_anchor", "scope"),
+    "about": ("referenced_objects", "scope"),
+}
