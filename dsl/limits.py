@@ -292,7 +292,7 @@ def read_file_bounded(path: str | os.PathLike[str], name: str, what: str) -> byt
 def has_surrogate(text: str) -> bool:
     """A lone surrogate (from a `\\ud800` escape or undecodable argv bytes) cannot be
     encoded, stored or printed: every text channel refuses it."""
-    return _SURROGATE.search(text) is not None
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
