@@ -14,7 +14,8 @@ bytes on the wire.
 What stays the SDK's: everything but a plain `tools/call` of one of our tools
 on a connection whose `initialize` the SDK has accepted, at a protocol version
 whose `CallToolResult` the SDK sends exactly as `results.wire_result` builds it
-(`FAST_VERSIONS`; tested against `serialize_server_result`). The request is
+(`FAST_VERSIONS`, the handshake era's; tested against the SDK's own
+`serialize_server_result`). The request is
 parsed by the SDK's own message adapter (as the transport does for every
 line) and checked by the SDK's own validators of the method and its params;
 anything they refuse, a `_meta`, an unknown tool, an `initialize` not yet
@@ -56,14 +57,17 @@ from mcp.shared.jsonrpc_dispatcher import (
 )
 from mcp.shared.message import SessionMessage
 from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from qdsl.mcp import tools
 from qdsl.mcp.results import Wire
 
-# Protocol versions at which the SDK sends a `CallToolResult` as built here:
-# `structuredContent` and `resource_link` blocks exist from 2025-06-18 on.
-FAST_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
+# Protocol versions at which the SDK sends a `CallToolResult` as built here,
+# unchanged (its per-version check keeps every field of ours at each handshake
+# version; a test holds this against the installed SDK). Not the 2026 era, whose
+# results carry more (`resultType`, a `serverInfo` stamp).
+FAST_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 _ARGUMENT_KEYS = frozenset({"name", "arguments"})
 # As the SDK's dispatcher, bounded: a write of the closing error that cannot go
 # out does not hold the shutdown.

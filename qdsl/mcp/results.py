@@ -80,7 +80,8 @@ Wire = dict[str, Any]
 
 
 def _dumped(block: types.ContentBlock) -> Wire:
-    return block.model_dump(by_alias=True, mode="json", exclude_none=True)
+    # keys sorted: the SDK's per-version wire models list their fields so
+    return dict(sorted(block.model_dump(by_alias=True, mode="json", exclude_none=True).items()))
 
 
 def wire_result(content: list[types.ContentBlock], structured: Wire, *, is_error: bool) -> Wire:

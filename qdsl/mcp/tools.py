@@ -189,8 +189,15 @@ def _bad_arguments(spec: ToolSpec, exc: ValidationError) -> UsageError:
 
 
 async def call_tool(
-    service: Service, tenant: str, name: str, arguments: dict[str, Any] | None
+    service: Service,
+    tenant: str,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    dispatch: str = "sdk",
 ) -> Wire:
+    """The tool's result in wire form; `dispatch` (who handed the call over:
+    "sdk", or "fast" for `fast_calls`) is noted in the call's log line."""
     spec = BY_NAME.get(name)
     if spec is None:
         raise MCPError(
@@ -227,5 +234,13 @@ async def call_tool(
         # written once the result is on its way: a log line is no part of a call's latency
         ms = round((time.monotonic() - started) * 1000, 1)
         asyncio.get_running_loop().call_soon(
-            partial(log.info, "tool_call", tool=name, tenant=tenant, outcome=outcome, ms=ms)
+            partial(
+                log.info,
+                "tool_call",
+                tool=name,
+                tenant=tenant,
+                outcome=outcome,
+                ms=ms,
+                dispatch=dispatch,
+            )
         )

@@ -306,7 +306,8 @@ async def serve_stdio(service: Service, tenant: str) -> None:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             async with _stdio_streams() as (read, write):
                 if isinstance(read, LineReadStream) and isinstance(write, LineWriteStream):
-                    fast = FastCalls(partial(tools.call_tool, service, tenant), write.send)
+                    call = partial(tools.call_tool, service, tenant, dispatch="fast")
+                    fast = FastCalls(call, write.send)
                     read.fast = write.fast = fast
                     server.middleware = [*server.middleware, fast.observe]
                 log.info("serving", transport="stdio", tenant=tenant)
