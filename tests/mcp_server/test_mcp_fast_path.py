@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -179,9 +180,10 @@ def test_before_initialize_the_sdk_answers_and_every_version_answers_alike(
         assert server.dispatches() == [("ask", "fast"), ("ask", "sdk")]
 
 
+@pytest.mark.parametrize("stop", ["stdin closed", "SIGTERM"])
 @pytest.mark.parametrize("meta", [{}, SDK_META], ids=["fast", "sdk"])
-def test_a_call_in_flight_when_stdin_closes_is_answered_connection_closed(
-    meta: dict[str, Any], sqlite_url: str, tmp_path: Path
+def test_a_call_in_flight_when_the_server_stops_is_answered_connection_closed(
+    stop: str, meta: dict[str, Any], sqlite_url: str, tmp_path: Path
 ) -> None:
     counter = tmp_path / "lower-calls"
     counter.touch()
@@ -201,7 +203,11 @@ def test_a_call_in_flight_when_stdin_closes_is_answered_connection_closed(
             }
         )
         _wait_for_rows(counter)
-        assert server.close_stdin() == 0
+        if stop == "SIGTERM":
+            server.proc.send_signal(signal.SIGTERM)
+            assert server.proc.wait(WAIT_S) == 0
+        else:
+            assert server.close_stdin() == 0
         closed = server.receive()
         assert closed == {
             "jsonrpc": "2.0",
