@@ -4,9 +4,9 @@
 A plain `tools/call` after `initialize` takes the fast path; the same call
 with a `_meta` goes through the SDK's dispatcher, so one server answers both
 ways and the answers are compared (less their random ids). The server log
-says which path served each call. Also: before `initialize`, at an older
-protocol version, cancelled by the client, and in flight when stdin closes,
-each path gives the same outcome. The SDK's own serializer leaves the
+says which path served each call. Also: before `initialize`, at every
+handshake version, cancelled by the client, and in flight when stdin closes or
+SIGTERM comes, each path gives the same outcome. The SDK's own serializer leaves the
 results built here unchanged at every fast version, byte for byte.
 """
 
