@@ -7,17 +7,17 @@ group, enters two cancel scopes, builds a request context and a session,
 validates the params twice, and dumps the result three times (handler model,
 the per-version check, the response). For `ask` that was about 200 µs of the
 event loop's CPU per call (about 420 µs with it, 220 without), a third of
-what the server added to the answer itself. A host asks many questions on one connection; this path costs a
-fraction of that and gives the same answers, the same errors and the same
-bytes on the wire.
+what the server added to the answer itself. A host asks many questions on
+one connection; this path gives the same answers, the same errors and the
+same bytes on the wire.
 
 What stays the SDK's: everything but a plain `tools/call` of one of our tools
 on a connection whose `initialize` the SDK has accepted, at a protocol version
 whose `CallToolResult` the SDK sends exactly as `results.wire_result` builds it
 (`FAST_VERSIONS`, the handshake era's; tested against the SDK's own
-`serialize_server_result`). The request is
-parsed by the SDK's own message adapter (as the transport does for every
-line) and checked by the SDK's own validators of the method and its params;
+`serialize_server_result`). The request is parsed by the SDK's own message
+adapter (as the transport does for every line) and checked by the SDK's own
+validators of the method and its params;
 anything they refuse, a `_meta`, an unknown tool, an `initialize` not yet
 answered, another era or version, goes to the SDK unchanged and is answered
 as before. What the SDK's dispatcher does for a request is done here too:
