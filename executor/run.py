@@ -37,8 +37,8 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import Prepared, prepare
-from qdsl.executor.driver_sql import engine_watched, raw_rows, run_rows, watched
-from qdsl.executor.flow import Flow, Request, Row, run_flow
+from qdsl.executor.driver_sql import Rows, engine_watched, raw_rows, read_rows, watched
+from qdsl.executor.flow import Flow, Request, run_flow
 from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
@@ -279,7 +279,7 @@ def _opened_read_only(conn: Connection) -> bool:
     return bool(conn.connection.info.get(READ_ONLY_INFO))
 
 
-def _drive(flow: Flow, run: Callable[[Request], list[Row]]) -> ExecutionResult:
+def _drive(flow: Flow, run: Callable[[Request], Rows]) -> ExecutionResult:
     request = next(flow)
     while True:
         try:
@@ -338,14 +338,14 @@ def _check_reader(conn: Connection) -> None:
 
 def _pg_runner(
     conn: Connection, session: _PgSession, *, direct: bool
-) -> Callable[[Request], list[Row]]:
-    def run(request: Request) -> list[Row]:
+) -> Callable[[Request], Rows]:
+    def run(request: Request) -> Rows:
         if not session.started:
             _check_reader(conn)
         setting = session.before(request[0])
         if setting is not None:
-            run_rows(conn, *setting, direct=direct)
-        return run_rows(conn, request[1], request[2], direct=direct)
+            read_rows(conn, *setting, direct=direct)
+        return read_rows(conn, request[1], request[2], direct=direct)
 
     return run
 
@@ -409,10 +409,10 @@ def _run_pg_bare(engine: Engine, flow: Flow, tenant_id: str, timeout: int) -> Ex
         lost = fairy.invalidate
         session = _PgSession(tenant_id, timeout)
 
-        def run(request: Request) -> list[Row]:
+        def run(request: Request) -> Rows:
             if not session.started and engine not in _READER_READY:
                 found = raw_rows(raw, dialect, _ROLE_CHECK, {"role": READER_ROLE}, lost=lost)
-                if not found[0]["n"]:
+                if not found.layout.getter("n")(found.data[0]):
                     raise _reader_missing()
                 _READER_READY.add(engine)
             setting = session.before(request[0])
@@ -526,7 +526,7 @@ def _run_sync(
         # transaction for a SELECT, so a begin and a rollback here would only be
         # bookkeeping (the pool still rolls back when the connection returns).
         with _sqlite_deadline(conn, timeout, state):
-            return _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=True))
+            return _drive(flow, lambda r: read_rows(conn, r[1], r[2], direct=True))
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
             error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
@@ -538,7 +538,7 @@ def _run_sync(
         else:
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
-                result = _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=direct))
+                result = _drive(flow, lambda r: read_rows(conn, r[1], r[2], direct=direct))
         _end(tx)
     return result
 
@@ -575,7 +575,7 @@ async def _adrive(
             setting = session.before(request[0])
             if setting is not None:
                 await conn.execute(*setting)
-        rows = await conn.run_sync(run_rows, request[1], request[2])
+        rows = await conn.run_sync(read_rows, request[1], request[2])
         try:
             request = flow.send(rows)
         except StopIteration as stop:
