@@ -217,6 +217,9 @@ class _Compiled:
             bp.expanding for bp in self.compiled.post_compile_params
         )
         self.by_lengths: dict[tuple[int, ...], DriverStatement] = {}
+        # the last parameters and their text: a cached plan sends the same
+        # parameters (the same, never changed, object) on every call
+        self.last: tuple[dict[str, Any], DriverStatement] | None = None
 
     def text_for(self, params: dict[str, Any]) -> DriverStatement:
         lengths = tuple(len(params[n]) for n in self.expanding)
@@ -291,8 +294,13 @@ def driver_statement(
             _COMPILED[key] = entry
     if not entry.usable:
         return None
+    last = entry.last
+    if last is not None and last[0] is params:
+        return last[1]
     with _LOCK:
-        return entry.text_for(params)
+        found = entry.text_for(params)
+    entry.last = (params, found)
+    return found
 
 
 def read_rows(

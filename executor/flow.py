@@ -277,8 +277,6 @@ def _entity_facts(
     """Every (fresh) fact of each entity, for templates that report them."""
     st = steps.prep.statements
     every: dict[Any, list[Row]] = {}
-    if not (ids and st.uses_entity_facts):
-        return None, every
     got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
     facts = _facts_of(got.layout, "")
     entity_id = facts.entity_id
@@ -297,6 +295,37 @@ def _baseline(steps: _Steps, found: _Entities) -> Generator[Request, Rows, int]:
     return int(got.layout.getter(N.COUNT)(got.data[0]))
 
 
+def _read_main(
+    got: Rows, steps: _Steps, retrieval: str
+) -> tuple[_Entities, dict[Any, list[Row]], _Facts | None, int | None, int | None]:
+    """The main statement's entity rows, each one's matching facts (and where
+    they are in its row), the baseline and the match total it carried."""
+    st = steps.prep.statements
+    matched: dict[Any, list[Row]] = {}
+    main_facts: _Facts | None = None
+    baseline: int | None = None
+    count: int | None = None
+    rows: Sequence[Row]
+    if st.main_facts:
+        rows, matched, baseline = split_rows(got)
+        if matched:
+            main_facts = _facts_of(got.layout, FACT_PREFIX)
+    else:
+        rows = got.data
+    if st.counts:
+        count = int(got.layout.getter(N.ROW_TOTAL)(rows[0])) if rows else 0
+    steps.notes.append(f"{retrieval}: {len(rows)} row(s) read")
+    return _Entities(got.layout, rows), matched, main_facts, baseline, count
+
+
+def _truncate(found: _Entities, limit: int) -> bool:
+    """Cap the rows at the plan's limit (statements read one more, to know)."""
+    if len(found.rows) <= limit:
+        return False
+    found.rows = found.rows[:limit]
+    return True
+
+
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     known = _known(prep)
@@ -313,16 +342,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not fallback_ready():
         got = yield steps.req("main", st.main)
-        if st.main_facts:
-            rows, matched, baseline = split_rows(got)
-            if matched:
-                main_facts = _facts_of(got.layout, FACT_PREFIX)
-        else:
-            rows = list(got.data)
-        found = _Entities(got.layout, rows)
-        if st.counts:
-            count = int(got.layout.getter(N.ROW_TOTAL)(rows[0])) if rows else 0
-        steps.notes.append(f"{known.retrieval}: {len(rows)} row(s) read")
+        found, matched, main_facts, baseline, count = _read_main(got, steps, known.retrieval)
 
     matched_term: dict[Any, str] | None = None
     capped = False
@@ -335,15 +355,17 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if prep.bound and baseline is None:
         baseline = yield from _baseline(steps, found)
 
-    truncated = len(found.rows) > prep.limit or capped
-    found.rows = found.rows[: prep.limit]
+    truncated = _truncate(found, prep.limit) or capped
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
     columns = known.columns(found.layout) if found.layout is not None else None
-    ids = [columns.id(r) for r in found.rows] if columns is not None else []
     if matched_term is not None:
         matched = {}  # text hits: no fact stands behind them
-    every_facts, every = yield from _entity_facts(steps, ids)
+    every_facts: _Facts | None = None
+    every: dict[Any, list[Row]] = {}
+    if st.uses_entity_facts and columns is not None and found.rows:
+        ids = [columns.id(r) for r in found.rows]
+        every_facts, every = yield from _entity_facts(steps, ids)
 
     parts = _Parts(
         known,
@@ -462,6 +484,7 @@ class _Parts:
         row_id, row_tenant, row_label = columns.id, columns.tenant, columns.label
         value_columns = columns.values
         fact_fields = self.known.fact_fields
+        entity = build.entity
         out: list[Any] = []
         for r in self.rows:
             eid = row_id(r)
@@ -477,19 +500,6 @@ class _Parts:
                     if ev not in evidence_ids:
                         evidence_ids.append(ev)
                     facts.setdefault(every_facts.predicate(f), every_facts.value_text(f))
-            object_id = f"{entity_type}:{eid}"
-            tenant = row_tenant(r)
-            # A text-fallback hit is marked as such: no fact stands behind it.
-            evidence[object_id] = build.object_evidence(
-                object_id,
-                execution_id,
-                tenant,
-                entity_type,
-                eid,
-                text=text,
-                value_text=matched_term.get(eid) if matched_term is not None else None,
-            )
-            evidence_ids.append(object_id)
             values = {
                 name: v if type(v := r[i]) in keep else convert(v)
                 for name, i, keep, convert in value_columns
@@ -497,14 +507,19 @@ class _Parts:
             if fact_fields:
                 _fact_values(values, fact_fields, every_facts, own)
             out.append(
-                build.row(
+                entity(
+                    evidence,
+                    execution_id,
                     entity_type,
                     eid,
-                    tenant,
+                    row_tenant(r),
                     row_label(r),
-                    values=values,
-                    facts=facts,
-                    evidence_ids=evidence_ids,
+                    values,
+                    facts,
+                    evidence_ids,
+                    text,
+                    # A text-fallback hit is marked as such: no fact stands behind it.
+                    matched_term.get(eid) if matched_term is not None else None,
                 )
             )
         return out

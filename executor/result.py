@@ -139,29 +139,6 @@ def _built(cls: type[_M], values: dict[str, Any], fields_set: frozenset[str]) ->
 class Validated:
     """The result as data, validated in one call (every value checked)."""
 
-    def object_evidence(
-        self,
-        id: str,
-        execution_id: str,
-        tenant_id: Any,
-        entity_type: str,
-        entity_id: Any,
-        *,
-        text: bool,
-        value_text: str | None,
-    ) -> Any:
-        """An entity's own evidence (`text`: a text-fallback hit, by `value_text`)."""
-        return {
-            "id": id,
-            "kind": "text" if text else "object",
-            "execution_id": execution_id,
-            "tenant_id": tenant_id,
-            "entity_type": entity_type,
-            "entity_id": entity_id,
-            "value_text": value_text,
-            "fallback": text,
-        }
-
     def fact_evidence(self, id: str, execution_id: str, fact: Sequence[Any]) -> Any:
         """A fact's evidence, from its columns (`FACT_COLUMNS` of the facts table)."""
         (
@@ -196,17 +173,34 @@ class Validated:
             "valid_until": valid_until,
         }
 
-    def row(
+    def entity(  # noqa: PLR0917 - runs per row: positional, no keyword matching
         self,
+        evidence: dict[str, Any],
+        execution_id: str,
         entity_type: str,
         entity_id: Any,
         tenant_id: Any,
         label: Any,
-        *,
         values: dict[str, Any],
         facts: dict[str, Any],
         evidence_ids: list[str],
+        text: bool,
+        value_text: str | None,
     ) -> Any:
+        """An entity's result row, after its own evidence (put in `evidence`, its
+        id last in `evidence_ids`; `text`: a text-fallback hit, by `value_text`)."""
+        object_id = f"{entity_type}:{entity_id}"
+        evidence[object_id] = {
+            "id": object_id,
+            "kind": "text" if text else "object",
+            "execution_id": execution_id,
+            "tenant_id": tenant_id,
+            "entity_type": entity_type,
+            "entity_id": entity_id,
+            "value_text": value_text,
+            "fallback": text,
+        }
+        evidence_ids.append(object_id)
         return {
             "entity_type": entity_type,
             "entity_id": entity_id,
@@ -267,46 +261,6 @@ class Built(Validated):
     (`Untyped` otherwise): equal, field for field, to what `Validated` gives.
     Each object is made inline (not through a helper): this runs per row."""
 
-    def object_evidence(
-        self,
-        id: str,
-        execution_id: str,
-        tenant_id: Any,
-        entity_type: str,
-        entity_id: Any,
-        *,
-        text: bool,
-        value_text: str | None,
-    ) -> Any:
-        if type(tenant_id) is not str or type(entity_id) is not str:
-            raise Untyped
-        m = _new(Evidence)
-        _set(
-            m,
-            "__dict__",
-            {
-                "id": id,
-                "kind": "text" if text else "object",
-                "execution_id": execution_id,
-                "tenant_id": tenant_id,
-                "entity_type": entity_type,
-                "entity_id": entity_id,
-                "predicate": None,
-                "value_text": value_text,
-                "value_norm": None,
-                "source_type": None,
-                "source_ref": None,
-                "confidence": None,
-                "observed_at": None,
-                "valid_until": None,
-                "fallback": text,
-            },
-        )
-        _set(m, "__pydantic_fields_set__", set(OBJECT_EVIDENCE_SET))
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
-        return m
-
     def fact_evidence(self, id: str, execution_id: str, fact: Sequence[Any]) -> Any:
         (
             _id,
@@ -363,16 +317,19 @@ class Built(Validated):
         _set(m, "__pydantic_private__", None)
         return m
 
-    def row(
+    def entity(  # noqa: PLR0917 - runs per row: positional, no keyword matching
         self,
+        evidence: dict[str, Any],
+        execution_id: str,
         entity_type: str,
         entity_id: Any,
         tenant_id: Any,
         label: Any,
-        *,
         values: dict[str, Any],
         facts: dict[str, Any],
         evidence_ids: list[str],
+        text: bool,
+        value_text: str | None,
     ) -> Any:
         if (
             type(entity_id) is not str
@@ -384,9 +341,37 @@ class Built(Validated):
             for value in facts.values():
                 if type(value) is not str:
                     raise Untyped
-        m = _new(ResultRow)
+        object_id = f"{entity_type}:{entity_id}"
+        m = _new(Evidence)
         _set(
             m,
+            "__dict__",
+            {
+                "id": object_id,
+                "kind": "text" if text else "object",
+                "execution_id": execution_id,
+                "tenant_id": tenant_id,
+                "entity_type": entity_type,
+                "entity_id": entity_id,
+                "predicate": None,
+                "value_text": value_text,
+                "value_norm": None,
+                "source_type": None,
+                "source_ref": None,
+                "confidence": None,
+                "observed_at": None,
+                "valid_until": None,
+                "fallback": text,
+            },
+        )
+        _set(m, "__pydantic_fields_set__", set(OBJECT_EVIDENCE_SET))
+        _set(m, "__pydantic_extra__", None)
+        _set(m, "__pydantic_private__", None)
+        evidence[object_id] = m
+        evidence_ids.append(object_id)
+        row = _new(ResultRow)
+        _set(
+            row,
             "__dict__",
             {
                 "entity_type": entity_type,
@@ -398,10 +383,10 @@ class Built(Validated):
                 "evidence_ids": tuple(evidence_ids),
             },
         )
-        _set(m, "__pydantic_fields_set__", set(_ROW_SET))
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
-        return m
+        _set(row, "__pydantic_fields_set__", set(_ROW_SET))
+        _set(row, "__pydantic_extra__", None)
+        _set(row, "__pydantic_private__", None)
+        return row
 
     def make(self, data: dict[str, Any]) -> ExecutionResult:
         # rows and evidence are Built objects already; every other field is the
@@ -439,11 +424,11 @@ def _built_as_validated() -> bool:
             fact = how.fact_evidence(
                 "fact:1", "x", (1, "t", "e", "1", "p", "v", "v", None, "s", "r", 0.5, when, None)
             )
-            obj = how.object_evidence("e:1", "x", "t", "e", "1", text=False, value_text=None)
-            hit = how.object_evidence("e:2", "x", "t", "e", "2", text=True, value_text="w")
-            row = how.row(
-                "e", "1", "t", "l", values={"a": 1}, facts={"p": "v"}, evidence_ids=["fact:1"]
+            evidence: dict[str, Any] = {"fact:1": fact}
+            row = how.entity(
+                evidence, "x", "e", "1", "t", "l", {"a": 1}, {"p": "v"}, ["fact:1"], False, None
             )
+            hit = how.entity(evidence, "x", "e", "2", "t", None, {}, {}, [], True, "w")
             made.append(
                 how.result(
                     execution_id="x",
@@ -453,11 +438,11 @@ def _built_as_validated() -> bool:
                     template="e.list",
                     plan_hash="h",
                     sql_fingerprints=("f",),
-                    rows=[row],
+                    rows=[row, hit],
                     count=1,
                     truncated=False,
                     baseline_total=2,
-                    evidence=[fact, obj, hit],
+                    evidence=list(evidence.values()),
                     used_fallback=False,
                     elapsed_ms=1.5,
                     notes=("n",),
