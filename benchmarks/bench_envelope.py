@@ -75,14 +75,22 @@ def bench_emit(root: Path, quick: bool) -> list[H.Ratio]:
         )
         path = f"{label} result stored + printed"
         ratio = H.compare(
-            path, "emit_success", "json.dumps + print", emit, dumps,
+            path,
+            "emit_success",
+            "json.dumps + print",
+            emit,
+            dumps,
             goal=H.at_most(1.5) if label == "1 MB" else None,
         )
         out.append(H.record("envelope_1mb", ratio) if label == "1 MB" else ratio)
         out.append(
             H.compare(
-                f"{path}, no fsync (for scale only)", "emit_success, fsync skipped",
-                "json.dumps + print", unsynced, dumps, goal=None,
+                f"{path}, no fsync (for scale only)",
+                "emit_success, fsync skipped",
+                "json.dumps + print",
+                unsynced,
+                dumps,
+                goal=None,
             )
         )
         store.gc()

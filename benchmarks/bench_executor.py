@@ -192,9 +192,12 @@ def sqlite_rows(shape: Shape, repeats: int, inner: int) -> tuple[list[H.Ratio], 
             out.append(
                 H.measure(
                     f"{job.rows} result rows",
-                    ("execute", lambda j=job: execute(  # type: ignore[misc]
-                        j.bound, catalog, engine, j.tenant, timeout_ms=TIMEOUT_MS
-                    )),
+                    (
+                        "execute",
+                        lambda j=job: execute(  # type: ignore[misc]
+                            j.bound, catalog, engine, j.tenant, timeout_ms=TIMEOUT_MS
+                        ),
+                    ),
                     ("sqlite3", lambda j=job: sqlite_run(raw, j.statements)),  # type: ignore[misc]
                     H.at_most(1.5),
                     repeats=repeats,
@@ -243,15 +246,18 @@ def pg_compare(url: str, found: list[Job], repeats: int, goals: bool) -> list[H.
         H.compare("p95 vs raw", "execute", raw_name, qdsl, bare, goal=raw_goal, which="p95"),
         H.compare("p50 vs raw + guards", "execute", guarded_name, qdsl, fenced, goal=guard_goal),
         H.compare(
-            "p95 vs raw + guards", "execute", guarded_name, qdsl, fenced, goal=guard_goal,
+            "p95 vs raw + guards",
+            "execute",
+            guarded_name,
+            qdsl,
+            fenced,
+            goal=guard_goal,
             which="p95",
         ),
     ]
 
 
-def pg_size(
-    admin_url: str, shape: Shape, repeats: int, rows: bool
-) -> tuple[list[H.Ratio], str]:
+def pg_size(admin_url: str, shape: Shape, repeats: int, rows: bool) -> tuple[list[H.Ratio], str]:
     catalog = demo_catalog()
     label = f"{shape.facts:,} facts"
     with throwaway_pg(admin_url) as url:
@@ -259,9 +265,7 @@ def pg_size(
         engine = make_engine(url)
         try:
             ranks = sample_ranks(shape.tenants)
-            found = jobs(
-                engine, catalog, [(c, tenant(r)) for c in pg_questions() for r in ranks]
-            )
+            found = jobs(engine, catalog, [(c, tenant(r)) for c in pg_questions() for r in ranks])
             by_rows = (
                 jobs(engine, catalog, [(c, rows_tenant(shape)) for c in row_cases()])
                 if rows

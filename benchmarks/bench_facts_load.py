@@ -117,8 +117,12 @@ def _run(label: str, url_for: Callable[[], str], n: int, repeats: int) -> list[H
     return [
         H.compare(f"{label}, {n:,} rows: facts load", "load_facts", bulk, loaded, plain, goal=None),
         H.compare(
-            f"{label}, {n:,} rows: facts load again (all unchanged)", "load_facts", bulk, again,
-            plain, goal=None,
+            f"{label}, {n:,} rows: facts load again (all unchanged)",
+            "load_facts",
+            bulk,
+            again,
+            plain,
+            goal=None,
         ),
     ]
 

@@ -89,7 +89,11 @@ def run(repeats: int, inner: int) -> list[H.Ratio]:
     )
     rows.append(
         H.compare(
-            f"all {len(QUESTIONS)} questions, pooled", "read + check", "plan_and_answer", a, b,
+            f"all {len(QUESTIONS)} questions, pooled",
+            "read + check",
+            "plan_and_answer",
+            a,
+            b,
             goal=GOAL,
         )
     )
@@ -104,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     with state_dir():
         rows = run(repeats, inner)
     H.print_ratios(
-        "Question accounting (read + coverage check) vs the whole plan_and_answer", rows,
+        "Question accounting (read + coverage check) vs the whole plan_and_answer",
+        rows,
         "goal: accounting at most the rest of the pipeline (accounting / whole ≤ 0.5×)",
     )
     return 0

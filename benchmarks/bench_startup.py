@@ -96,7 +96,10 @@ def run(repeats: int, runs: int) -> tuple[list[H.Ratio], list[list[str]]]:
         base = import_profile("pass", [], env, runs)
         profiles = [profile_row("python -c pass", base, base)]
         python = partial(
-            subprocess.run, [sys.executable, "-c", "pass"], env=env, capture_output=True,
+            subprocess.run,
+            [sys.executable, "-c", "pass"],
+            env=env,
+            capture_output=True,
             check=True,
         )
         for key, (label, args, goal) in COMMANDS.items():
@@ -104,8 +107,12 @@ def run(repeats: int, runs: int) -> tuple[list[H.Ratio], list[list[str]]]:
                 subprocess.run, [qdsl_script(), *args], env=env, capture_output=True, check=True
             )
             ratios.append(
-                H.record(key, H.measure(label, (label, command), ("python -c pass", python), goal,
-                                        repeats=repeats))
+                H.record(
+                    key,
+                    H.measure(
+                        label, (label, command), ("python -c pass", python), goal, repeats=repeats
+                    ),
+                )
             )
             found = import_profile(ENTRY, args, env, runs)
             profiles.append(profile_row(label, found, base))

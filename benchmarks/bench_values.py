@@ -41,7 +41,9 @@ SCAN = "DISTINCT scan per question"
 
 
 def _timed_pair(
-    setup: Callable[[], object], qdsl: Callable[[], object], alt: Callable[[], object],
+    setup: Callable[[], object],
+    qdsl: Callable[[], object],
+    alt: Callable[[], object],
     repeats: int,
 ) -> tuple[H.Samples, H.Samples]:
     """Interleaved as the harness does, with `setup` (untimed) before each qdsl call."""

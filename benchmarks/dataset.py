@@ -29,8 +29,16 @@ PREDICATES = ("market_theme", "sector", "region", "risk_level", "owner_team")
 TITLES = ("港股做市", "A股量化", "美股研究", "债券风控", "Ingress gate", "Verifier audit")
 STATUSES = ("active", "paused", "closed")
 FACT_COLUMNS = (
-    "tenant_id", "entity_type", "entity_id", "predicate", "value_text", "value_norm",
-    "source_type", "source_ref", "confidence", "observed_at",
+    "tenant_id",
+    "entity_type",
+    "entity_id",
+    "predicate",
+    "value_text",
+    "value_norm",
+    "source_type",
+    "source_ref",
+    "confidence",
+    "observed_at",
 )
 PROJECT_COLUMNS = ("tenant_id", "id", "title", "status", "budget", "created_at")
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
@@ -69,16 +77,30 @@ def _rows(shape: Shape) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]]
         for p in range(1, count + 1):
             pid = str(p)
             project = (
-                t, pid, f"{TITLES[p % len(TITLES)]} {p}", STATUSES[(p + rank) % 3],
-                p * 100, BASE + timedelta(minutes=p),
+                t,
+                pid,
+                f"{TITLES[p % len(TITLES)]} {p}",
+                STATUSES[(p + rank) % 3],
+                p * 100,
+                BASE + timedelta(minutes=p),
             )
             facts = []
             for k, predicate in enumerate(PREDICATES):
                 value = THEMES[(p * 3 + rank) % len(THEMES)] if k == 0 else f"v{(p * (k + 1)) % 50}"
-                facts.append((
-                    t, "project", pid, predicate, value, norms.get(value, value), "crm",
-                    f"crm:project/{p}", 0.9, BASE + timedelta(days=(p + k) % 300),
-                ))
+                facts.append(
+                    (
+                        t,
+                        "project",
+                        pid,
+                        predicate,
+                        value,
+                        norms.get(value, value),
+                        "crm",
+                        f"crm:project/{p}",
+                        0.9,
+                        BASE + timedelta(days=(p + k) % 300),
+                    )
+                )
             yield project, facts
 
 
@@ -125,9 +147,7 @@ def load_sqlite(path: str, shape: Shape) -> None:
     facts: list[tuple[Any, ...]] = []
     for project, project_facts in _rows(shape):
         projects.append((*project[:5], project[5].strftime("%Y-%m-%d %H:%M:%S.%f")))
-        facts.extend(
-            (*f[:9], f[9].strftime("%Y-%m-%d %H:%M:%S.%f")) for f in project_facts
-        )
+        facts.extend((*f[:9], f[9].strftime("%Y-%m-%d %H:%M:%S.%f")) for f in project_facts)
     conn = sqlite3.connect(path)
     with conn:
         conn.executemany(

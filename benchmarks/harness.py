@@ -30,6 +30,14 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
+class Elapsed:
+    """What a variant returns when it measures its own call: the seconds of work
+    done in another process (`benchmarks.elsewhere`), without the round trip."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Goal:
     """`at_most`: qdsl time / alternative time ≤ factor; `faster`: alternative / qdsl ≥ factor."""
 
@@ -46,7 +54,6 @@ class Goal:
         return f"≤ {self.factor:g}×" if self.kind == "at_most" else f"≥ {self.factor:g}× faster"
 
 
-
 def rotation(shift: int, n: int) -> list[int]:
     """The order n variants run in for one item of one repeat: rotated by
     `shift` and reversed on odd shifts, so no variant always runs first or
@@ -55,6 +62,7 @@ def rotation(shift: int, n: int) -> list[int]:
     if shift % 2:
         order.reverse()
     return order
+
 
 def at_most(factor: float) -> Goal:
     return Goal("at_most", factor)
@@ -104,8 +112,9 @@ def interleaved(
             times = []
             for _ in range(inner):
                 t0 = time.perf_counter_ns()
-                fn()
-                times.append((time.perf_counter_ns() - t0) / 1e9)
+                done = fn()
+                took = (time.perf_counter_ns() - t0) / 1e9
+                times.append(done.seconds if isinstance(done, Elapsed) else took)
             out[index].repeats.append(times)
     return out
 
@@ -173,8 +182,16 @@ def compare(
     ]
     sa, sb = stat(a.all, which), stat(b.all, which)
     return Ratio(
-        path, qdsl, alternative, sa, sb, reading(sa, sb), min(per_repeat), max(per_repeat),
-        goal, which,
+        path,
+        qdsl,
+        alternative,
+        sa,
+        sb,
+        reading(sa, sb),
+        min(per_repeat),
+        max(per_repeat),
+        goal,
+        which,
     )
 
 

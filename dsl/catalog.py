@@ -236,6 +236,11 @@ class EntitySpec(_Strict):
         found.update(f.column for f in self.fields.values() if f.sensitive and f.column)
         return frozenset(found)
 
+    @cached_property
+    def sensitive_folded(self) -> frozenset[str]:
+        """The sensitive names casefolded, to refuse any casing of them."""
+        return frozenset(s.casefold() for s in self.sensitive)
+
     def filter_spec(self, name: str) -> FieldSpec | None:
         """The spec of a filterable name: a declared field, or the implicit id / label.
 

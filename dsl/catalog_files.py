@@ -28,6 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from qdsl.dsl.catalog import Catalog, demo_catalog, load_catalog
+from qdsl.dsl.config import getenv
 from qdsl.dsl.limits import read_file_bounded
 
 SETTLED_NS = 2_000_000_000
@@ -100,5 +101,5 @@ def _keep(key: str, entry: _Entry) -> None:
 def resolve_catalog_cached(path: str | os.PathLike[str] | None = None) -> Catalog:
     """`resolve_catalog` (`path` over `QDSL_CATALOG` over the demo catalog), with
     catalog files read through `catalog_at`."""
-    chosen = path or os.environ.get("QDSL_CATALOG")
+    chosen = path or getenv("QDSL_CATALOG")
     return catalog_at(chosen) if chosen else demo_catalog()

@@ -13,20 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+# The settings readers' seam to the environment: one setting (`getenv`), and the
+# key of a cache of settings read from some names (`environ_key`), both served
+# from a mirror that skips os.environ's cost of an unset name.
+from qdsl.dsl import env_mirror
 from qdsl.dsl.errors import UsageError
 
-
-def getenv(name: str) -> str | None:
-    """One environment setting (a seam the settings readers share)."""
-    return os.environ.get(name)
-
-
-def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
-    """A key that changes whenever one of `names` changes in the environment:
-    what a cache of settings read from them is keyed by."""
-    get = os.environ.get
-    return tuple(get(n) for n in names)
-
+getenv = env_mirror.getenv
+environ_key = env_mirror.environ_key
 
 # Where the platform's state dir is when QDSL_STATE_DIR is unset (platformdirs
 # reads these): a cache of settings from config.toml must be keyed on them too.

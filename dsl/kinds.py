@@ -136,6 +136,10 @@ class QueryKind:
     # None: plans of this type are never executed (they clarify)
     template: TemplateShape | None = None
     on_empty: EmptyResult = EmptyResult.NOT_FOUND
+    # checks_for's answers: every plan normalized asks, with few distinct questions
+    _checks: dict[tuple[tuple[VerifierCheck, ...], bool], tuple[VerifierCheck, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @property
     def executable(self) -> bool:
@@ -151,9 +155,18 @@ class QueryKind:
     ) -> tuple[VerifierCheck, ...]:
         """What the verifier runs for a plan naming `named`: the required checks, then
         the named ones (the defaults when none are named), without repeats."""
-        chosen = tuple(named) or self.default_checks
-        return tuple(dict.fromkeys((*self.required_checks(fresh=fresh), *chosen)))
+        key = (tuple(named), fresh)
+        found = self._checks.get(key)
+        if found is None:
+            chosen = key[0] or self.default_checks
+            found = tuple(dict.fromkeys((*self.required_checks(fresh=fresh), *chosen)))
+            if len(self._checks) < _MAX_CHECK_SETS:
+                self._checks[key] = found
+        return found
 
+
+# A bound on checks_for's memory per kind (a plan may name any subset of checks).
+_MAX_CHECK_SETS = 256
 
 _C = VerifierCheck
 _Q = QueryType

@@ -21,7 +21,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lark import Lark, Token
+from lark import Lark
+from lark.lexer import UnlessCallback
+from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
 END = "$END"
@@ -32,20 +34,39 @@ class Refused(Exception):
 
 
 class _StateLexer:
-    """One parser state's terminals: Lark's alternation regexes and callbacks."""
+    """One parser state's terminals: Lark's alternation regex, the terminals it
+    ignores, and its keyword retyping (Lark's `UnlessCallback`: a NAME that
+    spells a keyword of this state becomes that keyword), remembered per word."""
 
-    __slots__ = ("callbacks", "ignore", "pattern")
+    __slots__ = ("_fullmatch", "ignore", "match", "retype")
 
     def __init__(self, basic: Any) -> None:
         scanner = basic.scanner  # built on first use; also builds `basic.callback`
         if len(scanner._mres) != 1:
             # Lark splits a state's alternation only past Python's 100 groups.
             raise TypeError("LeanParser needs one terminal regex per parser state")
-        self.pattern: re.Pattern[str] = scanner._mres[0]
-        self.callbacks: dict[str, Callable[[Token], Token]] = dict(basic.callback)
+        self.match: Callable[[str, int], re.Match[str] | None] = scanner._mres[0].match
         self.ignore: frozenset[str] = frozenset(basic.ignore_types)
-        if self.ignore & set(self.callbacks):
-            raise TypeError("LeanParser skips ignored terminals: they may have no callback")
+        self._fullmatch: dict[str, Callable[[str], str | None]] = {}
+        # per retyped terminal, each word seen and the terminal it is lexed as
+        self.retype: dict[str, dict[str, str]] = {}
+        for kind, callback in basic.callback.items():
+            if type(callback) is not UnlessCallback or kind in self.ignore:
+                raise TypeError("LeanParser follows Lark's keyword retyping only")
+            self._fullmatch[kind] = callback.scanner.fullmatch
+            self.retype[kind] = {}
+
+    def retyped(self, kind: str, word: str) -> str:
+        """What `UnlessCallback` makes of `word` lexed as `kind` (kept for next time)."""
+        found = self._fullmatch[kind](word) or kind
+        seen = self.retype[kind]
+        if len(seen) < _MAX_WORDS:
+            seen[word] = found
+        return found
+
+
+# Words remembered per retyped terminal: a bound against text made to fill memory.
+_MAX_WORDS = 4096
 
 
 class _Lexers(dict[int, _StateLexer]):
@@ -67,10 +88,9 @@ class _Lexers(dict[int, _StateLexer]):
         return lexer
 
 
-# One table entry: a shift (None, next state) or a reduction ((children count,
-# callback, the rule's nonterminal), -1).
-_Reduce = tuple[int, Callable[[list[Any]], Any], str]
-_Entry = tuple[_Reduce | None, int]
+# One table entry: a shift (-1, None, next state) or a reduction (children
+# count, callback, the rule's nonterminal).
+_Entry = tuple[int, Callable[[list[Any]], Any] | None, Any]
 
 
 class LeanParser:
@@ -85,17 +105,29 @@ class LeanParser:
         self._end: int = table.end_states[start]
         callbacks: dict[Any, Callable[[Any], Any]] = lalr.parser.callbacks
         # Rules hash in Python: each becomes a tuple once, here.
-        reductions: dict[Any, _Reduce] = {}
+        reductions: dict[Any, _Entry] = {}
+        nonterminals = {rule.origin.name for rule in callbacks if not isinstance(rule, str)}
         self._table: dict[int, dict[str, _Entry]] = {}
+        # after a reduction: the state the rule's nonterminal leads to
+        self._goto: dict[int, dict[str, int]] = {}
         for state, row in table.states.items():
             entries: dict[str, _Entry] = {}
+            goto = self._goto[state] = {}
             for symbol, (action, arg) in row.items():
-                if action is Shift:
-                    entries[symbol] = (None, arg)
+                if symbol in nonterminals:
+                    if action is not Shift:
+                        raise TypeError("LeanParser expects a goto for every nonterminal")
+                    goto[symbol] = arg
+                elif action is Shift:
+                    if symbol != END:  # an end token never shifts
+                        entries[symbol] = (-1, None, arg)
                 else:
                     if arg not in reductions:
-                        reductions[arg] = (len(arg.expansion), callbacks[arg], arg.origin.name)
-                    entries[symbol] = (reductions[arg], -1)
+                        callback = callbacks[arg]
+                        if type(callback) is ExpandSingleChild and len(arg.expansion) == 1:
+                            callback = _SAME  # what it returns for one child
+                        reductions[arg] = (len(arg.expansion), callback, arg.origin.name)
+                    entries[symbol] = reductions[arg]
             self._table[state] = entries
         if any(isinstance(key, str) for key in callbacks):
             raise TypeError("LeanParser shifts tokens as they are: no terminal callbacks")
@@ -106,48 +138,56 @@ class LeanParser:
 
         One loop (no call per token): lex in the current state as Lark's
         contextual lexer does, then Lark's `feed_token` (reduce as the table
-        says, then shift; at the end, reduce to the start rule)."""
-        table, lexers, end_state = self._table, self._lexers, self._end
-        state_stack = [self._start]
+        says, then shift; at the end, reduce to the start rule). Tokens are
+        shifted as plain strings: the reductions read only their text (and
+        tell a STRING by its quote)."""
+        table, goto, lexers, end_state = self._table, self._goto, self._lexers, self._end
+        state = self._start
+        state_stack = [state]
         value_stack: list[Any] = []
         pos, size = 0, len(text)
         while True:
             if pos < size:
-                lexer = lexers[state_stack[-1]]
-                match = lexer.pattern.match(text, pos)
+                lexer = lexers[state]
+                match = lexer.match(text, pos)
                 if match is None:
                     raise Refused
                 kind = match.lastgroup or ""  # every alternative is a named group
                 pos = match.end()
                 if kind in lexer.ignore:
                     continue
-                token = Token(kind, match.group())
-                if kind in lexer.callbacks:
-                    token = lexer.callbacks[kind](token)
-                    kind = token.type
+                word = match.group()
+                seen = lexer.retype.get(kind)
+                if seen is not None:
+                    kind = seen.get(word) or lexer.retyped(kind, word)
             else:
-                token, kind = Token(END, ""), END
+                word, kind = "", END
             while True:
-                reduce, target = table[state_stack[-1]].get(kind, _NONE)
-                if reduce is None:
-                    # a shift (an end token never shifts: `target` is -1 for no entry)
-                    if target < 0 or kind == END:
-                        raise Refused
-                    state_stack.append(target)
-                    value_stack.append(token)
-                    break
-                count, callback, origin = reduce
-                cut = len(value_stack) - count
-                value = callback(value_stack[cut:])
-                del value_stack[cut:]
-                del state_stack[len(state_stack) - count :]
-                reduce, target = table[state_stack[-1]][origin]
-                if reduce is not None:
+                entry = table[state].get(kind)
+                if entry is None:
                     raise Refused
-                state_stack.append(target)
-                value_stack.append(value)
-                if target == end_state and kind == END:
-                    return value
+                count, callback, target = entry
+                if callback is None:
+                    state = target
+                    state_stack.append(state)
+                    value_stack.append(word)
+                    break
+                if callback is _SAME:  # a `?rule` of one child: that child
+                    state_stack.pop()
+                else:
+                    cut = len(value_stack) - count
+                    value = callback(value_stack[cut:])
+                    del value_stack[cut:]
+                    del state_stack[cut + 1 :]
+                    value_stack.append(value)
+                state = goto[state_stack[-1]][target]
+                state_stack.append(state)
+                if state == end_state and kind == END:
+                    return value_stack[-1]
 
 
-_NONE: _Entry = (None, -1)
+def _same(children: list[Any]) -> Any:
+    return children[0]
+
+
+_SAME = _same

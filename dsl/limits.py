@@ -144,9 +144,9 @@ def limits() -> Limits:
     key = environ_key(_ENV_NAMES)
     hit = _BY_KEY.get(key)
     if hit is None:
-        env = os.environ
+        # read from the key itself: the environment may have changed since
         hit = _BY_KEY[key] = _cached(
-            tuple((n, v) for n in _ENV_NAMES if (v := env.get(n)) is not None), ""
+            tuple((n, v) for n, v in zip(_ENV_NAMES, key, strict=True) if v is not None), ""
         )
         if len(_BY_KEY) > 8:
             _BY_KEY.pop(next(iter(_BY_KEY)))

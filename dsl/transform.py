@@ -123,7 +123,10 @@ class PlanTransformer(Transformer[Token, Plan]):
         return handler(self, meta, children)
 
     def _at(self, token: Token, error: QdslError) -> QdslError:
-        return located(error, self._text, token.line or 1, token.column or 1)
+        # A plain string (the lean parser's) has no position: its refusals are
+        # raised again, located, by the parse with positions.
+        line, column = getattr(token, "line", None), getattr(token, "column", None)
+        return located(error, self._text, line or 1, column or 1)
 
     def _word(self, token: Token, resolve: Callable[[str], Any]) -> Any:
         try:
@@ -204,9 +207,10 @@ class PlanTransformer(Transformer[Token, Plan]):
         return tuple(children)
 
     def rule_ident(self, meta: Meta | None, children: list[Token]) -> str:
-        # INT and NAME are kept as written, so "0064" stays "0064".
+        # INT and NAME are kept as written, so "0064" stays "0064". Only a STRING
+        # starts with a quote (the lean parser's tokens are plain strings).
         token = children[0]
-        return self._decode(token) if token.type == "STRING" else str(token)
+        return self._decode(token) if token.startswith('"') else str(token)
 
     # -- conditions (operator, value) -------------------------------------------
 
@@ -317,7 +321,7 @@ class PlanTransformer(Transformer[Token, Plan]):
             raise self._at(name, error) from None
 
     def rule_retrieval(self, meta: Meta | None, children: list[tuple[str, Any]]) -> _Clause:
-        settings = dict(RetrievalPolicy().model_dump())
+        settings = dict(_RETRIEVAL_DEFAULTS)
         settings.update(children)
         return _Clause("retrieval", self._build(meta, lambda: RetrievalPolicy(**settings)), meta)
 
@@ -364,6 +368,9 @@ _HANDLERS: dict[str, Callable[..., Any]] = {
     for name, handler in vars(PlanTransformer).items()
     if name.startswith("rule_")
 }
+
+# what a retrieval clause starts from (plain values: copied, never shared)
+_RETRIEVAL_DEFAULTS: dict[str, Any] = RetrievalPolicy().model_dump()
 
 # clause name -> Plan (or Scope) field it fills
 _CLAUSE_FIELDS: tuple[tuple[str, str, str], ...] = (

@@ -32,6 +32,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import DatabaseError, InternalError, UsageError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
@@ -82,7 +83,7 @@ def timeout_from_env(timeout_ms: int | None = None) -> int:
                 "the statement timeout (--timeout-ms)", timeout_ms, "--timeout-ms 5000"
             )
         return timeout_ms
-    raw = os.environ.get("QDSL_STATEMENT_TIMEOUT_MS", "")
+    raw = getenv("QDSL_STATEMENT_TIMEOUT_MS") or ""
     if not raw.strip():
         return DEFAULT_TIMEOUT_MS
     text = raw.strip()

@@ -41,7 +41,6 @@ Where values come from, cheapest first:
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -56,6 +55,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
+from qdsl.dsl.config import getenv
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.linking import EMPTY_VALUES, LinkedValue, TenantValues, ValueSource
 from qdsl.dsl.textnorm import normalize_text
@@ -242,7 +242,7 @@ def reader(engine: Engine, tenant_id: str) -> Iterator[Connection]:
 
 
 def _timeout_ms() -> str:
-    raw = os.environ.get("QDSL_STATEMENT_TIMEOUT_MS", "").strip()
+    raw = (getenv("QDSL_STATEMENT_TIMEOUT_MS") or "").strip()
     return raw if raw.isdigit() else "5000"
 
 

@@ -294,7 +294,7 @@ def _sink_key() -> tuple[str | None, ...]:
     # environ_key over what locates the state dir and the audit settings, read
     # per request; with QDSL_STATE_DIR set, the platform's HOME and
     # XDG_STATE_HOME do not matter (dsl.config.state_root), so they are not read.
-    state = os.environ.get(STATE_ROOT_ENV[0])
+    state = getenv(STATE_ROOT_ENV[0])
     where = environ_key(STATE_ROOT_ENV) if not state else (state,)
     return (*where, *environ_key(_SINK_ENV))
 

@@ -58,5 +58,4 @@ def is_sensitive(ent: EntitySpec, written: str, resolved: str | None) -> bool:
     """Whether a name means a sensitive field, however it was spelled."""
     if written in ent.sensitive or resolved in ent.sensitive:
         return True
-    folded = written.casefold()
-    return any(s.casefold() == folded for s in ent.sensitive)
+    return written.casefold() in ent.sensitive_folded

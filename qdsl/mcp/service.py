@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import QdslError
 from qdsl.mcp import errors
 from qdsl.mcp.workers import Workers
@@ -185,7 +185,7 @@ class Service:
         """QDSL_NOW, else the demo's fixed clock on the demo database, else None (the clock)."""
         from qdsl.cli.exec_cmds import parse_now
 
-        moment = parse_now(os.environ.get("QDSL_NOW"))
+        moment = parse_now(getenv("QDSL_NOW"))
         if moment is None and self.demo:
             from qdsl.facts.demo import DEMO_NOW
 

@@ -1,9 +1,9 @@
 """The environment readers the hot paths use agree with os.environ at every moment.
 
-`qdsl.dsl.config.getenv` and `environ_key` read os.environ's backing dict to
-skip the cost of an unset name; whatever is set, changed or removed through
-os.environ (monkeypatch does exactly that) must show at once, and so must the
-limits and the audit sink built from them.
+`qdsl.dsl.config.getenv` and `environ_key` read a mirror of the environment
+(`qdsl.dsl.env_mirror`) to skip the cost of an unset name; whatever is set,
+changed or removed through os.environ (monkeypatch does exactly that) must show
+at once, and so must the limits and the audit sink built from them.
 """
 
 from __future__ import annotations
