@@ -295,6 +295,11 @@ def _baseline(steps: _Steps, found: _Entities) -> Generator[Request, Rows, int]:
     return int(got.layout.getter(N.COUNT)(got.data[0]))
 
 
+def _fallback_ready(prep: Prepared) -> bool:
+    # spellings are worked out only when needed
+    return prep.statements.fallback is not None and bool(prep.fallback_runs)
+
+
 def _read_main(
     got: Rows, steps: _Steps, retrieval: str
 ) -> tuple[_Entities, dict[Any, list[Row]], _Facts | None, int | None, int | None]:
@@ -332,21 +337,18 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     st = prep.statements
     steps = _Steps(prep, known.note)
 
-    def fallback_ready() -> bool:  # spellings are worked out only when needed
-        return st.fallback is not None and bool(prep.fallback_runs)
-
     found = _Entities()
     matched: dict[Any, list[Row]] = {}
     main_facts: _Facts | None = None
     baseline: int | None = None
     count: int | None = None
-    if prep.plan.retrieval_policy.facts_first or not fallback_ready():
+    if prep.plan.retrieval_policy.facts_first or not _fallback_ready(prep):
         got = yield steps.req("main", st.main)
         found, matched, main_facts, baseline, count = _read_main(got, steps, known.retrieval)
 
     matched_term: dict[Any, str] | None = None
     capped = False
-    if not found.rows and fallback_ready():
+    if not found.rows and _fallback_ready(prep):
         found, matched_term, hits = yield from _fallback(steps)
         capped = hits >= prep.fallback_cap
         if st.counts:

@@ -464,7 +464,14 @@ def _give_back_pg(
         if rollback and fairy.is_valid:
             raw.rollback()
         if saved is not None and fairy.is_valid:
-            raw.autocommit, raw.isolation_level, raw.read_only = saved
+            # only what the call changed (each setter is a check on the driver)
+            autocommit, isolation_level, read_only = saved
+            if raw.autocommit != autocommit:
+                raw.autocommit = autocommit
+            if raw.isolation_level != isolation_level:
+                raw.isolation_level = isolation_level
+            if raw.read_only != read_only:
+                raw.read_only = read_only
     except dialect.loaded_dbapi.Error as exc:
         fairy.invalidate(exc)
     finally:
@@ -497,7 +504,16 @@ def _run_bare(
     ok = False
     raw.set_progress_handler(_deadline_check(timeout, state), 1000)
     try:
-        result = _drive(flow, lambda r: raw_rows(raw, dialect, r[1], r[2]))
+        # `_drive` with the statement run in place: this is the path small
+        # plans take, where a call per request shows
+        request = next(flow)
+        while True:
+            rows = raw_rows(raw, dialect, request[1], request[2])
+            try:
+                request = flow.send(rows)
+            except StopIteration as stop:
+                result: ExecutionResult = stop.value
+                break
         ok = True
     finally:
         raw.set_progress_handler(None, 0)
