@@ -200,7 +200,7 @@ def _utc_reader(impl: Processor | None) -> Processor:
     return read
 
 
-_PARSED_MAX = 4096
+_PARSED_MAX = 512
 
 
 class _Compiled:
