@@ -447,7 +447,7 @@ class _Parts:
     def result(self, build: Validated, summary: _Summary) -> ExecutionResult:
         known = self.known
         evidence: dict[str, Any] = {}
-        rows = self._rows(build, evidence) if self.columns is not None else []
+        rows = tuple(self._rows(build, evidence)) if self.columns is not None else ()
         text = self.matched_term is not None
         # the fields in the model's order (a Built result's __dict__ is this dict)
         return build.make(
@@ -463,7 +463,7 @@ class _Parts:
                 "count": summary.count,
                 "truncated": summary.truncated,
                 "baseline_total": summary.baseline,
-                "evidence": list(evidence.values()),
+                "evidence": tuple(evidence.values()),
                 "used_fallback": text,
                 "elapsed_ms": round((time.perf_counter() - summary.started) * 1000, 3),
                 "notes": tuple(summary.steps.notes),

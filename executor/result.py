@@ -221,11 +221,11 @@ class Validated:
         template: str,
         plan_hash: str,
         sql_fingerprints: tuple[str, ...],
-        rows: list[Any],
+        rows: tuple[Any, ...],
         count: int | None,
         truncated: bool,
         baseline_total: int | None,
-        evidence: list[Any],
+        evidence: tuple[Any, ...],
         used_fallback: bool,
         elapsed_ms: float,
         notes: tuple[str, ...],
@@ -389,12 +389,11 @@ class Built(Validated):
         return row
 
     def make(self, data: dict[str, Any]) -> ExecutionResult:
-        # rows and evidence are Built objects already; every other field is the
-        # executor's own (tuples, counts, its strings, the template's enum)
+        # rows and evidence are tuples of Built objects already; every other
+        # field is the executor's own (tuples, counts, its strings, the
+        # template's enum)
         if type(data["query_type"]) is not QueryType:
             raise Untyped
-        data["rows"] = tuple(data["rows"])
-        data["evidence"] = tuple(data["evidence"])
         return _built(ExecutionResult, data, _RESULT_SET)
 
 
@@ -438,11 +437,11 @@ def _built_as_validated() -> bool:
                     template="e.list",
                     plan_hash="h",
                     sql_fingerprints=("f",),
-                    rows=[row, hit],
+                    rows=(row, hit),
                     count=1,
                     truncated=False,
                     baseline_total=2,
-                    evidence=list(evidence.values()),
+                    evidence=tuple(evidence.values()),
                     used_fallback=False,
                     elapsed_ms=1.5,
                     notes=("n",),
