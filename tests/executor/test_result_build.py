@@ -233,3 +233,51 @@ def test_values_of_other_types_are_handled_as_validation_did(
         assert_same(new, old)
     finally:
         engine.dispose()
+
+
+def test_a_fact_of_another_type_is_handled_as_validation_did(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fact whose text is a BLOB (SQLite keeps what it is given): validation
+    reads it as text, in the fact's evidence and in the row's facts alike."""
+    from qdsl.dsl.load import load_plan
+
+    source = sqlite3.connect(sqlite_url.removeprefix("sqlite+pysqlite:///"))
+    path = tmp_path / "blob-fact.sqlite3"
+    copy = sqlite3.connect(path)
+    source.backup(copy)
+    source.close()
+    copy.execute(
+        "UPDATE semantic_facts SET value_text = CAST(value_text AS BLOB) "
+        "WHERE tenant_id = 't1' AND entity_type = 'project'"
+    )
+    copy.commit()
+    copy.close()
+    engine = make_engine(f"sqlite+pysqlite:///{path}")
+    try:
+        plan = load_plan("status project about project 64 select status, budget")
+        new, old = _both(monkeypatch, lambda: execute(plan, CATALOG, engine, "t1", now=NOW))
+        assert isinstance(new, ExecutionResult) and any(e.kind == "fact" for e in new.evidence)
+        assert all(isinstance(v, str) for row in new.rows for v in row.facts.values())
+        assert_same(new, old)
+    finally:
+        engine.dispose()
+
+
+def test_a_builder_that_differs_from_validation_is_not_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check at import finds a builder whose objects differ from validated
+    ones (here: another fields set), or that fails, and then every result is
+    validated."""
+    assert result_module._built_as_validated()
+    with monkeypatch.context() as m:
+        m.setattr(result_module, "OBJECT_EVIDENCE_SET", result_module.FACT_EVIDENCE_SET)
+        assert not result_module._built_as_validated()
+    with monkeypatch.context() as m:
+
+        def refuse(*_args: Any) -> None:
+            raise AttributeError("no such slot")
+
+        m.setattr(result_module, "_set", refuse)
+        assert not result_module._built_as_validated()
