@@ -163,8 +163,23 @@ def _settings(
     tenant_id: str, timeout_ms: int, *, custom_plans: bool = False
 ) -> tuple[Any, dict[str, str]]:
     """The statement setting role, tenant and timeout (and custom plans)."""
-    params = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
+    key = (tenant_id, timeout_ms)
+    params = _SETTING_PARAMS.get(key)
+    if params is None:
+        # one (never changed) dict per tenant and timeout: the driver's values
+        # for it are then worked out once (`DriverStatement.values`)
+        if len(_SETTING_PARAMS) >= _SETTING_PARAMS_MAX:
+            _SETTING_PARAMS.clear()
+        params = _SETTING_PARAMS[key] = {
+            "tenant_id": tenant_id,
+            "timeout": str(timeout_ms),
+            "role": READER_ROLE,
+        }
     return (_SETTINGS_CUSTOM_PLANS if custom_plans else _SETTINGS_AS_READER), params
+
+
+_SETTING_PARAMS: dict[tuple[str, int], dict[str, str]] = {}
+_SETTING_PARAMS_MAX = 1024
 
 
 class _PgSession:
