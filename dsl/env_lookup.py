@@ -96,5 +96,5 @@ def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
         if len(_KEY_TUPLES) < _MAX_CACHED:
             _KEY_TUPLES[names] = keys
     decode = _STORE[2]
-    get = _RAW.get
-    return tuple([None if (raw := get(k)) is None else decode(raw) for k in keys])
+    lookup = _RAW.get
+    return tuple([None if (raw := lookup(k)) is None else decode(raw) for k in keys])
