@@ -11,6 +11,8 @@ once: start-up is not a call's cost), each spoken to by one client:
   (`json.loads`). That is all any host must do, so this row is the server's
   cost as a host sees it, and the row held to the goal (MCP within 1.5x of
   in-process, p50 and p95).
+* `tools/list` beside `ping`, on the host's connection: what listing the
+  tools (large input schemas) costs above the protocol's floor.
 * the SDK's own `ClientSession`, for scale: a Python host using it also pays
   the client's pydantic parsing and its check of `structuredContent` against
   the tool's `outputSchema` (jsonschema) on every call.
@@ -120,6 +122,12 @@ class Paths:
         assert not result.is_error
         _answered(result.structured_content)
 
+    async def list_tools(self, _question: str) -> None:
+        assert len(self.host.request("tools/list", {})["tools"]) == 6
+
+    async def ping(self, _question: str) -> None:
+        assert self.host.request("ping", {}) == {}
+
     async def in_process(self, question: str) -> None:
         from qdsl.api import plan_and_answer
 
@@ -183,11 +191,12 @@ async def _run(questions: tuple[str, ...], repeats: int) -> tuple[list[H.Samples
             sdk, inproc_sdk = await _interleaved(
                 questions, repeats, [paths.over_sdk, paths.in_process]
             )
+            listed, pinged = await _interleaved(questions, repeats, [paths.list_tools, paths.ping])
             mcp_p, process = await _interleaved(
                 questions, max(1, repeats // 4), [paths.over_mcp, paths.as_process]
             )
         host.close()
-    out = [mcp, inproc, sdk, inproc_sdk, mcp_p, process]
+    out = [mcp, inproc, sdk, inproc_sdk, mcp_p, process, listed, pinged]
     calls = repeats * len(questions)
     if before is None or after is None:  # no /proc to read
         return out, None
@@ -207,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     args, _ = parser.parse_known_args(argv)
     questions, repeats = (QUESTIONS[:1], 1) if args.quick else (QUESTIONS, args.repeats)
     with state_dir():
-        (mcp, inproc, sdk, inproc_sdk, mcp_p, process), cpu_row = anyio.run(
+        (mcp, inproc, sdk, inproc_sdk, mcp_p, process, listed, pinged), cpu_row = anyio.run(
             _run, questions, repeats
         )
     label = f"ask over MCP stdio ({len(questions)} demo questions, per call)"
@@ -232,6 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if cpu_row is not None:
         rows.append(cpu_row)
+    # the six tools' schemas, beside the protocol's own floor (a ping) on the same server
+    rows.append(
+        H.compare(
+            "tools/list over MCP stdio (per call)", "tools/list", "ping", listed, pinged, goal=None
+        )
+    )
     H.print_ratios("ask: MCP stdio vs in-process vs a process per call", rows)
     return 0
 

@@ -88,16 +88,16 @@ def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
     """`tuple(os.environ.get(n) for n in names)`: the key of a cache of settings
     read from those names, which changes whenever one of them does."""
     if _STORE is None or os.environ is not _ENVIRON:
-        lookup = os.environ.get
-        return tuple([lookup(n) for n in names])
+        get = os.environ.get
+        return tuple([get(n) for n in names])
     keys = _KEY_TUPLES.get(names)
     if keys is None:
         keys = tuple([_encoded(n) for n in names])
         if len(_KEY_TUPLES) < _MAX_CACHED:
             _KEY_TUPLES[names] = keys
     decode = _STORE[2]
-    get = _RAW.get
-    return tuple([None if (raw := get(k)) is None else decode(raw) for k in keys])
+    lookup = _RAW.get
+    return tuple([None if (raw := lookup(k)) is None else decode(raw) for k in keys])
 
 
 def environ_raw_key(names: tuple[str, ...]) -> tuple[object, ...]:

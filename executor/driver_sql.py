@@ -23,8 +23,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC
-from typing import Any
+from datetime import UTC, datetime
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError
@@ -56,6 +57,55 @@ class _Source:
     processor: Processor | None
 
 
+class Layout:
+    """Where each result column of a statement is, and its result processor (None:
+    the driver's value is the value). Rows are handed on as the driver returned
+    them and a column is converted where it is read: one never read (a sort key
+    riding along) is never converted, and no row is copied to be converted."""
+
+    __slots__ = ("index", "keys", "memo", "procs")
+
+    def __init__(self, keys: tuple[str, ...], procs: tuple[Processor | None, ...]) -> None:
+        self.keys = keys
+        self.index = {k: i for i, k in enumerate(keys)}
+        self.procs = procs
+        # what readers of these rows work out once per layout (`executor.flow`)
+        self.memo: dict[str, object] = {}
+
+    def getter(self, key: str) -> Callable[[Sequence[Any]], Any]:
+        """Reads column `key` of a row, its processor applied (NULL stays None)."""
+        i = self.index[key]
+        proc = self.procs[i]
+        if proc is None:
+            return itemgetter(i)
+
+        def get(row: Sequence[Any]) -> Any:
+            value = row[i]
+            return None if value is None else proc(value)  # every processor maps None to None
+
+        return get
+
+
+class Rows(NamedTuple):
+    """A statement's rows: driver rows (tuples) and where to read what in them."""
+
+    layout: Layout
+    data: Sequence[Sequence[Any]]
+
+
+def as_dicts(rows: Rows) -> list[Row]:
+    """Rows as dicts keyed by result column, every value processed."""
+    keys, procs = rows.layout.keys, rows.layout.procs
+    out = [dict(zip(keys, r, strict=True)) for r in rows.data]
+    for key, proc in zip(keys, procs, strict=True):
+        if proc is not None:
+            for row in out:
+                value = row[key]
+                if value is not None:
+                    row[key] = proc(value)
+    return out
+
+
 @dataclass
 class DriverStatement:
     """One statement's text for one dialect and one length of each IN list."""
@@ -66,7 +116,7 @@ class DriverStatement:
     keys: tuple[str, ...]
     types: tuple[Any, ...]
     # result processors by column, worked out from the first cursor description
-    readers: list[tuple[int, Processor]] | None = field(default=None)
+    layout: Layout | None = field(default=None)
     # the last parameters (a cached plan's own, sent again on every call) and
     # their values: bind processors run once per plan, not per call
     last: tuple[dict[str, Any], Any] | None = field(default=None)
@@ -93,28 +143,22 @@ class DriverStatement:
             return tuple(out)
         return dict(zip(self.names, out, strict=True))
 
-    def rows(self, dialect: Dialect, cursor: Any, raw: Sequence[Any]) -> list[Row]:
-        readers = self.readers
-        if readers is None:
+    def rows(self, dialect: Dialect, cursor: Any, raw: Sequence[Any]) -> Rows:
+        layout = self.layout
+        if layout is None:
             # the description only once: psycopg builds a Column per column per read
-            readers = self.readers = _readers(self.types, dialect, cursor.description)
-        keys = self.keys
-        out = [dict(zip(keys, r, strict=True)) for r in raw]
-        for i, proc in readers:
-            key = keys[i]
-            for row in out:
-                value = row[key]
-                if value is not None:  # every processor maps None to None
-                    row[key] = proc(value)
-        return out
+            layout = self.layout = Layout(
+                self.keys, _processors(self.types, dialect, cursor.description)
+            )
+        return Rows(layout, raw)
 
 
-def _readers(
+def _processors(
     types: tuple[Any, ...], dialect: Dialect, description: Sequence[Any]
-) -> list[tuple[int, Processor]]:
-    """The result processor of each column that has one; qdsl's own UTC datetime
+) -> tuple[Processor | None, ...]:
+    """The result processor of each column (None: none); qdsl's own UTC datetime
     type read in one step (the type's processor wraps the dialect's in two calls)."""
-    out: list[tuple[int, Processor]] = []
+    out: list[Processor | None] = []
     for i, type_ in enumerate(types):
         if isinstance(type_, UtcDateTime):
             # as TypeDecorator.result_processor finds the dialect's processor
@@ -122,22 +166,41 @@ def _readers(
             proc: Processor | None = _utc_reader(impl.result_processor(dialect, description[i][1]))
         else:
             proc = type_.dialect_impl(dialect).result_processor(dialect, description[i][1])
-        if proc is not None:
-            out.append((i, proc))
-    return out
+        out.append(proc)
+    return tuple(out)
 
 
 def _utc_reader(impl: Processor | None) -> Processor:
-    """`UtcDateTime.process_result_value` after the dialect's own processor."""
+    """`UtcDateTime.process_result_value` after the dialect's own processor.
+
+    A datetime stored as text (SQLite) is parsed once per distinct text: facts
+    loaded together share their timestamps, and a datetime is immutable, so the
+    one parsed is handed out again (bounded: forgotten in bulk when full)."""
+    parsed: dict[str, datetime] = {}
 
     def read(value: Any) -> Any:
+        if type(value) is str:
+            found = parsed.get(value)
+            if found is not None:
+                return found
+            text = value
+        else:
+            text = None
         if impl is not None:
             value = impl(value)
         if value is None:
             return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if text is not None:
+            if len(parsed) >= _PARSED_MAX:
+                parsed.clear()
+            parsed[text] = value
+        return value
 
     return read
+
+
+_PARSED_MAX = 512
 
 
 class _Compiled:
@@ -154,6 +217,9 @@ class _Compiled:
             bp.expanding for bp in self.compiled.post_compile_params
         )
         self.by_lengths: dict[tuple[int, ...], DriverStatement] = {}
+        # the last parameters and their text: a cached plan sends the same
+        # parameters (the same, never changed, object) on every call
+        self.last: tuple[dict[str, Any], DriverStatement] | None = None
 
     def text_for(self, params: dict[str, Any]) -> DriverStatement:
         lengths = tuple(len(params[n]) for n in self.expanding)
@@ -228,15 +294,20 @@ def driver_statement(
             _COMPILED[key] = entry
     if not entry.usable:
         return None
+    last = entry.last
+    if last is not None and last[0] is params:
+        return last[1]
     with _LOCK:
-        return entry.text_for(params)
+        found = entry.text_for(params)
+    entry.last = (params, found)
+    return found
 
 
-def run_rows(
+def read_rows(
     conn: Connection, stmt: Select[Any], params: dict[str, Any], *, direct: bool | None = None
-) -> list[Row]:
-    """Rows of `stmt` as dicts keyed by its result columns, values as SQLAlchemy
-    would hand them (result processors applied). With a listener on the engine
+) -> Rows:
+    """Rows of `stmt`, read as SQLAlchemy would read them (result processors
+    applied where a column is read: `Layout`). With a listener on the engine
     (`direct` False; None: look), the statement goes through `Connection.execute`,
     which fires every statement event (`exec_driver_sql` skips before_execute
     and after_execute)."""
@@ -246,7 +317,16 @@ def run_rows(
             return _on_cursor(conn, found, found.values(params))
     result = conn.execute(stmt, params)
     keys = tuple(result.keys())
-    return [dict(zip(keys, r, strict=True)) for r in result.all()]
+    # SQLAlchemy's rows are processed already
+    return Rows(Layout(keys, (None,) * len(keys)), result.all())
+
+
+def run_rows(
+    conn: Connection, stmt: Select[Any], params: dict[str, Any], *, direct: bool | None = None
+) -> list[Row]:
+    """`read_rows` as dicts keyed by the statement's result columns, every value
+    as SQLAlchemy would hand it."""
+    return as_dicts(read_rows(conn, stmt, params, direct=direct))
 
 
 # Events a call on a bare DBAPI connection (no Connection, statements on its
@@ -290,7 +370,7 @@ def engine_watched(engine: Engine) -> bool:
     )
 
 
-def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> list[Row]:
+def _on_cursor(conn: Connection, found: DriverStatement, values: Any) -> Rows:
     """Without listeners: the text on the DBAPI cursor itself, as the dialect's
     `do_execute` runs it (a result built from the description on every call was
     the largest cost left); a lost connection is invalidated."""
@@ -306,8 +386,8 @@ def raw_rows(
     params: dict[str, Any],
     *,
     lost: Callable[[BaseException], None] | None = None,
-) -> list[Row]:
-    """`run_rows` on a bare DBAPI connection (one nobody listens on); a statement
+) -> Rows:
+    """`read_rows` on a bare DBAPI connection (one nobody listens on); a statement
     whose text depends on its values is refused (`driver_statement` is None),
     as the executor only sends it here after checking."""
     found = driver_statement(stmt, dialect, params)
@@ -327,7 +407,7 @@ def cursor_rows(
     values: Any,
     *,
     lost: Callable[[BaseException], None] | None = None,
-) -> list[Row]:
+) -> Rows:
     """`found` run on a cursor of `dbapi_connection`; a driver error is wrapped as
     SQLAlchemy wraps it (and `lost` told when it means the connection is gone)."""
     cursor = dbapi_connection.cursor()

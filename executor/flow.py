@@ -1,9 +1,10 @@
 """The execution steps of a prepared plan, free of I/O.
 
 `run_flow` is a generator: it yields `(role, statement, params)` requests and
-receives each request's rows as dicts, then returns the ExecutionResult. The
-sync and asyncio drivers in `executor.run` only carry requests to a
-connection, so both run exactly the same steps:
+receives each request's rows (`driver_sql.Rows`: the driver's tuples and where
+each column is), then returns the ExecutionResult. The sync and asyncio
+drivers in `executor.run` only carry requests to a connection, so both run
+exactly the same steps:
 
 1. facts first: the entity rows matching column predicates and fact EXISTS,
    capped at limit+1, with the match total for count/list, the tenant's
@@ -15,6 +16,9 @@ connection, so both run exactly the same steps:
 3. the baseline on its own, only when no row carried it;
 4. every fact of each row, for templates that report them (status, explain,
    diagnose, compare) or project fact fields.
+
+Rows are read where they are used, straight from the driver's tuples, and the
+result's objects are made from them by `result.builder()` (see there).
 """
 
 from __future__ import annotations
@@ -22,22 +26,106 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, Literal
 
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
-from qdsl.executor.main_facts import split_rows
-from qdsl.executor.result import ExecutionResult
+from qdsl.executor.driver_sql import Layout, Rows
+from qdsl.executor.main_facts import FACT_PREFIX, split_rows
+from qdsl.executor.result import VALIDATED, ExecutionResult, Untyped, Validated, builder
 from qdsl.executor.statements import AnySelect
+from qdsl.executor.tables import FACT_COLUMNS
 
-Row = dict[str, Any]
+Row = Sequence[Any]
 Request = tuple[str, AnySelect, dict[str, Any]]
-Flow = Generator[Request, list[Row], ExecutionResult]
+Flow = Generator[Request, Rows, ExecutionResult]
+Convert = Callable[[Any], Any]
+
+
+def plain(value: Any) -> Any:
+    """Values as JSON-ready data, the same on every dialect."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+def _number(raw: Any) -> Any:
+    # SQLite hands back integral NUMERIC values as int; PostgreSQL as float.
+    return float(raw) if isinstance(raw, int | Decimal) else plain(raw)
+
+
+# Values `plain` / `_number` hand back unchanged (exact types): a row's value of
+# one of these is kept without a call.
+_PLAIN_AS_IS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+_NUMBER_AS_IS: frozenset[type] = frozenset({float, type(None)})
+_NEVER: frozenset[type] = frozenset()
+
+
+class _Columns:
+    """Where a call finds what it reads in rows of one layout: the entity's id,
+    tenant and label, and its projected values with their converters."""
+
+    def __init__(self, prep: Prepared, layout: Layout) -> None:
+        self.layout = layout
+        self.id = layout.getter(N.ROW_ID)
+        self.tenant = layout.getter(N.ROW_TENANT)
+        self.label = layout.getter(N.ROW_LABEL)
+        kinds = prep.entity.kinds
+        # per projected column: its name, where it is, the exact types kept as
+        # they are (the driver's value is the value) and the converter of the rest
+        self.values: list[tuple[str, int, frozenset[type], Convert]] = []
+        for s in prep.statements.selected:
+            number = kinds.get(s.column) is FieldType.NUMBER
+            convert: Convert = _number if number else plain
+            i = layout.index[N.value_column(s.name)]
+            proc = layout.procs[i]
+            if proc is None:
+                self.values.append((s.name, i, _NUMBER_AS_IS if number else _PLAIN_AS_IS, convert))
+            else:
+                self.values.append((s.name, i, _NEVER, _processed(proc, convert)))
+
+
+def _processed(proc: Convert, convert: Convert) -> Convert:
+    return lambda value: convert(None if value is None else proc(value))
+
+
+class _Facts:
+    """Where a fact's columns are in rows of one layout (`prefix`: the main
+    statement carries its matching facts as `f_` columns)."""
+
+    def __init__(self, layout: Layout, prefix: str) -> None:
+        at = [layout.index[prefix + c] for c in FACT_COLUMNS]
+        self.pick = itemgetter(*at)
+        self.procs = [(j, p) for j, i in enumerate(at) if (p := layout.procs[i]) is not None]
+        self.entity_id = layout.getter(prefix + "entity_id")
+        self.predicate = layout.getter(prefix + "predicate")
+        self.value_text = layout.getter(prefix + "value_text")
+
+    def read(self, row: Row) -> Sequence[Any]:
+        """The fact's 13 columns (`FACT_COLUMNS`), processed."""
+        values = self.pick(row)
+        if not self.procs:
+            return values  # type: ignore[no-any-return]
+        out = list(values)
+        for j, proc in self.procs:
+            if out[j] is not None:
+                out[j] = proc(out[j])
+        return out
+
+
+def _facts_of(layout: Layout, prefix: str) -> _Facts:
+    found = layout.memo.get(prefix)
+    if not isinstance(found, _Facts):
+        found = layout.memo[prefix] = _Facts(layout, prefix)
+    return found
 
 
 class _Known:
@@ -46,11 +134,21 @@ class _Known:
 
     def __init__(self, prep: Prepared) -> None:
         self.prep = prep
-        self.readers = _readers(prep)
         self.plan_hash = plan_hash(prep)
         self.retrieval = _retrieval(prep, False)
         self.tenant = str(prep.params[N.TENANT])
+        template = prep.template
+        self.template = template.name
+        self.note = f"template {self.template}"
+        self.query_type = template.query_type
+        self.entity_type = template.entity_type
+        self.report_facts = template.shape.entity_facts
         self.fingerprints: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # per layout (held here, so an id is not reused while cached)
+        self.layouts: dict[int, _Columns] = {}
+        # fact fields projected: their name and predicate
+        fields = prep.entity.spec.fields
+        self.fact_fields = [(name, fields[name].fact) for name in prep.statements.fact_fields]
 
     def fingerprints_of(self, roles: list[str]) -> tuple[str, ...]:
         key = tuple(roles)
@@ -58,6 +156,17 @@ class _Known:
         if found is None:
             found = self.fingerprints[key] = _fingerprints(self.prep, roles)
         return found
+
+    def columns(self, layout: Layout) -> _Columns:
+        found = self.layouts.get(id(layout))
+        if found is None or found.layout is not layout:
+            if len(self.layouts) >= _LAYOUTS_MAX:
+                self.layouts.clear()
+            found = self.layouts[id(layout)] = _Columns(self.prep, layout)
+        return found
+
+
+_LAYOUTS_MAX = 64
 
 
 def _known(prep: Prepared) -> _Known:
@@ -92,62 +201,13 @@ _HASHES: dict[int, tuple[Plan, str]] = {}
 _HASHES_MAX = 1024
 
 
-def plain(value: Any) -> Any:
-    """Values as JSON-ready data, the same on every dialect."""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value)
-    return value
-
-
-def _number(raw: Any) -> Any:
-    # SQLite hands back integral NUMERIC values as int; PostgreSQL as float.
-    return float(raw) if isinstance(raw, int | Decimal) else plain(raw)
-
-
-def _readers(prep: Prepared) -> list[tuple[str, str, Any]]:
-    """Per projected column: its name in results, its key in a row, its converter
-    (worked out once per call, not per row)."""
-    kinds = prep.entity.kinds
-    return [
-        (
-            s.name,
-            N.value_column(s.name),
-            _number if kinds.get(s.column) is FieldType.NUMBER else plain,
-        )
-        for s in prep.statements.selected
-    ]
-
-
-def _fact_evidence(row: Row, execution_id: str) -> dict[str, Any]:
-    """An `Evidence` of a fact row, as the data `ExecutionResult` validates."""
-    confidence = row.get("confidence")
-    return {
-        "id": f"fact:{row['id']}",
-        "kind": "fact",
-        "execution_id": execution_id,
-        "tenant_id": row["tenant_id"],
-        "entity_type": row["entity_type"],
-        "entity_id": row["entity_id"],
-        "predicate": row["predicate"],
-        "value_text": row["value_text"],
-        "value_norm": row["value_norm"],
-        "source_type": row["source_type"],
-        "source_ref": row["source_ref"],
-        "confidence": float(confidence) if confidence is not None else None,
-        "observed_at": row["observed_at"],
-        "valid_until": row["valid_until"],
-    }
-
-
 class _Steps:
     """The requests made so far (for fingerprints) and the notes for the result."""
 
-    def __init__(self, prep: Prepared) -> None:
+    def __init__(self, prep: Prepared, note: str) -> None:
         self.prep = prep
         self.ran: list[str] = []
-        self.notes = [f"template {prep.template.name}"]
+        self.notes = [note]
 
     def req(self, role: str, stmt: AnySelect, extra: dict[str, Any] | None = None) -> Request:
         self.ran.append(role)
@@ -156,9 +216,17 @@ class _Steps:
         return role, stmt, {**self.prep.params, **extra} if extra else self.prep.params
 
 
+class _Entities:
+    """The entity rows a call answers with, and the layout they are read by."""
+
+    def __init__(self, layout: Layout | None = None, rows: Sequence[Row] = ()) -> None:
+        self.layout = layout
+        self.rows = rows
+
+
 def _fallback(
     steps: _Steps,
-) -> Generator[Request, list[Row], tuple[list[Row], dict[str, str], int]]:
+) -> Generator[Request, Rows, tuple[_Entities, dict[Any, str], int]]:
     """Rows found by text, each id with the spelling(s) that found it, and the hit
     total (capped at fallback_cap). One statement holds every spelling of a value
     (up to FALLBACK_SLOTS per filter); only values with more spellings take several
@@ -168,129 +236,155 @@ def _fallback(
     assert stmt is not None
     runs = prep.fallback_runs
     several = len(runs) > 1
-    rows: list[Row] = []
-    found: dict[str, str] = {}
+    found_rows = _Entities()
+    found: dict[Any, str] = {}
     total = 0
     for run in runs:
         extra: dict[str, Any] = {**run.params, N.FALLBACK_CAP: prep.fallback_cap}
         if several:
             extra[N.LIMIT] = prep.fallback_cap  # every hit's id, to merge the runs
         got = yield steps.req("fallback", stmt, extra)
-        total = max(total, int(got[0][N.ROW_TOTAL]) if got else 0)
-        for r in got:
-            if r[N.ROW_ID] not in found:
-                labels = (terms[r[N.hit_slot(index)]] for index, terms in run.terms.items())
-                found[r[N.ROW_ID]] = " + ".join(labels)
-                rows.append(r)
+        layout = got.layout
+        if got.data:
+            total = max(total, int(layout.getter(N.ROW_TOTAL)(got.data[0])))
+        row_id = layout.getter(N.ROW_ID)
+        slots = [(layout.getter(N.hit_slot(index)), terms) for index, terms in run.terms.items()]
+        kept: list[Row] = []
+        for r in got.data:
+            eid = row_id(r)
+            if eid not in found:
+                found[eid] = " + ".join(terms[slot(r)] for slot, terms in slots)
+                kept.append(r)
+        found_rows = _Entities(layout, [*found_rows.rows, *kept]) if kept else found_rows
     if several:
         ids = sorted(found)[: prep.fallback_cap]
         found = {i: found[i] for i in ids}
         total = len(ids)
-        rows = []
+        found_rows = _Entities()
         if ids:
-            rows = yield steps.req("rows_by_id", prep.statements.rows_by_id, {N.IDS: ids})
+            got = yield steps.req("rows_by_id", prep.statements.rows_by_id, {N.IDS: ids})
+            found_rows = _Entities(got.layout, got.data)
     spellings = sum(len(t) for r in runs for t in r.terms.values())
     steps.notes.append(
         f"fallback_text: {spellings} spelling(s) in {len(runs)} statement(s), {total} hit(s)"
     )
-    return rows, found, total
+    return found_rows, found, total
 
 
 def _entity_facts(
-    steps: _Steps, ids: list[str]
-) -> Generator[Request, list[Row], dict[str, list[Row]]]:
+    steps: _Steps, ids: list[Any]
+) -> Generator[Request, Rows, tuple[_Facts | None, dict[Any, list[Row]]]]:
     """Every (fresh) fact of each entity, for templates that report them."""
     st = steps.prep.statements
-    every: dict[str, list[Row]] = {}
-    if ids and st.uses_entity_facts:
-        for f in (yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})):
-            every.setdefault(f["entity_id"], []).append(f)
-    return every
+    every: dict[Any, list[Row]] = {}
+    got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
+    facts = _facts_of(got.layout, "")
+    entity_id = facts.entity_id
+    for f in got.data:
+        every.setdefault(entity_id(f), []).append(f)
+    return facts, every
 
 
-def _baseline(steps: _Steps, rows: list[Row]) -> Generator[Request, list[Row], int]:
+def _baseline(steps: _Steps, found: _Entities) -> Generator[Request, Rows, int]:
     """The tenant's unfiltered count: read along with the rows (main always carries
     it; fallback rows when any), else by its own statement."""
-    carried = [r[N.ROW_BASELINE] for r in rows[:1]]
-    if carried:
-        return int(carried[0])
-    return int((yield steps.req("baseline", steps.prep.statements.baseline))[0][N.COUNT])
+    if found.rows:
+        assert found.layout is not None
+        return int(found.layout.getter(N.ROW_BASELINE)(found.rows[0]))
+    got = yield steps.req("baseline", steps.prep.statements.baseline)
+    return int(got.layout.getter(N.COUNT)(got.data[0]))
+
+
+def _fallback_ready(prep: Prepared) -> bool:
+    # spellings are worked out only when needed
+    return prep.statements.fallback is not None and bool(prep.fallback_runs)
+
+
+def _read_main(
+    got: Rows, steps: _Steps, retrieval: str
+) -> tuple[_Entities, dict[Any, list[Row]], _Facts | None, int | None, int | None]:
+    """The main statement's entity rows, each one's matching facts (and where
+    they are in its row), the baseline and the match total it carried."""
+    st = steps.prep.statements
+    matched: dict[Any, list[Row]] = {}
+    main_facts: _Facts | None = None
+    baseline: int | None = None
+    count: int | None = None
+    rows: Sequence[Row]
+    if st.main_facts:
+        rows, matched, baseline = split_rows(got)
+        if matched:
+            main_facts = _facts_of(got.layout, FACT_PREFIX)
+    else:
+        rows = got.data
+    if st.counts:
+        count = int(got.layout.getter(N.ROW_TOTAL)(rows[0])) if rows else 0
+    steps.notes.append(f"{retrieval}: {len(rows)} row(s) read")
+    return _Entities(got.layout, rows), matched, main_facts, baseline, count
+
+
+def _truncate(found: _Entities, limit: int) -> bool:
+    """Cap the rows at the plan's limit (statements read one more, to know)."""
+    if len(found.rows) <= limit:
+        return False
+    found.rows = found.rows[:limit]
+    return True
 
 
 def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     known = _known(prep)
     st = prep.statements
-    steps = _Steps(prep)
+    steps = _Steps(prep, known.note)
 
-    def fallback_ready() -> bool:  # spellings are worked out only when needed
-        return st.fallback is not None and bool(prep.fallback_runs)
-
-    rows: list[Row] = []
-    matched: dict[str, list[Row]] = {}
+    found = _Entities()
+    matched: dict[Any, list[Row]] = {}
+    main_facts: _Facts | None = None
     baseline: int | None = None
     count: int | None = None
-    if prep.plan.retrieval_policy.facts_first or not fallback_ready():
-        rows = yield steps.req("main", st.main)
-        if st.main_facts:
-            rows, matched, baseline = split_rows(rows)
-        if st.counts:
-            count = int(rows[0][N.ROW_TOTAL]) if rows else 0
-        steps.notes.append(f"{known.retrieval}: {len(rows)} row(s) read")
+    if prep.plan.retrieval_policy.facts_first or not _fallback_ready(prep):
+        got = yield steps.req("main", st.main)
+        found, matched, main_facts, baseline, count = _read_main(got, steps, known.retrieval)
 
-    matched_term: dict[str, str] | None = None
+    matched_term: dict[Any, str] | None = None
     capped = False
-    if not rows and fallback_ready():
-        rows, matched_term, hits = yield from _fallback(steps)
+    if not found.rows and _fallback_ready(prep):
+        found, matched_term, hits = yield from _fallback(steps)
         capped = hits >= prep.fallback_cap
         if st.counts:
             count = hits
 
     if prep.bound and baseline is None:
-        baseline = yield from _baseline(steps, rows)
+        baseline = yield from _baseline(steps, found)
 
-    truncated = len(rows) > prep.limit or capped
-    rows = rows[: prep.limit]
+    truncated = _truncate(found, prep.limit) or capped
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
-    ids = [r[N.ROW_ID] for r in rows]
+    columns = known.columns(found.layout) if found.layout is not None else None
     if matched_term is not None:
         matched = {}  # text hits: no fact stands behind them
-    every = yield from _entity_facts(steps, ids)
+    every_facts: _Facts | None = None
+    every: dict[Any, list[Row]] = {}
+    if st.uses_entity_facts and columns is not None and found.rows:
+        ids = [columns.id(r) for r in found.rows]
+        every_facts, every = yield from _entity_facts(steps, ids)
 
-    evidence: dict[str, dict[str, Any]] = {}
-    out_rows = _result_rows(
-        prep,
-        known.readers,
-        rows,
-        matched=matched,
-        every=every,
-        evidence=evidence,
+    parts = _Parts(
+        known,
+        columns,
+        found.rows,
+        matched=(main_facts, matched),
+        every=(every_facts, every),
         matched_term=matched_term,
         execution_id=execution_id,
     )
-    # One validation of the whole result (rows and evidence as data): pydantic
-    # builds the nested models in one call, a fraction of a call per object.
-    return ExecutionResult.model_validate(
-        {
-            "execution_id": execution_id,
-            "tenant_id": known.tenant,
-            "query_type": prep.template.query_type,
-            "entity_type": prep.template.entity_type,
-            "template": prep.template.name,
-            "plan_hash": known.plan_hash,
-            "sql_fingerprints": known.fingerprints_of(steps.ran),
-            "rows": out_rows,
-            "count": count,
-            "truncated": truncated,
-            "baseline_total": baseline,
-            "evidence": list(evidence.values()),
-            "used_fallback": matched_term is not None,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
-            "notes": tuple(steps.notes),
-            "retrieval": "fallback_text" if matched_term is not None else known.retrieval,
-        }
-    )
+    summary = _Summary(steps, count, truncated, baseline, started)
+    try:
+        return parts.result(builder(), summary)
+    except Untyped:
+        # a value of another type than its field's: validation converts or
+        # refuses it, as it always did
+        return parts.result(VALIDATED, summary)
 
 
 def _fingerprints(prep: Prepared, roles: list[str]) -> tuple[str, ...]:
@@ -308,73 +402,154 @@ def _retrieval(
     return "facts" if has_facts else "columns"
 
 
-def _result_rows(
-    prep: Prepared,
-    readers: list[tuple[str, str, Any]],
-    rows: list[Row],
-    *,
-    matched: dict[str, list[Row]],
-    every: dict[str, list[Row]],
-    evidence: dict[str, dict[str, Any]],
-    matched_term: dict[str, str] | None,
-    execution_id: str,
-) -> list[dict[str, Any]]:
-    """Result rows (as data) with their evidence ids; fills `evidence` (each row's
-    facts, then its object)."""
-    entity_type = prep.template.entity_type
-    report_facts = prep.template.shape.entity_facts
-    out_rows: list[dict[str, Any]] = []
-    for r in rows:
-        eid = r[N.ROW_ID]
-        evidence_ids: list[str] = []
-        for f in matched.get(eid, ()):
-            ev = _fact_evidence(f, execution_id)
-            evidence.setdefault(ev["id"], ev)
-            evidence_ids.append(ev["id"])
-        facts: dict[str, str] = {}
-        if report_facts:
-            for f in every.get(eid, ()):
-                ev = _fact_evidence(f, execution_id)
-                evidence.setdefault(ev["id"], ev)
-                if ev["id"] not in evidence_ids:
-                    evidence_ids.append(ev["id"])
-                facts.setdefault(f["predicate"], f["value_text"])
-        object_id = f"{entity_type}:{eid}"
-        # A text-fallback hit is marked as such: no fact stands behind it.
-        evidence[object_id] = {
-            "id": object_id,
-            "kind": "object" if matched_term is None else "text",
-            "execution_id": execution_id,
-            "tenant_id": r[N.ROW_TENANT],
-            "entity_type": entity_type,
-            "entity_id": eid,
-            "value_text": None if matched_term is None else matched_term.get(eid),
-            "fallback": matched_term is not None,
-        }
-        evidence_ids.append(object_id)
-        out_rows.append(
+class _Summary:
+    """What a call found besides its rows."""
+
+    __slots__ = ("baseline", "count", "started", "steps", "truncated")
+
+    def __init__(
+        self,
+        steps: _Steps,
+        count: int | None,
+        truncated: bool,
+        baseline: int | None,
+        started: float,
+    ) -> None:
+        self.steps = steps
+        self.count = count
+        self.truncated = truncated
+        self.baseline = baseline
+        self.started = started
+
+
+class _Parts:
+    """Everything the result is made of, read from the rows by one builder."""
+
+    def __init__(
+        self,
+        known: _Known,
+        columns: _Columns | None,
+        rows: Sequence[Row],
+        *,
+        matched: tuple[_Facts | None, dict[Any, list[Row]]],
+        every: tuple[_Facts | None, dict[Any, list[Row]]],
+        matched_term: dict[Any, str] | None,
+        execution_id: str,
+    ) -> None:
+        self.known = known
+        self.columns = columns
+        self.rows = rows
+        self.matched = matched
+        self.every = every
+        self.matched_term = matched_term
+        self.execution_id = execution_id
+
+    def result(self, build: Validated, summary: _Summary) -> ExecutionResult:
+        known = self.known
+        evidence: dict[str, Any] = {}
+        rows = tuple(self._rows(build, evidence)) if self.columns is not None else ()
+        text = self.matched_term is not None
+        # the fields in the model's order (a Built result's __dict__ is this dict)
+        return build.make(
             {
-                "entity_type": entity_type,
-                "entity_id": eid,
-                "tenant_id": r[N.ROW_TENANT],
-                "label": r[N.ROW_LABEL],
-                "values": _row_values(prep, readers, r, every.get(eid, [])),
-                "facts": facts,
-                "evidence_ids": evidence_ids,
+                "execution_id": self.execution_id,
+                "tenant_id": known.tenant,
+                "query_type": known.query_type,
+                "entity_type": known.entity_type,
+                "template": known.template,
+                "plan_hash": known.plan_hash,
+                "sql_fingerprints": known.fingerprints_of(summary.steps.ran),
+                "rows": rows,
+                "count": summary.count,
+                "truncated": summary.truncated,
+                "baseline_total": summary.baseline,
+                "evidence": tuple(evidence.values()),
+                "used_fallback": text,
+                "elapsed_ms": round((time.perf_counter() - summary.started) * 1000, 3),
+                "notes": tuple(summary.steps.notes),
+                "retrieval": "fallback_text" if text else known.retrieval,
             }
         )
-    return out_rows
+
+    def _rows(self, build: Validated, evidence: dict[str, Any]) -> list[Any]:
+        """Result rows with their evidence ids; fills `evidence` (each row's
+        facts, then its object)."""
+        columns = self.columns
+        assert columns is not None
+        execution_id = self.execution_id
+        entity_type = self.known.entity_type
+        report_facts = self.known.report_facts
+        main_facts, matched = self.matched
+        every_facts, every = self.every
+        matched_term = self.matched_term
+        text = matched_term is not None
+        row_id, row_tenant, row_label = columns.id, columns.tenant, columns.label
+        value_columns = columns.values
+        fact_fields = self.known.fact_fields
+        entity = build.entity
+        out: list[Any] = []
+        for r in self.rows:
+            eid = row_id(r)
+            evidence_ids: list[str] = []
+            if main_facts is not None:
+                for f in matched.get(eid, ()):
+                    evidence_ids.append(_fact(build, main_facts, f, execution_id, evidence))
+            facts: dict[str, Any] = {}
+            own = every.get(eid, ()) if every_facts is not None else ()
+            if report_facts and every_facts is not None:
+                for f in own:
+                    ev = _fact(build, every_facts, f, execution_id, evidence)
+                    if ev not in evidence_ids:
+                        evidence_ids.append(ev)
+                    facts.setdefault(every_facts.predicate(f), every_facts.value_text(f))
+            values = {
+                name: v if type(v := r[i]) in keep else convert(v)
+                for name, i, keep, convert in value_columns
+            }
+            if fact_fields:
+                _fact_values(values, fact_fields, every_facts, own)
+            out.append(
+                entity(
+                    evidence,
+                    execution_id,
+                    entity_type,
+                    eid,
+                    row_tenant(r),
+                    row_label(r),
+                    values,
+                    facts,
+                    evidence_ids,
+                    text,
+                    # A text-fallback hit is marked as such: no fact stands behind it.
+                    matched_term.get(eid) if matched_term is not None else None,
+                )
+            )
+        return out
 
 
-def _row_values(
-    prep: Prepared, readers: list[tuple[str, str, Any]], r: Row, facts: list[Row]
-) -> dict[str, Any]:
-    """The projected values of one row: its columns, then projected fact fields."""
-    values = {name: convert(r[key]) for name, key, convert in readers}
-    for name in prep.statements.fact_fields:
-        predicate = prep.entity.spec.fields[name].fact
-        values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)
-    return values
+def _fact(
+    build: Validated, at: _Facts, row: Row, execution_id: str, evidence: dict[str, Any]
+) -> str:
+    """The evidence id of the fact in `row`, its evidence made if not yet."""
+    fact = at.read(row)
+    key = f"fact:{fact[0]}"
+    if key not in evidence:
+        evidence[key] = build.fact_evidence(key, execution_id, fact)
+    return key
+
+
+def _fact_values(
+    values: dict[str, Any],
+    fact_fields: list[tuple[str, str | None]],
+    at: _Facts | None,
+    facts: Sequence[Row],
+) -> None:
+    """Projected fact fields: the value of the entity's first fact of each."""
+    for name, predicate in fact_fields:
+        values[name] = next(
+            (at.value_text(f) for f in facts if at is not None and at.predicate(f) == predicate),
+            None,
+        )
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

@@ -11,6 +11,7 @@ q_k* columns), then filter position and fact id.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -20,6 +21,7 @@ from qdsl.executor import names as N
 from qdsl.executor.predicates import fact_value_condition, freshness
 
 if TYPE_CHECKING:
+    from qdsl.executor.driver_sql import Rows
     from qdsl.executor.statements import AnySelect, StatementBuilder
 
 FACT_PREFIX = "f_"
@@ -83,24 +85,32 @@ def _matching_facts(b: StatementBuilder, m: Any, positive: list[BoundFilter]) ->
 
 
 def split_rows(
-    rows: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], dict[str, list[Any]], int | None]:
-    """Entity rows (once each, in order), per entity id its matching facts, and the
-    baseline (None if the statement does not carry it)."""
-    entities: dict[str, dict[str, Any]] = {}
-    matched: dict[str, list[Any]] = {}
-    if not rows:
+    rows: Rows,
+) -> tuple[list[Sequence[Any]], dict[Any, list[Sequence[Any]]], int | None]:
+    """Entity rows (once each, in order), per entity id its matching facts (the
+    rows themselves: their `f_` columns are the fact) and the baseline (None if
+    the statement does not carry it)."""
+    data = rows.data
+    matched: dict[Any, list[Sequence[Any]]] = {}
+    if not data:
         return [], matched, None
-    raw = rows[0].get(N.ROW_BASELINE)
+    layout = rows.layout
+    raw = layout.getter(N.ROW_BASELINE)(data[0]) if N.ROW_BASELINE in layout.index else None
     baseline = int(raw) if raw is not None else None
-    n = len(FACT_PREFIX)
-    fact_keys = [(k, k[n:]) for k in rows[0] if k.startswith(FACT_PREFIX)]
-    fact_id = f"{FACT_PREFIX}id"
-    for r in rows:
-        eid = r[N.ROW_ID]
+    row_id = layout.getter(N.ROW_ID)
+    fact_id = layout.index.get(f"{FACT_PREFIX}id")
+    entities: dict[Any, Sequence[Any]] = {}
+    for r in data:
+        eid = row_id(r)
         if eid is None:  # the baseline's row when nothing matched
             continue
-        entities.setdefault(eid, r)
-        if fact_keys and r[fact_id] is not None:
-            matched.setdefault(eid, []).append({short: r[k] for k, short in fact_keys})
+        if eid not in entities:
+            entities[eid] = r
+        # a processor maps None to None and nothing else to None: the raw value tells
+        if fact_id is not None and r[fact_id] is not None:
+            found = matched.get(eid)
+            if found is None:
+                matched[eid] = [r]
+            else:
+                found.append(r)
     return list(entities.values()), matched, baseline

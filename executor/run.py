@@ -38,8 +38,8 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import Prepared, prepare
-from qdsl.executor.driver_sql import engine_watched, raw_rows, run_rows, watched
-from qdsl.executor.flow import Flow, Request, Row, run_flow
+from qdsl.executor.driver_sql import Rows, engine_watched, raw_rows, read_rows, watched
+from qdsl.executor.flow import Flow, Request, run_flow
 from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
@@ -163,8 +163,23 @@ def _settings(
     tenant_id: str, timeout_ms: int, *, custom_plans: bool = False
 ) -> tuple[Any, dict[str, str]]:
     """The statement setting role, tenant and timeout (and custom plans)."""
-    params = {"tenant_id": tenant_id, "timeout": str(timeout_ms), "role": READER_ROLE}
+    key = (tenant_id, timeout_ms)
+    params = _SETTING_PARAMS.get(key)
+    if params is None:
+        # one (never changed) dict per tenant and timeout: the driver's values
+        # for it are then worked out once (`DriverStatement.values`)
+        if len(_SETTING_PARAMS) >= _SETTING_PARAMS_MAX:
+            _SETTING_PARAMS.clear()
+        params = _SETTING_PARAMS[key] = {
+            "tenant_id": tenant_id,
+            "timeout": str(timeout_ms),
+            "role": READER_ROLE,
+        }
     return (_SETTINGS_CUSTOM_PLANS if custom_plans else _SETTINGS_AS_READER), params
+
+
+_SETTING_PARAMS: dict[tuple[str, int], dict[str, str]] = {}
+_SETTING_PARAMS_MAX = 1024
 
 
 class _PgSession:
@@ -200,10 +215,14 @@ def _reader_missing() -> DatabaseError:
 
 
 def new_execution_id() -> str:
-    """`uuid.uuid4().hex`, without building a UUID object on every call."""
-    n = int.from_bytes(os.urandom(16), "big")
-    n = (n & ~(0xC000 << 48) | 0x8000 << 48) & ~(0xF000 << 64) | 4 << 76  # variant, version 4
-    return f"{n:032x}"
+    """`uuid.uuid4().hex`, without building a UUID object on every call: 16
+    random bytes in hex, the version nibble 4 and the variant bits 10."""
+    h = os.urandom(16).hex()
+    return h[:12] + "4" + h[13:16] + _VARIANT[h[16]] + h[17:]
+
+
+# a hex digit with its two high bits set to 10 (the RFC 4122 variant)
+_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 def _start(
@@ -280,7 +299,7 @@ def _opened_read_only(conn: Connection) -> bool:
     return bool(conn.connection.info.get(READ_ONLY_INFO))
 
 
-def _drive(flow: Flow, run: Callable[[Request], list[Row]]) -> ExecutionResult:
+def _drive(flow: Flow, run: Callable[[Request], Rows]) -> ExecutionResult:
     request = next(flow)
     while True:
         try:
@@ -339,14 +358,14 @@ def _check_reader(conn: Connection) -> None:
 
 def _pg_runner(
     conn: Connection, session: _PgSession, *, direct: bool
-) -> Callable[[Request], list[Row]]:
-    def run(request: Request) -> list[Row]:
+) -> Callable[[Request], Rows]:
+    def run(request: Request) -> Rows:
         if not session.started:
             _check_reader(conn)
         setting = session.before(request[0])
         if setting is not None:
-            run_rows(conn, *setting, direct=direct)
-        return run_rows(conn, request[1], request[2], direct=direct)
+            read_rows(conn, *setting, direct=direct)
+        return read_rows(conn, request[1], request[2], direct=direct)
 
     return run
 
@@ -410,10 +429,10 @@ def _run_pg_bare(engine: Engine, flow: Flow, tenant_id: str, timeout: int) -> Ex
         lost = fairy.invalidate
         session = _PgSession(tenant_id, timeout)
 
-        def run(request: Request) -> list[Row]:
+        def run(request: Request) -> Rows:
             if not session.started and engine not in _READER_READY:
                 found = raw_rows(raw, dialect, _ROLE_CHECK, {"role": READER_ROLE}, lost=lost)
-                if not found[0]["n"]:
+                if not found.layout.getter("n")(found.data[0]):
                     raise _reader_missing()
                 _READER_READY.add(engine)
             setting = session.before(request[0])
@@ -460,7 +479,14 @@ def _give_back_pg(
         if rollback and fairy.is_valid:
             raw.rollback()
         if saved is not None and fairy.is_valid:
-            raw.autocommit, raw.isolation_level, raw.read_only = saved
+            # only what the call changed (each setter is a check on the driver)
+            autocommit, isolation_level, read_only = saved
+            if raw.autocommit != autocommit:
+                raw.autocommit = autocommit
+            if raw.isolation_level != isolation_level:
+                raw.isolation_level = isolation_level
+            if raw.read_only != read_only:
+                raw.read_only = read_only
     except dialect.loaded_dbapi.Error as exc:
         fairy.invalidate(exc)
     finally:
@@ -493,7 +519,16 @@ def _run_bare(
     ok = False
     raw.set_progress_handler(_deadline_check(timeout, state), 1000)
     try:
-        result = _drive(flow, lambda r: raw_rows(raw, dialect, r[1], r[2]))
+        # `_drive` with the statement run in place: this is the path small
+        # plans take, where a call per request shows
+        request = next(flow)
+        while True:
+            rows = raw_rows(raw, dialect, request[1], request[2])
+            try:
+                request = flow.send(rows)
+            except StopIteration as stop:
+                result: ExecutionResult = stop.value
+                break
         ok = True
     finally:
         raw.set_progress_handler(None, 0)
@@ -527,7 +562,7 @@ def _run_sync(
         # transaction for a SELECT, so a begin and a rollback here would only be
         # bookkeeping (the pool still rolls back when the connection returns).
         with _sqlite_deadline(conn, timeout, state):
-            return _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=True))
+            return _drive(flow, lambda r: read_rows(conn, r[1], r[2], direct=True))
     with conn.begin() as tx:
         if conn.dialect.name == "postgresql":
             error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
@@ -539,7 +574,7 @@ def _run_sync(
         else:
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
-                result = _drive(flow, lambda r: run_rows(conn, r[1], r[2], direct=direct))
+                result = _drive(flow, lambda r: read_rows(conn, r[1], r[2], direct=direct))
         _end(tx)
     return result
 
@@ -576,7 +611,7 @@ async def _adrive(
             setting = session.before(request[0])
             if setting is not None:
                 await conn.execute(*setting)
-        rows = await conn.run_sync(run_rows, request[1], request[2])
+        rows = await conn.run_sync(read_rows, request[1], request[2])
         try:
             request = flow.send(rows)
         except StopIteration as stop:

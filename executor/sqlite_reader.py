@@ -103,6 +103,8 @@ class Readers:
     def __init__(self, engine: Engine, identity: Identity) -> None:
         self.engine = engine
         self.caller_pool = engine.pool
+        self.url = engine.url
+        self.path = engine.url.database or ""
         self.identity = identity
         self.pool = engine.pool.recreate()
         event.listen(self.pool, "connect", _read_only)
@@ -210,12 +212,18 @@ def _on_dispose(engine: Engine) -> None:
 def readers(engine: Engine) -> Readers | None:
     """The read-only connections beside `engine`'s pool, for the file its URL names
     now (None for an in-memory database)."""
+    found = _READERS.get(engine)
+    # a file database (only those get readers) at the same URL, still the same file
+    if (
+        found is not None
+        and found.url is engine.url
+        and found.caller_pool is engine.pool
+        and found.identity == _identity(found.path)
+    ):
+        return found
     if _is_memory(engine):
         return None
     identity = _identity(engine.url.database or "")
-    found = _READERS.get(engine)
-    if found is not None and found.caller_pool is engine.pool and found.identity == identity:
-        return found
     with _LOCK:
         found = _READERS.get(engine)
         if found is None or found.caller_pool is not engine.pool or found.identity != identity:

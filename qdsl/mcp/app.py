@@ -19,6 +19,8 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from qdsl.dsl.errors import QdslError
 from qdsl.mcp import errors, resources, tools
@@ -44,7 +46,8 @@ def build_server(service: Service, tenant_of: TenantOf) -> Server[Any]:
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> HandlerResult:
+        # the result in its wire form (see `results`), which the SDK checks as it would a model
         return await tools.call_tool(service, tenant_of(ctx), params.name, params.arguments)
 
     async def on_list_resources(
@@ -79,12 +82,29 @@ def build_server(service: Service, tenant_of: TenantOf) -> Server[Any]:
         title="qdsl: verified, tenant-bound answers",
         instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
         on_list_resources=on_list_resources,
         on_list_resource_templates=on_list_templates,
         on_read_resource=on_read_resource,
     )
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     # The SDK wraps every message in an OpenTelemetry span by default, a cost on
     # every call even with no exporter; qdsl's own audit log records each request.
-    server.middleware = []
+    server.middleware = [_listed_tools]
     return server
+
+
+async def _listed_tools(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """`tools/list` answered from `tools.listed`: the SDK's own result for the
+    connection's version, made once (a host lists tools often; checking and
+    dumping the schemas each time cost about a millisecond).
+
+    A middleware that returns without `call_next` owns its result (the SDK's
+    contract), so this answers only what the SDK would answer the same way: a
+    connection past `initialize` (the SDK's gate surely open), of the handshake
+    era (a 2026 result also carries a per-response stamp), with no params (the
+    tools are one page; a cursor or `_meta` goes to the SDK and its checks)."""
+    if ctx.method == "tools/list" and not ctx.params:
+        version = ctx.session.protocol_version
+        if ctx.session.client_params is not None and version in HANDSHAKE_PROTOCOL_VERSIONS:
+            return tools.listed(version)
+    return await call_next(ctx)

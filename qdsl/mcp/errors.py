@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from qdsl.dsl.errors import ErrorType, InternalError, PolicyError, QdslError
 from qdsl.envelope.emit import error_envelope
 from qdsl.mcp.logs import logger
+from qdsl.mcp.results import Wire, wire_result
 
 log = logger()
 
@@ -37,11 +38,12 @@ def error_text(error: QdslError) -> str:
     return text
 
 
-def tool_error(operation: str, error: QdslError) -> types.CallToolResult:
-    """The result of a tool call that failed: the error envelope, flagged isError."""
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=error_text(error))],
-        structured_content=error_envelope(operation, error),
+def tool_error(operation: str, error: QdslError) -> Wire:
+    """The result of a tool call that failed (wire form, see `results`): the error
+    envelope, flagged isError."""
+    return wire_result(
+        [types.TextContent(type="text", text=error_text(error))],
+        error_envelope(operation, error),
         is_error=True,
     )
 

@@ -1,5 +1,13 @@
 """An envelope as a tool result: `structuredContent`, a short text, a resource link.
 
+Results are built in their wire form (the dict the SDK puts under `result`),
+the envelope itself as `structuredContent`: the SDK checks a handler's dict
+against the protocol's `CallToolResult` before it goes out, and the stdio fast
+path (`fast_calls`) sends it as is, so building a pydantic `CallToolResult`
+first would only be dumped again (a walk over the whole envelope per call).
+The keys come in the order the SDK's own dump gives them, so either way the
+bytes are the same.
+
 `meta.next` holds the CLI's suggestions (argv to run, a chain step); over MCP
 each becomes a tool-call hint `{"tool", "arguments", "why"}` the model can
 send as is. Tenants are dropped from the arguments: no tool takes one.
@@ -68,7 +76,24 @@ def summary(env: dict[str, Any]) -> str:
     return text if len(text) <= _TEXT_CHARS else text[: _TEXT_CHARS - 1] + "…"
 
 
-def tool_result(env: dict[str, Any]) -> types.CallToolResult:
+Wire = dict[str, Any]
+
+
+def _dumped(block: types.ContentBlock) -> Wire:
+    # keys sorted: the SDK's per-version wire models list their fields so
+    return dict(sorted(block.model_dump(by_alias=True, mode="json", exclude_none=True).items()))
+
+
+def wire_result(content: list[types.ContentBlock], structured: Wire, *, is_error: bool) -> Wire:
+    """A `CallToolResult` as the SDK sends it (its fields in its order, none null)."""
+    return {
+        "content": [_dumped(block) for block in content],
+        "isError": is_error,
+        "structuredContent": structured,
+    }
+
+
+def tool_result(env: dict[str, Any]) -> Wire:
     env = with_tool_hints(env)
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=summary(env))]
     ref_id = env.get("refId")
@@ -84,4 +109,4 @@ def tool_result(env: dict[str, Any]) -> types.CallToolResult:
                 size=env.get("outputBytes"),
             )
         )
-    return types.CallToolResult(content=content, structured_content=env, is_error=False)
+    return wire_result(content, env, is_error=False)

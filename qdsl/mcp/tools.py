@@ -19,12 +19,13 @@ from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types import methods
 from pydantic import ValidationError
 
 from qdsl.dsl.errors import QdslError, UsageError
 from qdsl.mcp import errors
 from qdsl.mcp.logs import logger
-from qdsl.mcp.results import tool_result
+from qdsl.mcp.results import Wire, tool_result
 from qdsl.mcp.schemas import (
     ENVELOPE_SCHEMA,
     AskInput,
@@ -165,6 +166,15 @@ def list_tools() -> types.ListToolsResult:
     return types.ListToolsResult(tools=list(_tools()))
 
 
+@functools.cache
+def listed(version: str) -> Wire:
+    """The `tools/list` result as the SDK sends it at protocol `version`, made
+    once by the SDK's own serializer (`serialize_server_result`): checking and
+    dumping the large input schemas on every call cost about a millisecond."""
+    dumped = list_tools().model_dump(by_alias=True, mode="json", exclude_none=True)
+    return methods.serialize_server_result("tools/list", version, dumped)
+
+
 def _bad_arguments(spec: ToolSpec, exc: ValidationError) -> UsageError:
     problems = [
         f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
@@ -179,8 +189,15 @@ def _bad_arguments(spec: ToolSpec, exc: ValidationError) -> UsageError:
 
 
 async def call_tool(
-    service: Service, tenant: str, name: str, arguments: dict[str, Any] | None
-) -> types.CallToolResult:
+    service: Service,
+    tenant: str,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    dispatch: str = "sdk",
+) -> Wire:
+    """The tool's result in wire form; `dispatch` (who handed the call over:
+    "sdk", or "fast" for `fast_calls`) is noted in the call's log line."""
     spec = BY_NAME.get(name)
     if spec is None:
         raise MCPError(
@@ -217,5 +234,13 @@ async def call_tool(
         # written once the result is on its way: a log line is no part of a call's latency
         ms = round((time.monotonic() - started) * 1000, 1)
         asyncio.get_running_loop().call_soon(
-            partial(log.info, "tool_call", tool=name, tenant=tenant, outcome=outcome, ms=ms)
+            partial(
+                log.info,
+                "tool_call",
+                tool=name,
+                tenant=tenant,
+                outcome=outcome,
+                ms=ms,
+                dispatch=dispatch,
+            )
         )

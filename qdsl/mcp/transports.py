@@ -15,6 +15,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from types import TracebackType
 from typing import Any, Self
 
@@ -27,7 +28,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from qdsl.dsl.errors import UsageError
+from qdsl.mcp import tools
 from qdsl.mcp.app import build_server
+from qdsl.mcp.fast_calls import FastCalls
 from qdsl.mcp.logs import logger
 from qdsl.mcp.service import Service
 from qdsl.mcp.tokens import TokenFile
@@ -230,6 +233,7 @@ class LineReadStream(_ReadStream):
 
     def __init__(self, lines: PipeLines, write: LineWriteStream) -> None:
         self.lines, self.write = lines, write
+        self.fast: FastCalls | None = None
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
@@ -241,6 +245,8 @@ class LineReadStream(_ReadStream):
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:
                 await self.write.send(SessionMessage(_malformed(exc)))
+                continue
+            if self.fast is not None and self.fast.take(message):
                 continue
             return SessionMessage(message)
 
@@ -254,6 +260,7 @@ class LineWriteStream(_Stream):
     def __init__(self, out: PipeWriter) -> None:
         self.out = out
         self.closed = False
+        self.fast: FastCalls | None = None
 
     async def send(self, item: SessionMessage, /) -> None:
         if self.closed:
@@ -265,14 +272,17 @@ class LineWriteStream(_Stream):
 
     async def aclose(self) -> None:
         if not self.closed:
-            self.closed = True
             # the host may be gone already: what it did not read is lost either way
             with (
                 anyio.CancelScope(shield=True),
                 anyio.move_on_after(_GRACE_S),
                 contextlib.suppress(OSError),
             ):
+                if self.fast is not None:  # its calls in flight are answered first
+                    await self.fast.close()
+                self.closed = True
                 await self.out.flush()
+            self.closed = True
 
 
 @asynccontextmanager
@@ -295,6 +305,11 @@ async def serve_stdio(service: Service, tenant: str) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             async with _stdio_streams() as (read, write):
+                if isinstance(read, LineReadStream) and isinstance(write, LineWriteStream):
+                    call = partial(tools.call_tool, service, tenant, dispatch="fast")
+                    fast = FastCalls(call, write.send)
+                    read.fast = write.fast = fast
+                    server.middleware = [*server.middleware, fast.observe]
                 log.info("serving", transport="stdio", tenant=tenant)
                 await server.run(read, write, server.create_initialization_options())
             log.info("stopping", reason="stdin closed")

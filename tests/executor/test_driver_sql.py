@@ -99,3 +99,30 @@ def test_an_in_list_of_another_length_gets_its_own_text(engine: Engine) -> None:
     assert two.sql != three.sql
     assert again is two
     assert two.values({"ids": ["x", "y"]}) in (("x", "y"), {"ids_1": "x", "ids_2": "y"})
+
+
+def test_datetimes_stored_as_text_read_the_same_when_remembered() -> None:
+    """The UTC reader hands out a datetime parsed before for the same text: the
+    same value as parsing afresh, across more texts than it remembers, naive
+    and offset texts alike, NULL as None."""
+    from datetime import UTC, datetime, timedelta
+
+    from qdsl.executor.driver_sql import _PARSED_MAX, _utc_reader
+
+    def parse(text: str | None) -> datetime | None:  # as the dialect's: NULL is None
+        return None if text is None else datetime.fromisoformat(text)
+
+    read = _utc_reader(parse)
+    base = datetime(2026, 1, 1)
+    texts = [
+        (base + timedelta(minutes=i)).isoformat(" ") + ("+02:00" if i % 3 == 0 else "")
+        for i in range(_PARSED_MAX * 2 + 7)
+    ]
+    for _ in range(2):
+        for text in texts:
+            want = parse(text)
+            assert want is not None
+            want = want.replace(tzinfo=UTC) if want.tzinfo is None else want.astimezone(UTC)
+            got = read(text)
+            assert got == want and got.tzinfo is UTC and got.isoformat() == want.isoformat()
+    assert read(None) is None
