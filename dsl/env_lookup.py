@@ -84,20 +84,23 @@ def getenv(name: str) -> str | None:
     return None if raw is None else _STORE[2](raw)
 
 
+def _keys_of(names: tuple[str, ...]) -> tuple[Any, ...]:
+    keys = _KEY_TUPLES.get(names)
+    if keys is None:
+        keys = tuple([_encoded(n) for n in names])
+        if len(_KEY_TUPLES) < _MAX_CACHED:
+            _KEY_TUPLES[names] = keys
+    return keys
+
+
 def environ_key(names: tuple[str, ...]) -> tuple[str | None, ...]:
     """`tuple(os.environ.get(n) for n in names)`: the key of a cache of settings
     read from those names, which changes whenever one of them does."""
     if _STORE is None or os.environ is not _ENVIRON:
         get = os.environ.get
         return tuple([get(n) for n in names])
-    keys = _KEY_TUPLES.get(names)
-    if keys is None:
-        keys = tuple([_encoded(n) for n in names])
-        if len(_KEY_TUPLES) < _MAX_CACHED:
-            _KEY_TUPLES[names] = keys
     decode = _STORE[2]
-    lookup = _RAW.get
-    return tuple([None if (raw := lookup(k)) is None else decode(raw) for k in keys])
+    return tuple([None if raw is None else decode(raw) for raw in map(_RAW.get, _keys_of(names))])
 
 
 def environ_raw_key(names: tuple[str, ...]) -> tuple[object, ...]:
@@ -105,15 +108,9 @@ def environ_raw_key(names: tuple[str, ...]) -> tuple[object, ...]:
     the values as stored (encoded), so a cache of settings read from them pays
     for decoding only on a miss (`decode_raw_key`)."""
     if _STORE is None or os.environ is not _ENVIRON:
-        lookup = os.environ.get
-        return tuple([lookup(n) for n in names])
-    keys = _KEY_TUPLES.get(names)
-    if keys is None:
-        keys = tuple([_encoded(n) for n in names])
-        if len(_KEY_TUPLES) < _MAX_CACHED:
-            _KEY_TUPLES[names] = keys
-    get = _RAW.get
-    return tuple([get(k) for k in keys])
+        get = os.environ.get
+        return tuple([get(n) for n in names])
+    return tuple(map(_RAW.get, _keys_of(names)))
 
 
 def decode_raw_key(key: tuple[object, ...]) -> tuple[str | None, ...]:
