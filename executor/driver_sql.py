@@ -35,7 +35,6 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from qdsl.dsl.errors import InternalError
 from qdsl.facts.tables import UtcDateTime
 
-Row = dict[str, Any]
 Processor = Callable[[Any], Any]
 
 
@@ -91,19 +90,6 @@ class Rows(NamedTuple):
 
     layout: Layout
     data: Sequence[Sequence[Any]]
-
-
-def as_dicts(rows: Rows) -> list[Row]:
-    """Rows as dicts keyed by result column, every value processed."""
-    keys, procs = rows.layout.keys, rows.layout.procs
-    out = [dict(zip(keys, r, strict=True)) for r in rows.data]
-    for key, proc in zip(keys, procs, strict=True):
-        if proc is not None:
-            for row in out:
-                value = row[key]
-                if value is not None:
-                    row[key] = proc(value)
-    return out
 
 
 @dataclass
@@ -319,14 +305,6 @@ def read_rows(
     keys = tuple(result.keys())
     # SQLAlchemy's rows are processed already
     return Rows(Layout(keys, (None,) * len(keys)), result.all())
-
-
-def run_rows(
-    conn: Connection, stmt: Select[Any], params: dict[str, Any], *, direct: bool | None = None
-) -> list[Row]:
-    """`read_rows` as dicts keyed by the statement's result columns, every value
-    as SQLAlchemy would hand it."""
-    return as_dicts(read_rows(conn, stmt, params, direct=direct))
 
 
 # Events a call on a bare DBAPI connection (no Connection, statements on its

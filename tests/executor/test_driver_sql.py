@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
-from exec_support import CATALOG, NOW, TENANTS, Snapshot, snapshot
+from exec_support import CATALOG, NOW, TENANTS, Snapshot, run_rows, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_strategies import ALL_TYPES, plans
@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from qdsl.dsl.errors import QdslError
 from qdsl.executor import names as N
 from qdsl.executor.compile import prepare
-from qdsl.executor.driver_sql import driver_statement, run_rows
+from qdsl.executor.driver_sql import driver_statement
 from qdsl.executor.statements import StatementCache
 
 _DATA: dict[int, Snapshot] = {}

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import reference_flow
-from exec_support import CATALOG, NOW, TENANTS, Snapshot, snapshot
+from exec_support import CATALOG, NOW, TENANTS, Snapshot, as_dicts, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from plan_strategies import ALL_TYPES, plans
@@ -37,7 +37,7 @@ from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.executor import result as result_module
 from qdsl.executor import run as run_module
-from qdsl.executor.driver_sql import Rows, as_dicts
+from qdsl.executor.driver_sql import Rows
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import aexecute, execute
 from qdsl.facts.db import make_async_engine, make_engine
