@@ -258,8 +258,7 @@ class Validated:
 
 class Built(Validated):
     """The result's objects made directly from data of the fields' exact types
-    (`Untyped` otherwise): equal, field for field, to what `Validated` gives.
-    Each object is made inline (not through a helper): this runs per row."""
+    (`Untyped` otherwise): equal, field for field, to what `Validated` gives."""
 
     def fact_evidence(self, id: str, execution_id: str, fact: Sequence[Any]) -> Any:
         (
@@ -290,10 +289,8 @@ class Built(Validated):
             or type(valid_until) not in _DATETIME_OR_NONE
         ):
             raise Untyped
-        m = _new(Evidence)
-        _set(
-            m,
-            "__dict__",
+        return _built(
+            Evidence,
             {
                 "id": id,
                 "kind": "fact",
@@ -311,11 +308,8 @@ class Built(Validated):
                 "valid_until": valid_until,
                 "fallback": False,
             },
+            FACT_EVIDENCE_SET,
         )
-        _set(m, "__pydantic_fields_set__", set(FACT_EVIDENCE_SET))
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
-        return m
 
     def entity(  # noqa: PLR0917 - runs per row: positional, no keyword matching
         self,
@@ -342,10 +336,8 @@ class Built(Validated):
                 if type(value) is not str:
                     raise Untyped
         object_id = f"{entity_type}:{entity_id}"
-        m = _new(Evidence)
-        _set(
-            m,
-            "__dict__",
+        evidence[object_id] = _built(
+            Evidence,
             {
                 "id": object_id,
                 "kind": "text" if text else "object",
@@ -363,16 +355,11 @@ class Built(Validated):
                 "valid_until": None,
                 "fallback": text,
             },
+            OBJECT_EVIDENCE_SET,
         )
-        _set(m, "__pydantic_fields_set__", set(OBJECT_EVIDENCE_SET))
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
-        evidence[object_id] = m
         evidence_ids.append(object_id)
-        row = _new(ResultRow)
-        _set(
-            row,
-            "__dict__",
+        return _built(
+            ResultRow,
             {
                 "entity_type": entity_type,
                 "entity_id": entity_id,
@@ -382,11 +369,8 @@ class Built(Validated):
                 "facts": facts,
                 "evidence_ids": tuple(evidence_ids),
             },
+            _ROW_SET,
         )
-        _set(row, "__pydantic_fields_set__", set(_ROW_SET))
-        _set(row, "__pydantic_extra__", None)
-        _set(row, "__pydantic_private__", None)
-        return row
 
     def make(self, data: dict[str, Any]) -> ExecutionResult:
         # rows and evidence are tuples of Built objects already; every other
