@@ -33,6 +33,7 @@ from qdsl.gate import check_route, gate
 from qdsl.render import gated
 from qdsl.stages import LLM_UNAVAILABLE, Run, attempt_event, feedback_for
 from qdsl.verifier import Language, Outcome, Verdict
+from qdsl.verifier.checks.contract import contract_matches_query_type
 from qdsl.verifier.checks.question import question_covered
 
 __all__ = [
@@ -84,11 +85,17 @@ def verified_answer(
     return run.refused(plan, verdict, result.execution_id)
 
 
+# Checks whose "plan beside the question" errors a clarifying question can answer.
+_QUESTION_GAPS = frozenset({question_covered.__name__, contract_matches_query_type.__name__})
+
+
 def _only_question_gaps(verdict: Verdict) -> bool:
-    """Every error is question_covered's asking for a clarified plan."""
+    """question_covered names a gap (its sentence is what the user is asked), and
+    every error asks for a clarified plan: question_covered's, or the contract
+    check's plan of another query type ("list" for "what is the total …")."""
     errors = verdict.errors()
-    return bool(errors) and all(
-        i.check == question_covered.__name__ and i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN
+    return any(i.check == question_covered.__name__ for i in errors) and all(
+        i.check in _QUESTION_GAPS and i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN
         for i in errors
     )
 
