@@ -28,12 +28,12 @@ from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext
+from qdsl.dsl.question import Reading
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import check_route, gate
 from qdsl.render import gated
 from qdsl.stages import LLM_UNAVAILABLE, Run, attempt_event, feedback_for
 from qdsl.verifier import Language, Outcome, Verdict
-from qdsl.verifier.checks.contract import contract_matches_query_type
 from qdsl.verifier.checks.question import question_covered
 
 __all__ = [
@@ -85,19 +85,17 @@ def verified_answer(
     return run.refused(plan, verdict, result.execution_id)
 
 
-# Checks whose "plan beside the question" errors a clarifying question can answer.
-_QUESTION_GAPS = frozenset({question_covered.__name__, contract_matches_query_type.__name__})
-
-
-def _only_question_gaps(verdict: Verdict) -> bool:
-    """question_covered names a gap (its sentence is what the user is asked), and
-    every error asks for a clarified plan: question_covered's, or the contract
-    check's plan of another query type ("list" for "what is the total …")."""
+def _only_question_gaps(verdict: Verdict, reading: Reading | None) -> bool:
+    """Every error is question_covered's asking for a clarified plan; or the
+    question itself was not understood (its reading has problems, which no plan
+    can carry: "what is the total …") and every error asks for a clarified plan,
+    the contract check's plan of another query type included."""
     errors = verdict.errors()
-    return any(i.check == question_covered.__name__ for i in errors) and all(
-        i.check in _QUESTION_GAPS and i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN
-        for i in errors
-    )
+    clarified = [i for i in errors if i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN]
+    if not errors or len(clarified) != len(errors):
+        return False
+    covered = [i for i in errors if i.check == question_covered.__name__]
+    return len(covered) == len(errors) or bool(covered and reading is not None and reading.problems)
 
 
 def _wants_replan(verdict: Verdict) -> bool:
@@ -152,9 +150,7 @@ def _admit(run: Run, question: str) -> AnswerResult | None:
     return None
 
 
-def _plan_and_try(
-    run: Run, pctx: PlanContext, feedback: str | None
-) -> Generator[Any, Any, Tried]:
+def _plan_and_try(run: Run, pctx: PlanContext, feedback: str | None) -> Generator[Any, Any, Tried]:
     """One plan, planned and tried: an answer, or the verdict that refused it."""
     try:
         normalized = yield from run.make_plan(pctx, feedback)
@@ -200,7 +196,7 @@ def _tries(run: Run, normalized: NormalizedPlan) -> Generator[Any, Any, Tried]:
 def _conclude(run: Run, plan: Plan, verdict: Verdict, result: ExecutionResult) -> AnswerResult:
     """A verdict with no try left: ask, say the evidence is short, or refuse."""
     if _wants_replan(verdict):
-        if _only_question_gaps(verdict):
+        if _only_question_gaps(verdict, run.reading):
             # Out of replans with the question not covered: ask, naming the gap.
             return run.clarify(plan, verdict)
     elif verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
