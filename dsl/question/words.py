@@ -203,7 +203,7 @@ FUNCTION_PHRASES = (r"\bin total\b", r"\btotal(?= (?:number|count)\b)")
 # one of the asked objects), "respectively" (per group, unless the ids are named),
 # "group" (always a breakdown).
 AGGREGATES: tuple[tuple[str, str], ...] = (
-    (r"合计|总计|总和|总额|总量|共计多少|总(?![数共部结体])", "sum"),
+    (r"合计|总计|总和|总额|总量|共计多少|总(?![数共部结体是之])", "sum"),
     (r"(?<!\bin )\btotal\b(?! (?:number|count)\b)|\bsum(?:s|med)?\b|\bsummed up\b", "sum"),
     (r"平均值?|均值|人均|\baverage\b|\bavg\b|(?<=\bthe )mean\b|\bmean (?=of\b)", "average"),
     (r"多少钱|\bhow much\b", "amount"),
@@ -255,7 +255,7 @@ ABSENCE_BEFORE = (
     r"|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
 )
 ABSENCE_AFTER = r"(?:为空|是空的|缺失|\bis (?:missing|empty|not set)|\bmissing)"
-PRESENCE_BEFORE = r"(?:(?<![没])有|\bwith an?|\bhaving an?|\bthat have an?)"
+PRESENCE_BEFORE = r"(?:(?<![没所])有|\bwith an?|\bhaving an?|\bthat have an?)"
 
 # Comparisons: (pattern, op, whether the number comes after the words).
 _GTE = (

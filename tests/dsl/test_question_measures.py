@@ -120,6 +120,12 @@ def test_the_same_words_where_they_ask_nothing_more(
     assert {(c.field, c.operator, c.value) for c in r.conditions} == expected
 
 
+def test_a_total_over_all_objects_names_only_the_total() -> None:
+    # 所有 ("all") is no presence of a field named 项目 (有项目)
+    r = read_question("所有项目的预算合计是多少", CATALOGS["demo"], now=NOW)
+    assert [(p.text, p.detail) for p in r.problems] == [("合计", "sum")]
+
+
 def test_each_of_the_asked_objects_is_a_list_showing_the_field() -> None:
     """ "每个项目的状态": every project, its status shown; with a count word ("每个项目的
     预算是多少") it may ask a count per project, and clarifies."""
