@@ -11,18 +11,22 @@ says so (`skipped`), never listing it as passed.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from qdsl.dsl.catalog import Catalog, demo_catalog, load_catalog
+from qdsl.dsl.ir import Operator
 from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.dsl.question import Reading, read_question
 from qdsl.executor.result import ExecutionResult
 from qdsl.verifier import Answer, Subject, VerifyContext, verify
 from qdsl.verifier.checks.question import question_covered
+from qdsl.verifier.checks.ranges import interval
 
 NOW = datetime(2026, 11, 4, 15, 30, tzinfo=UTC)
 DEPLOYMENTS = Path(__file__).parents[1] / "deployments"
@@ -206,3 +210,35 @@ def test_without_a_question_the_check_does_not_run() -> None:
     ctx = VerifyContext(tenant_id="t1", catalog=catalog, question=reading)
     verdict = verify(plan, result, answer, context=ctx)
     assert "question_covered" in verdict.passed and verdict.skipped == ()
+
+
+_DAYS = st.dates(min_value=date(1990, 1, 1), max_value=date(2090, 12, 31))
+
+
+@given(_DAYS, st.integers(min_value=0, max_value=4000))
+def test_on_days_between_is_the_half_open_range_of_its_days(first: date, span: int) -> None:
+    spec = CATALOGS["staff"].entities["employee"].fields["hired_on"]
+    last = first + timedelta(days=span)
+    day = timedelta(days=1)
+
+    def of(*filters: tuple[Operator, str | tuple[str, str]]) -> object:
+        return interval(spec, list(filters))
+
+    a, b, after = first.isoformat(), last.isoformat(), (last + day).isoformat()
+    same = of((Operator.BETWEEN, (a, b)))
+    assert same == of((Operator.GTE, a), (Operator.LT, after))
+    assert same == of((Operator.GT, (first - day).isoformat()), (Operator.LTE, b))
+    assert same != of((Operator.BETWEEN, (a, after)))
+    assert same != of((Operator.GTE, a), (Operator.LT, b))
+
+
+@given(_DAYS, st.integers(min_value=0, max_value=4000))
+def test_on_instants_between_days_leaves_out_the_last_day(first: date, span: int) -> None:
+    spec = CATALOGS["demo"].entities["project"].fields["created_at"]
+    start = datetime(first.year, first.month, first.day, tzinfo=UTC)
+    end = start + timedelta(days=span + 1)  # the first instant after the last day
+    half_open = interval(spec, [(Operator.GTE, start.isoformat()), (Operator.LT, end.isoformat())])
+    last_day = (end - timedelta(days=1)).date().isoformat()
+    assert interval(spec, [(Operator.BETWEEN, (start.isoformat(), last_day))]) != half_open
+    last_instant = (end - timedelta(microseconds=1)).isoformat()
+    assert interval(spec, [(Operator.BETWEEN, (start.isoformat(), last_instant))]) == half_open
