@@ -354,6 +354,9 @@ def _check_field(ent: str, name: str, f: FieldSpec) -> list[tuple[str, str]]:
     for canon in f.aliases:
         if f.values and canon not in f.values:
             out.append((f"{key}.aliases.{canon}", f"`{canon}` is not one of the field's values"))
+        if f.type is FieldType.BOOL and canon not in ("true", "false"):
+            # A yes/no field's aliases are the words of its two states.
+            out.append((f"{key}.aliases.{canon}", "a bool field's aliases are `true` and `false`"))
     if f.link_values and (f.type is not FieldType.TEXT or f.column is None):
         out.append((f"{key}.link_values", "only text columns can link their values"))
     if f.link_values and f.sensitive:

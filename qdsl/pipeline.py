@@ -28,6 +28,7 @@ from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext
+from qdsl.dsl.question import Reading
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import check_route, gate
 from qdsl.render import gated
@@ -84,13 +85,17 @@ def verified_answer(
     return run.refused(plan, verdict, result.execution_id)
 
 
-def _only_question_gaps(verdict: Verdict) -> bool:
-    """Every error is question_covered's asking for a clarified plan."""
+def _only_question_gaps(verdict: Verdict, reading: Reading | None) -> bool:
+    """Every error is question_covered's asking for a clarified plan; or the
+    question itself was not understood (its reading has problems, which no plan
+    can carry: "what is the total …") and every error asks for a clarified plan,
+    the contract check's plan of another query type included."""
     errors = verdict.errors()
-    return bool(errors) and all(
-        i.check == question_covered.__name__ and i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN
-        for i in errors
-    )
+    clarified = [i for i in errors if i.outcome is Outcome.RETRY_WITH_CLARIFIED_PLAN]
+    if not errors or len(clarified) != len(errors):
+        return False
+    covered = [i for i in errors if i.check == question_covered.__name__]
+    return len(covered) == len(errors) or bool(covered and reading is not None and reading.problems)
 
 
 def _wants_replan(verdict: Verdict) -> bool:
@@ -145,9 +150,7 @@ def _admit(run: Run, question: str) -> AnswerResult | None:
     return None
 
 
-def _plan_and_try(
-    run: Run, pctx: PlanContext, feedback: str | None
-) -> Generator[Any, Any, Tried]:
+def _plan_and_try(run: Run, pctx: PlanContext, feedback: str | None) -> Generator[Any, Any, Tried]:
     """One plan, planned and tried: an answer, or the verdict that refused it."""
     try:
         normalized = yield from run.make_plan(pctx, feedback)
@@ -193,7 +196,7 @@ def _tries(run: Run, normalized: NormalizedPlan) -> Generator[Any, Any, Tried]:
 def _conclude(run: Run, plan: Plan, verdict: Verdict, result: ExecutionResult) -> AnswerResult:
     """A verdict with no try left: ask, say the evidence is short, or refuse."""
     if _wants_replan(verdict):
-        if _only_question_gaps(verdict):
+        if _only_question_gaps(verdict, run.reading):
             # Out of replans with the question not covered: ask, naming the gap.
             return run.clarify(plan, verdict)
     elif verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:

@@ -19,7 +19,9 @@ from qdsl.dsl.ir import AnswerContract, QueryType
 from qdsl.dsl.question import Reading
 
 Language = Literal["zh", "en"]
-Level = Literal["error", "warning"]
+# skipped: the check did not run (question_covered without a question); `verify`
+# lists it in `Verdict.skipped` and keeps the issue out of `Verdict.issues`.
+Level = Literal["error", "warning", "skipped"]
 
 
 class Outcome(StrEnum):
@@ -65,10 +67,13 @@ class Verdict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     outcome: Outcome
+    # the checks that ran: each is in `passed` or in `failed`
     checks_run: tuple[str, ...]
     passed: tuple[str, ...]
     failed: tuple[str, ...]
     issues: tuple[Issue, ...] = ()
+    # checks that had nothing to judge and did not run: neither passed nor failed
+    skipped: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

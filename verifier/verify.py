@@ -79,18 +79,26 @@ def verify(
     issues: list[Issue] = []
     passed: list[str] = []
     failed: list[str] = []
+    skipped: list[str] = []
     for name, check in named:
         found = _run_one(name, check, subject)
-        issues.extend(found)
-        (failed if any(i.level == "error" for i in found) else passed).append(name)
+        # "did not run" is the check's verdict on itself, not an issue of the answer
+        issues.extend(i for i in found if i.level != "skipped")
+        if any(i.level == "error" for i in found):
+            failed.append(name)
+        elif any(i.level == "skipped" for i in found):
+            skipped.append(name)
+        else:
+            passed.append(name)
     outcome = Outcome.PASS
     for issue in issues:
         if issue.level == "error" and OUTCOME_RANK[issue.outcome] > OUTCOME_RANK[outcome]:
             outcome = issue.outcome
     return Verdict(
         outcome=outcome,
-        checks_run=tuple(name for name, _check in named),
+        checks_run=tuple(name for name, _check in named if name not in skipped),
         passed=tuple(passed),
         failed=tuple(failed),
         issues=tuple(issues),
+        skipped=tuple(skipped),
     )

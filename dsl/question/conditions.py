@@ -5,7 +5,7 @@ dates, absence), each turning pieces of the question into `Condition`s or a
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.ir import Operator, QueryType, Value
@@ -60,6 +60,8 @@ class Builder:
             if f.sensitive or (types is not None and f.type not in types):
                 continue
             vals = list(dict.fromkeys((*f.values, *f.aliases)))[:3]
+            if f.type is FieldType.BOOL:
+                vals = ["true", "false"]
             if types is None and not vals and not f.link_values:
                 continue
             out.append(f"{name} ({', '.join(vals)})" if vals else name)
@@ -137,19 +139,52 @@ class Builder:
             self.problem(p.text, "unplaced", self.could(main, _TIME), "date")
             return
         spec = self.ent(main).fields[field]
-        date_only = spec.type is FieldType.DATE
+        low, high = window(p, spec.type is FieldType.DATE)
+        for bound in (low, high):
+            if bound is None:
+                continue
+            op = next((o for o, _ in bound if o in spec.operators), None)
+            if op is None:
+                self.problem(p.text, "not_allowed", (field,))
+                return
+            self.add(field, op, dict(bound)[op], p.text)
 
-        def iso(d: datetime) -> str:
-            return d.date().isoformat() if date_only else d.isoformat()
 
-        if p.since is not None and Operator.GTE in spec.operators:
-            self.add(field, Operator.GTE, iso(p.since), p.text)
-        elif p.since is not None:
-            self.problem(p.text, "not_allowed", (field,))
-        if p.until is not None and Operator.LT in spec.operators:
-            self.add(field, Operator.LT, iso(p.until), p.text)
-        elif p.until is not None:
-            self.problem(p.text, "not_allowed", (field,))
+Bound = tuple[tuple[Operator, str], ...]
+
+
+def window(p: Piece, date_only: bool) -> tuple[Bound | None, Bound | None]:
+    """A date piece's ends as plan values, each with the operators that state it
+    (the first the field allows is used).
+
+    A period is [since, until). A window ending now is the N units up to now, now
+    included: on a DATE field whole days, the day after `since`'s through today
+    (`< tomorrow`, or `<= today`); on a datetime field the instants from `since`
+    through now (`<= now`, or `< now` where `<=` is not allowed)."""
+    day = timedelta(days=1)
+
+    def iso(d: datetime) -> str:
+        return d.date().isoformat() if date_only else d.isoformat()
+
+    low: Bound | None = None
+    high: Bound | None = None
+    since, until = p.since, p.until
+    if p.ends_now and since is not None and until is not None:
+        if date_only:
+            low = ((Operator.GTE, (since.date() + day).isoformat()),)
+            tomorrow, today = until.date() + day, until.date()
+            high = ((Operator.LT, tomorrow.isoformat()), (Operator.LTE, today.isoformat()))
+        else:
+            low = ((Operator.GTE, since.isoformat()),)
+            high = ((Operator.LTE, until.isoformat()), (Operator.LT, until.isoformat()))
+        return low, high
+    if since is not None:
+        low = ((Operator.GTE, iso(since)),)
+    if until is not None:
+        high = ((Operator.LT, iso(until)),)
+        if date_only:  # the last day of the period, on a field of whole days
+            high += ((Operator.LTE, iso(until - day)),)
+    return low, high
 
 
 def _num(n: float) -> int | float:

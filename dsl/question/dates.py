@@ -1,15 +1,28 @@
 """Dates and periods in a question, as ranges at the stated granularity.
 
-A small grammar over the normalized text, relative to a given `now`:
-"2026年" is [2026-01-01, 2027-01-01); "上个月" the whole previous month;
-"最近 7 天" / "in the last 7 days" [now - 7 days, now); "since 2020" from
-2020-01-01 on; "before 2021-03-01" up to that day; "in March 2026" that month.
+A small grammar over the normalized text, relative to a given `now` (read in
+UTC: calendar days, weeks, months and quarters are UTC ones):
+
+* a named period is the whole period, [start, end): "2026年" is
+  [2026-01-01, 2027-01-01); "上个月" the whole previous month; "today", "this
+  week" (Monday on), "Q3" / "第三季度" (of now's year unless one is named),
+  "in March 2026";
+* a window ending now ("最近 7 天", "in the last 3 months", "the past week",
+  "within the last year": "the" before last/past makes it one) is the N units
+  up to now, now included: `DateRange.ends_now`, with `since` the
+  instant N units before now and `until` now. `Builder.dates` turns it into
+  whole days on a DATE field (today and the N-1 days before it) and into
+  instants on a datetime field ([now - N units, now]);
+* "since X" is from the start of X on, "after X" from its end on, "before X"
+  up to its start; none of them has a second end.
+
 A general parser (dateparser) returns points, not ranges, and costs 0.3 s to
 import: a question condition needs the range the words state.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,6 +66,8 @@ class DateRange:
     end: int
     since: datetime | None
     until: datetime | None
+    # A window ending now (the last N units): `until` is now, and now is inside.
+    ends_now: bool = False
 
 
 def _day(y: int, m: int, d: int) -> datetime:
@@ -68,6 +83,11 @@ def _year(y: int) -> tuple[datetime, datetime]:
     return _day(y, 1, 1), _day(y + 1, 1, 1)
 
 
+def _quarter(y: int, q: int) -> tuple[datetime, datetime]:
+    first = 3 * (q - 1) + 1
+    return _day(y, first, 1), _month(y, first + 2)[1]
+
+
 def _count(word: str) -> int | None:
     if word.isdigit():
         return int(word)
@@ -79,16 +99,23 @@ def _count(word: str) -> int | None:
     return parse_english(word)
 
 
+def _months_back(now: datetime, n: int) -> datetime:
+    """`now` n calendar months earlier, its day clamped to the month's length."""
+    y, m = divmod(now.month - 1 - n, 12)
+    year, month = now.year + y, m + 1
+    return now.replace(
+        year=year, month=month, day=min(now.day, calendar.monthrange(year, month)[1])
+    )
+
+
 def _back(now: datetime, n: int, unit: str) -> datetime:
     if unit[0] in "天日d":
         return now - timedelta(days=n)
     if unit[0] in "周星礼w":
         return now - timedelta(weeks=n)
     if "月" in unit or unit.startswith("month"):
-        y, m = divmod(now.month - 1 - n, 12)
-        day = min(now.day, 28)
-        return now.replace(year=now.year + y, month=m + 1, day=day)
-    return now.replace(year=now.year - n, day=min(now.day, 28))
+        return _months_back(now, n)
+    return _months_back(now, 12 * n)
 
 
 def _relative(now: datetime) -> list[tuple[str, tuple[datetime, datetime]]]:
@@ -97,6 +124,8 @@ def _relative(now: datetime) -> list[tuple[str, tuple[datetime, datetime]]]:
     last_m = _month(now.year - 1, 12) if now.month == 1 else _month(now.year, now.month - 1)
     this_m = _month(now.year, now.month)
     week0 = today - timedelta(days=today.weekday())
+    q = (now.month - 1) // 3 + 1
+    last_q = _quarter(now.year - 1, 4) if q == 1 else _quarter(now.year, q - 1)
     return [
         (r"今年|本年度?|\bthis year\b", _year(now.year)),
         (r"去年|\blast year\b", _year(now.year - 1)),
@@ -105,8 +134,10 @@ def _relative(now: datetime) -> list[tuple[str, tuple[datetime, datetime]]]:
         (r"上个?月|\blast month\b", last_m),
         (r"今天|今日|\btoday\b", (today, today + timedelta(days=1))),
         (r"昨天|昨日|\byesterday\b", (today - timedelta(days=1), today)),
-        (r"本周|这周|这个星期|\bthis week\b", (week0, week0 + timedelta(days=7))),
-        (r"上周|上个星期|\blast week\b", (week0 - timedelta(days=7), week0)),
+        (r"本周|这周|这个?星期|\bthis week\b", (week0, week0 + timedelta(days=7))),
+        (r"上周|上个?星期|\blast week\b", (week0 - timedelta(days=7), week0)),
+        (r"本季度?|这个?季度|\bthis quarter\b", _quarter(now.year, q)),
+        (r"上个?季度|\blast quarter\b", last_q),
     ]
 
 
@@ -132,6 +163,27 @@ _ABSOLUTE = tuple(
 )
 # Every absolute pattern holds a four-digit year.
 _YEAR = re.compile(r"\d{4}")
+
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3}
+_ORDINAL.update({"4th": 4, "一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4})
+_QUARTERS = tuple(
+    re.compile(p)
+    for p in (
+        r"(?:(?P<y>\d{4})\s*年?\s*)?(?<![a-z0-9])q(?P<q>[1-4])(?![a-z0-9])(?:\s*(?P<y2>\d{4}))?",
+        r"(?:(?P<y>\d{4})\s*年\s*)?第?(?P<q>[一二三四1-4])\s*季度",
+        r"\bthe (?P<q>first|second|third|fourth|1st|2nd|3rd|4th) quarter(?: of (?P<y2>\d{4}))?",
+    )
+)
+
+
+def _quarters(text: str, now: datetime) -> Iterator[tuple[int, int, datetime, datetime]]:
+    if "q" not in text and "季度" not in text and "quarter" not in text:
+        return
+    for pat in _QUARTERS:
+        for m in pat.finditer(text):
+            g = m.groupdict()
+            year = g.get("y") or g.get("y2")
+            yield m.start(), m.end(), *_quarter(int(year) if year else now.year, _ORDINAL[g["q"]])
 
 
 def _absolute(text: str) -> Iterator[tuple[int, int, datetime, datetime]]:
@@ -193,31 +245,34 @@ _LAST_N = tuple(
         r"(?:最近|近|过去|前)\s*" + _N + r"\s*" + _UNIT_ZH + r"(?:内|以来|里|中)?",
         r"(?:\bin\s+)?(?:\bthe\s+)?(?:last|past|previous)\s+" + _N + r"\s+" + _UNIT_EN,
         r"\bwithin\s+(?:the\s+)?(?:last\s+|past\s+)?" + _N + r"\s+" + _UNIT_EN,
+        # "the past week", "within the last year": one unit counted back from now;
+        # without "the", "last week" is the previous calendar week (`_relative`)
+        r"(?:\b(?:in|within|over|during)\s+)?\bthe\s+(?:last|past)\s+(?P<n>)"
+        r"(?P<u>day|week|month|year)\b",
     )
 )
 
 
 def find_dates(text: str, now: datetime) -> list[DateRange]:
     """Every date or period in `text` (normalized question text), longest first wins."""
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    found: list[tuple[int, int, datetime | None, datetime | None]] = []
+    now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
+    found: list[tuple[int, int, datetime | None, datetime | None, bool]] = []
     named = [(i, m) for i, pat in enumerate(_RELATIVE) for m in pat.finditer(text)]
     if named:
         ranges = _relative(now)
         for i, m in named:
             lo, hi = ranges[i][1]
-            found.append(_with_direction(text, m.start(), m.end(), lo, hi))
-    for s, e, lo, hi in _absolute(text):
-        found.append(_with_direction(text, s, e, lo, hi))
+            found.append((*_with_direction(text, m.start(), m.end(), lo, hi), False))
+    for s, e, lo, hi in (*_absolute(text), *_quarters(text, now)):
+        found.append((*_with_direction(text, s, e, lo, hi), False))
     for pat in _LAST_N:
         for m in pat.finditer(text):
-            n = _count(m.group("n"))
+            n = _count(m.group("n")) if m.group("n") else 1
             if n is not None and n > 0:
-                found.append((m.start(), m.end(), _back(now, n, m.group("u")), now))
+                found.append((m.start(), m.end(), _back(now, n, m.group("u")), now, True))
     kept: list[DateRange] = []
-    for s, e, since, until in sorted(found, key=lambda f: (f[0] - f[1], f[0])):
+    for s, e, since, until, ends_now in sorted(found, key=lambda f: (f[0] - f[1], f[0])):
         if any(k.start < e and s < k.end for k in kept):
             continue
-        kept.append(DateRange(s, e, since, until))
+        kept.append(DateRange(s, e, since, until, ends_now))
     return sorted(kept, key=lambda d: d.start)

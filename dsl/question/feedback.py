@@ -27,6 +27,15 @@ _EN = {
     "field": "“{t}” is not applied: a field alone states no condition here",
     "excluded": "“{t}” cannot be excluded as asked: the field does not allow it",
     "verb": "“{t}” is ambiguous: a verb here, or the value of a field of {e}? say which",
+    "both_states": "“{t}” states both yes and no of one field of {e}: say which one",
+    "sum": "“{t}” asks for a total (a sum), which cannot be answered yet: ask how many {e}"
+    " there are, or which ones",
+    "average": "“{t}” asks for an average, which cannot be answered yet: ask how many {e}"
+    " there are, or which ones",
+    "breakdown": "“{t}” asks for one answer per group, which cannot be answered yet: ask"
+    " about one group at a time",
+    "grouping": "“{t}” asks for one answer per value of a field, which cannot be answered"
+    " yet: ask about one value at a time",
 }
 _ZH = {
     "residual": "“{t}”未被应用：{e}没有字段或取值与之匹配",
@@ -43,6 +52,11 @@ _ZH = {
     "field": "“{t}”未被应用：单独的字段在这里不构成条件",
     "excluded": "“{t}”无法按所问排除：该字段不支持",
     "verb": "“{t}”有歧义：是动词，还是{e}某个字段的取值？请说明",
+    "both_states": "“{t}”对{e}的同一个是/否字段既说是又说否：请说明是哪一个",
+    "sum": "“{t}”要求求和（合计），目前还无法回答：可以问有多少个{e}，或者有哪些{e}",
+    "average": "“{t}”要求求平均值，目前还无法回答：可以问有多少个{e}，或者有哪些{e}",
+    "breakdown": "“{t}”要求按组分别作答，目前还无法回答：请一次只问一个分组",
+    "grouping": "“{t}”要求按字段的每个取值分别作答，目前还无法回答：请一次只问一个取值",
 }
 
 
@@ -54,11 +68,14 @@ def problem_sentence(p: Problem, entity: str | None, language: Language) -> str:
     text = table[key].format(t=p.text, e=ent)
     if p.could:
         joined = ("、" if language == "zh" else ", ").join(p.could)
-        text += (
-            f"；可以承载它的字段：{joined}"
-            if language == "zh"
-            else f"; fields that could: {joined}"
-        )
+        if p.reason == "unsupported":  # the fields it would apply to, not a fix
+            text += f"（涉及字段：{joined}）" if language == "zh" else f" (fields: {joined})"
+        else:
+            text += (
+                f"；可以承载它的字段：{joined}"
+                if language == "zh"
+                else f"; fields that could: {joined}"
+            )
     return text
 
 

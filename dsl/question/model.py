@@ -38,6 +38,8 @@ class Kind(StrEnum):
     LABEL_CUE = "label_cue"
     PRONOUN = "pronoun"
     FUNCTION = "function"
+    # total, 平均, each, 按 … as a grouping: asks for more than the language states
+    AGGREGATE = "aggregate"
     RESIDUAL = "residual"
 
 
@@ -64,7 +66,10 @@ class Piece:
     # Dates: [start, end) at the stated granularity; None is open.
     since: datetime | None = None
     until: datetime | None = None
-    # comparison: gt/gte/lt/lte/between/eq; sort: asc/desc; cue: the query type
+    # A window ending now ("最近 7 天"): `until` is now (dates.DateRange.ends_now).
+    ends_now: bool = False
+    # comparison: gt/gte/lt/lte/between/eq; sort: asc/desc; cue: the query type;
+    # aggregate: what it asks for (words.AGGREGATES)
     op: str | None = None
     query_type: QueryType | None = None
     linked: tuple[LinkedValue, ...] = ()
@@ -87,7 +92,8 @@ class Condition:
     textual: bool = False
 
 
-ProblemReason = Literal["residual", "ambiguous", "unplaced", "not_allowed"]
+# unsupported: the question asks for what no plan can state yet (a sum, a breakdown).
+ProblemReason = Literal["residual", "ambiguous", "unplaced", "not_allowed", "unsupported"]
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ _RANK = {
             Kind.FIELD,
             Kind.CUE,
             Kind.COMPARISON,
+            Kind.AGGREGATE,
             Kind.SORT,
             Kind.NEGATION,
             Kind.PRONOUN,
@@ -63,6 +64,8 @@ def _compile_words(words: Sequence[str]) -> re.Pattern[str]:
 
 
 _FUNCTION_EN = _compile_words(W.FUNCTION_EN)
+_FUNCTION_PHRASES = tuple(re.compile(p) for p in W.FUNCTION_PHRASES)
+_AGGREGATES = tuple((re.compile(p), op) for p, op in W.AGGREGATES)
 _FUNCTION_ZH = tuple(dict.fromkeys(w for w in W.FUNCTION_ZH if not w.isascii()))
 
 
@@ -93,6 +96,17 @@ def _function_pieces(text: str) -> Iterator[Piece]:
         yield Piece(start, start + len(word), word, Kind.FUNCTION)
     for m in _FUNCTION_EN.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
+    for pat in _FUNCTION_PHRASES:
+        for m in pat.finditer(text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
+
+
+def _aggregate_pieces(text: str) -> Iterator[Piece]:
+    """Sums, averages and breakdowns asked for (words.AGGREGATES)."""
+    for pat, op in _AGGREGATES:
+        for m in pat.finditer(text):
+            if m.end() > m.start():
+                yield Piece(m.start(), m.end(), m.group(), Kind.AGGREGATE, op=op)
 
 
 _CUES = tuple((qt, pat) for qt, patterns in W.COMPILED_CUES for pat in patterns)
@@ -113,6 +127,7 @@ def _regex_pieces(text: str) -> Iterator[Piece]:
     yield from _cue_pieces(text)
     yield from _comparison_and_sort_pieces(text)
     yield from _cue_word_pieces(text)
+    yield from _aggregate_pieces(text)
     yield from _function_pieces(text)
 
 
@@ -278,8 +293,11 @@ def candidates(
     for n in find_numbers(text):
         found.append(Piece(n.start, n.end, text[n.start : n.end], Kind.NUMBER, number=n.value))
     for d in find_dates(text, now):
+        span = text[d.start : d.end]
         found.append(
-            Piece(d.start, d.end, text[d.start : d.end], Kind.DATE, since=d.since, until=d.until)
+            Piece(
+                d.start, d.end, span, Kind.DATE, since=d.since, until=d.until, ends_now=d.ends_now
+            )
         )
     found.extend(_regex_pieces(text))
     return found

@@ -12,31 +12,28 @@ from collections.abc import Callable
 
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Operator, QueryType, SortDirection
+from qdsl.dsl.question import flags, measures
 from qdsl.dsl.question.conditions import (
     Builder,
     adjust_query_type,
     between,
     sort_field,
-    text_field,
 )
+from qdsl.dsl.question.labels import TextPieces
 from qdsl.dsl.question.model import Condition, Kind, Piece, Reading, Sense
 from qdsl.dsl.question.target import entity_senses, sense_for
 from qdsl.dsl.question.words import ASCENDING, DESCENDING, STANDALONE_PRONOUNS
-from qdsl.dsl.textnorm import normalize_text
 
 _CLASSIFIERS = "个项条名家篇位件份"
 _JOINS = frozenset({"和", "与", "到", "至", "-", "~", "and", "to"})
 _PLURAL_CUES = frozenset({"哪些", "有哪些", "列出", "list", "list all"})
 _PRONOUN_BEFORE_ENTITY = re.compile(r"(?:这个|该|此|那个|这|\bthis|\bthat|\bthese)\s*$")
-_QUOTES = " \"'“”「」"
 # A value as the last word after an auxiliary ("did Contoso open?") may be a verb.
 _VERB_SLOT = re.compile(r"\b(?:did|do|does|will|would|can|could|should|have|has|had)\b")
 # Words after which a last value is a value, not a verb ("by email", "the status pending").
 _LEADS = frozenset(
     ["by", "via", "through", "with", "as", "to", "from", "in", "on", "is", "are", "be", "of"]
 )
-# A cue that may also introduce a value the catalog knows.
-_WEAK_CUES = frozenset({"about"})
 
 
 def _naming_piece(pieces: list[Piece], main: str) -> Piece | None:
@@ -56,7 +53,7 @@ def _naming_piece(pieces: list[Piece], main: str) -> Piece | None:
     return None
 
 
-class Walk:
+class Walk(TextPieces):
     def __init__(
         self, b: Builder, qt: QueryType | None, main: str, named: bool, display: str
     ) -> None:
@@ -76,6 +73,8 @@ class Walk:
         self.text_terms: list[str] = []
         self.singular = True
         self.top = False  # "top 3": a ranking that needs a field
+        self.flags: list[flags.Mention] = []  # words of yes/no fields
+        self.asked = measures.Asked()  # sums, averages, groupings asked for
         self.handlers: dict[Kind, Callable[[int, Piece], None]] = {
             Kind.CUE: self.on_cue,
             Kind.ENTITY: self.on_catalog,
@@ -94,6 +93,7 @@ class Walk:
             Kind.LIMIT: self.on_limit,
             Kind.LABEL_CUE: self.on_label_cue,
             Kind.RESIDUAL: self.on_residual,
+            Kind.AGGREGATE: self.on_aggregate,
         }
 
     def run(self) -> Reading:
@@ -103,9 +103,6 @@ class Walk:
                 if handler is not None:
                     handler(i, p)
         return self.finish()
-
-    def next_piece(self, i: int) -> Piece | None:
-        return self.pieces[i + 1] if i + 1 < len(self.pieces) else None
 
     def joined_number(self, i: int) -> int | None:
         """The number after pieces[i] joined to it by 到/and/-: a range's high end."""
@@ -143,6 +140,9 @@ class Walk:
                 could = tuple(f"{x.field} ({x.value})" for x in own)
                 self.b.problem(p.text, "ambiguous", could)
                 return
+            if flags.is_flag(self.ent.fields.get(s.field or "")):
+                self.flag(i, s)
+                return
             self.values.append((s, self.negate is not None, p.text))
             self.negate = None
 
@@ -175,6 +175,9 @@ class Walk:
         self.b.problem(p.text, "unplaced", tuple(others), "other_entity")
 
     def on_field(self, i: int, s: Sense) -> None:
+        if flags.is_flag(self.ent.fields[s.field or ""]):
+            self.flag(i, s)
+            return
         ref = self.ent.fields[s.field or ""].references
         nxt = self.next_piece(i)
         if ref and nxt is not None and nxt.kind is Kind.ID and nxt.entity == ref:
@@ -183,8 +186,16 @@ class Walk:
             return  # a date field's verb ("提交的工单") names no condition by itself
         self.fields.append((i, s.field or ""))
 
+    def flag(self, i: int, s: Sense) -> None:
+        """A word of a yes/no field: a state, the pending negation applied."""
+        self.flags.append(flags.mention(i, self.pieces[i], s, self.negate is not None))
+        self.negate = None
+
     def on_negation(self, i: int, p: Piece) -> None:
         self.negate = i
+
+    def on_aggregate(self, i: int, p: Piece) -> None:
+        self.asked.words.append(i)
 
     def on_id(self, i: int, p: Piece) -> None:
         if p.entity != self.main:
@@ -250,6 +261,9 @@ class Walk:
             self.b.problem(p.text, "unplaced", self.b.could(self.main, None))
             return
         spec = self.ent.fields[s.field]
+        if flags.is_flag(spec):  # "没有远程办公的": the other state, not an unset field
+            self.flag(i, s)
+            return
         if Operator.IS_NULL not in spec.operators:
             allowed = ", ".join(o.value for o in spec.operators)
             self.b.problem(p.text, "not_allowed", (f"{s.field} ({allowed})",))
@@ -267,68 +281,28 @@ class Walk:
         self.sort.append((field, SortDirection(p.op or "desc")))
 
     def order_by(self, i: int) -> None:
-        """ "by budget", "按预算排序": the next field orders the answer."""
+        """ "by budget", "按预算排序": the next field sorts or groups the answer
+        (`measures.place` decides which)."""
         nxt = self.next_piece(i)
         s = sense_for(nxt, self.main, None) if nxt is not None else None
         if nxt is None or s is None or s.kind is not Kind.FIELD or not s.field:
+            if self.pieces[i].text.startswith("按"):
+                self.asked.groupings.append((i, None))
             return  # "by phone": a plain preposition
         self.b.used.add(i + 1)
-        if s.field not in self.ent.sorts:
-            self.b.problem(nxt.text, "unplaced", tuple(self.ent.sorts), "sort")
+        self.asked.groupings.append((i, s.field))
+
+    def sort_by(self, field: str, text: str) -> None:
+        if field not in self.ent.sorts:
+            self.b.problem(text, "unplaced", tuple(self.ent.sorts), "sort")
             return
         down = DESCENDING.search(self.b.text) and not ASCENDING.search(self.b.text)
-        self.sort.append((s.field, SortDirection.DESC if down else SortDirection.ASC))
+        self.sort.append((field, SortDirection.DESC if down else SortDirection.ASC))
 
     def on_limit(self, i: int, p: Piece) -> None:
         self.limit = int(p.number or 0)
         self.top = self.top or p.text.startswith("top")
 
-    def on_label_cue(self, i: int, p: Piece) -> None:
-        if p.op == "before":
-            self.text_before(i, p)
-            return
-        nxt = self.next_piece(i)
-        texty = (Kind.RESIDUAL, Kind.FIELD, Kind.VALUE, Kind.LINKED, Kind.NUMBER, Kind.ID)
-        if nxt is None or nxt.kind not in texty or self.b.gap(p, nxt).strip(_QUOTES):
-            return
-        if p.text in _WEAK_CUES and nxt.kind is not Kind.RESIDUAL:
-            return  # "about Hong Kong equities": the value that follows carries it
-        # The text runs over the pieces that follow with nothing but spaces between
-        # ("called Verifier hardening", "名字里带 A股 的").
-        last = i + 1
-        while last + 1 < len(self.pieces):
-            q = self.pieces[last + 1]
-            if q.kind not in texty or self.b.gap(self.pieces[last], q).strip(_QUOTES):
-                break
-            last += 1
-        self.b.used.update(range(i + 1, last + 1))
-        term = self.display[nxt.start : self.pieces[last].end]
-        own = [s.field for s in p.senses if s.entity == self.main and s.field]
-        field = own[0] if own else self.ent.label
-        spec = self.ent.filter_spec(field)
-        if spec is not None and Operator.CONTAINS in spec.operators:
-            self.b.add(field, Operator.CONTAINS, normalize_text(term), term, textual=True)
-        else:
-            self.b.problem(term, "not_allowed", (field,))
-
-    def text_before(self, i: int, p: Piece) -> None:
-        """ "research in the title": the words before name the field's text."""
-        prev = self.pieces[i - 1] if i > 0 else None
-        if prev is None or prev.kind is not Kind.RESIDUAL or self.b.gap(prev, p).strip(_QUOTES):
-            return
-        if self.residuals and self.residuals[-1] == self.display[prev.start : prev.end]:
-            self.residuals.pop()
-        term = self.display[prev.start : prev.end]
-        own = [s.field for s in p.senses if s.entity == self.main and s.field]
-        if own:
-            self.b.add(own[0], Operator.CONTAINS, normalize_text(term), term, textual=True)
-        else:
-            self.residuals.append(term)
-
-    def on_residual(self, i: int, p: Piece) -> None:
-        self.residuals.append(self.display[p.start : p.end])
-
-    # -- the reading -------------------------------------------------------------
     def place_references(self) -> None:
         for ref, values in self.ref_ids.items():
             via = [n for n, f in self.ent.fields.items() if f.references == ref]
@@ -339,22 +313,33 @@ class Walk:
             value = values[0] if len(values) == 1 else tuple(values)
             self.b.add(via[0], op, value, ", ".join(values))
 
-    def place_residuals(self, qt: QueryType | None) -> None:
-        """Unknown words: an explanation's topic, or text where the catalog allows it."""
-        where = text_field(self.ent)
-        textual = qt in (QueryType.EXPLAIN, QueryType.DIAGNOSE) or self.ent.text_fallback
-        for term in self.residuals:
-            if textual and where is not None:
-                self.b.add(where[0], Operator.CONTAINS, normalize_text(term), term, textual=True)
-                self.text_terms.append(term)
-            else:
-                self.b.problem(term, "residual", self.b.could(self.main))
+    def place_flags_and_measures(self) -> measures.Placed:
+        b, pointed = self.b, bool(self.ids) or self.pronoun
+        if flags.attribute_asked(self.qt, pointed):
+            self.fields.extend((m.index, m.field) for m in self.flags)
+        else:
+            flags.place(b, self.main, self.flags)
+        shown = any(j not in b.used for j, _ in self.fields)
+        placed = measures.place(
+            b,
+            self.main,
+            self.asked,
+            qt=self.qt,
+            named_by=self.named_by,
+            ids=len(set(self.ids)),
+            attribute=pointed and shown,
+        )
+        for i, field in self.asked.groupings:
+            if field in placed.sorts:
+                self.sort_by(field, self.pieces[i + 1].text)
+        return placed
 
     def finish(self) -> Reading:
         b = self.b
         if self.negate is not None:
             b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         b.values(self.main, self.values)
+        placed = self.place_flags_and_measures()
         self.place_references()
         stated = {c.field for c in b.conditions} | {f for f, _ in self.sort}
         # "电话渠道", "the status pending": a field named beside its own value.
@@ -369,6 +354,8 @@ class Walk:
             ranked=bool(self.sort or self.limit),
             one_id=len(set(self.ids)) == 1,
         )
+        if placed.every and qt is None and projection and not pointed:
+            qt = QueryType.LIST  # "每个项目的状态": every project, the field shown
         if self.top and not self.sort:
             b.problem("top", "unplaced", tuple(self.ent.sorts), "sort")
         self.place_residuals(qt)
@@ -377,7 +364,7 @@ class Walk:
         if qt is QueryType.STATUS and not self.ids and not self.pronoun:
             b.problem(b.text, "unplaced", (), "status")
         if projection and qt not in (QueryType.STATUS, QueryType.LIST, QueryType.COMPARE):
-            for f in projection:
+            for f in projection if not placed.refused else ():
                 b.problem(f, "unplaced", (), "field")
             projection = []
         limit = self.limit

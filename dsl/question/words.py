@@ -183,14 +183,38 @@ FUNCTION_ZH = _words(
 
 FUNCTION_EN = _words(
     "when came come comes coming via through the a an is are was were be been being am do "
-    "does did done we our you your i me my there any all some of in on at for to from with by "
+    "does did done we our you your i me my there any all some of in on at for to from with "
     "and or please show tell give get find between can could would should will currently "
     "current now right today's have has had that this these those they them their its which "
     "what who whom whose how much many here exist exists existing one ones item items record "
-    "records entries entry total assigned belong belongs belonging under related relating "
+    "records entries entry assigned belong belongs belonging under related relating "
     "regarding owned handled just also so then than as into out up listed known system yet "
     "still ever"
 )
+
+# "in total", "the total number of": a count said with "total", no sum.
+FUNCTION_PHRASES = (r"\bin total\b", r"\btotal(?= (?:number|count)\b)")
+
+# Words that ask for more than a list, a count or a snapshot: a sum, an average, one
+# answer per group. They are never filler: the reader makes each a Problem
+# (`measures.py`) naming what cannot be answered, until measures and breakdowns
+# exist. (pattern, what it asks for): "sum", "average", "amount" (how much: a sum,
+# unless it asks one object's attribute), "per" (a breakdown, unless it means every
+# one of the asked objects), "respectively" (per group, unless the ids are named),
+# "group" (always a breakdown).
+AGGREGATES: tuple[tuple[str, str], ...] = (
+    (r"合计|总计|总和|总额|总量|共计多少|总(?![数共部结体是之])", "sum"),
+    (r"(?<!\bin )\btotal\b(?! (?:number|count)\b)|\bsum(?:s|med)?\b|\bsummed up\b", "sum"),
+    (r"平均值?|均值|人均|\baverage\b|\bavg\b|(?<=\bthe )mean\b|\bmean (?=of\b)", "average"),
+    (r"多少钱|\bhow much\b", "amount"),
+    (r"每(?:一)?(?:个|位|名|家|条|项|种|篇|份|件)?|各(?:个|位|种|类)?", "per"),
+    (r"\b(?:for )?each\b|\bevery\b|\bper\b", "per"),
+    (r"分别", "respectively"),
+    (r"分组|\bgroup(?:ed)? by\b|\bbreak(?:s|ing)? ?down\b|\bbroken down\b", "group"),
+)
+# After 按 / "by", a field groups the answer when the question counts or
+# aggregates; these words make it a sort whatever the question asks.
+SORT_WORDS = re.compile(r"排序|排列|排名|\bsort(?:ed)?\b|\border(?:ed)?\b|\brank(?:ed)?\b")
 
 # Negation and exclusion (the next condition is inverted).
 NEGATION = (
@@ -231,7 +255,7 @@ ABSENCE_BEFORE = (
     r"|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
 )
 ABSENCE_AFTER = r"(?:为空|是空的|缺失|\bis (?:missing|empty|not set)|\bmissing)"
-PRESENCE_BEFORE = r"(?:(?<![没])有|\bwith an?|\bhaving an?|\bthat have an?)"
+PRESENCE_BEFORE = r"(?:(?<![没所])有|\bwith an?|\bhaving an?|\bthat have an?)"
 
 # Comparisons: (pattern, op, whether the number comes after the words).
 _GTE = (

@@ -27,6 +27,9 @@ Rules:
   diagnose (why something failed), compare (difference between objects),
   unknown (you cannot tell reliably: then write `unknown <entity>`).
 - An existence question is never a count plan. Keep every condition the question states.
+- A bool field is a condition: "remote" is `remote = true`, "not remote" `remote = false`.
+- No plan states a sum, an average or one answer per group (total, average, each, per,
+  by <field>): for such a question write `unknown <entity>`.
 - Use only the entities, fields, operators and values listed in the catalog below.
 - Never set a tenant: the caller binds it."""
 

@@ -108,6 +108,17 @@ def build(data: dict[str, dict[str, Entity]]) -> CaseFile:
     add("有多少个港股项目", **pj.count(theme(HK)))
 
     add_conditions(cf, data)
+
+    # -- issue 20: a sum, an average or a breakdown clarifies, naming the word
+    add("What is the total budget of A-share projects?", status=["clarify"], mentions=["total"])
+    add("所有项目的预算合计是多少", status=["clarify"], mentions=["合计"])
+    add("项目的平均预算是多少", status=["clarify"], mentions=["平均"])
+    add("How many tasks does each project have?", status=["clarify"], mentions=["each"])
+    add("How many projects by status?", status=["clarify"], mentions=["by status"])
+    # ... and where the same words ask nothing more
+    add("每个项目的状态", **pj.listing())
+    add("List every project", **pj.listing())
+    add("What is the total number of projects?", **pj.count())
     return cf
 
 

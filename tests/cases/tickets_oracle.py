@@ -47,6 +47,18 @@ def build(data: dict[str, dict[str, Entity]]) -> CaseFile:
     name = globex_only[0]
     add(f"How many tickets are from {name}?", status=CLARIFY_OR_NOTHING, count=0, mentions=[name])
     add(f"{name} 提交的工单有多少个", status=CLARIFY_OR_NOTHING, count=0, mentions=[name])
+
+    # -- issue 20: a sum or a breakdown clarifies, naming the word
+    add(
+        "What is the total refund amount of urgent tickets?", status=["clarify"], mentions=["total"]
+    )
+    add("退款总额是多少", status=["clarify"], mentions=["总额"])
+    add("How many tickets per channel?", status=["clarify"], mentions=["per"])
+    add("每个渠道有多少个工单", status=["clarify"], mentions=["每个"])
+    # a window ending now on a DATE field: today and the 364 days before it
+    year = between(at(2025, 6, 16), at(2026, 6, 16), "hired_at")
+    add("Which agents were hired in the last 365 days?", **ag.listing(year))
+    add("最近365天入职的客服有哪些", **ag.listing(year))
     return cf
 
 

@@ -37,19 +37,20 @@ def test_correct_existence_answer_passes_every_check(language: str) -> None:
     verdict = verify(EXISTS, existence_result(), answer, context=context())
     assert verdict.outcome is Outcome.PASS, verdict.issues
     assert verdict.failed == ()
-    # the mandatory checks first, then existence's own and its defaults
+    # the mandatory checks first, then existence's own and its defaults;
+    # question_covered had no question to judge against: it did not run
     assert verdict.checks_run == (
         "route_contract_internal",
         "tenant_consistent",
         "contract_matches_query_type",
         "evidence_backed",
         "consistent_with_result",
-        "question_covered",
         "no_total_count_substitution",
         "covers_conditions",
         "within_limit",
     )
     assert set(verdict.passed) == set(verdict.checks_run)
+    assert verdict.skipped == ("question_covered",)
     assert answer.data["exists"] is True
     assert {m["id"] for m in answer.data["matches"]} == {"60", "61", "62"}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from qdsl.dsl.kinds import VerifierCheck
-from qdsl.verifier.checks.base import Check, Subject, error, warning
+from qdsl.verifier.checks.base import Check, Subject, error, skipped, warning
 from qdsl.verifier.checks.conditions import covers_conditions
 from qdsl.verifier.checks.consistency import consistent_with_result
 from qdsl.verifier.checks.contract import contract_matches_query_type
@@ -51,6 +51,7 @@ __all__ = [
     "no_total_count_substitution",
     "question_covered",
     "route_contract_internal",
+    "skipped",
     "tenant_consistent",
     "warning",
     "within_limit",

@@ -33,3 +33,9 @@ def error(
 
 def warning(check: str, message: str) -> Issue:
     return Issue(check=check, level="warning", message=message, outcome=Outcome.PASS)
+
+
+def skipped(check: str, message: str) -> Issue:
+    """The check did not run (nothing to check against): the verdict lists it
+    under `skipped`, never under `passed`."""
+    return Issue(check=check, level="skipped", message=message, outcome=Outcome.PASS)

@@ -14,15 +14,16 @@ fail with the sentence that names them. No plan can switch this check off.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
-from qdsl.dsl.catalog import EntitySpec, FieldSpec
+from qdsl.dsl.catalog import EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, ValueSource
 from qdsl.dsl.question import Condition, Problem, Reading, problem_sentence
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ResultRow
-from qdsl.verifier.checks.base import Subject, error
+from qdsl.verifier.checks.base import Subject, error, skipped
+from qdsl.verifier.checks.ranges import POINT_OPERATORS, RANGE_OPERATORS, interval
 from qdsl.verifier.model import Issue, Outcome
 
 NAME = "question_covered"
@@ -38,6 +39,10 @@ def _items(value: object) -> tuple[object, ...]:
 
 
 def _canon(spec: FieldSpec | None, value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):  # 200000, 200000.0 and 2e5 are one number
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
     text = normalize_text(str(value))
     if spec is not None:
         group = spec.alias_group(text)
@@ -70,16 +75,6 @@ def _same_scalar(spec: FieldSpec | None, a: object, b: object) -> bool:
     return _canon(spec, a) == _canon(spec, b)
 
 
-def _upper_ok(spec: FieldSpec | None, f: Filter, until: object) -> bool:
-    """`lt until` said as `lt until`, or `lte` up to a day before it."""
-    end, got = _moment(until), _moment(f.value)
-    if f.operator is Operator.LT:
-        return _same_scalar(spec, f.value, until)
-    if f.operator is Operator.LTE and end is not None and got is not None:
-        return end - timedelta(days=1) <= got < end
-    return False
-
-
 def carries(c: Condition, f: Filter, spec: FieldSpec | None) -> bool:
     """Whether plan filter `f` states condition `c` (not wider, not narrower)."""
     if f.field != c.field:
@@ -91,9 +86,6 @@ def carries(c: Condition, f: Filter, spec: FieldSpec | None) -> bool:
         want = {_canon(spec, v) for v in _items(c.value)}
         got = {_canon(spec, v) for v in _items(f.value)}
         return want == got
-    is_date = _moment(c.value) is not None and "-" in str(c.value)
-    if c.operator is Operator.LT and f.operator in (Operator.LT, Operator.LTE) and is_date:
-        return _upper_ok(spec, f, c.value)
     if c.operator is Operator.CONTAINS:
         return f.operator is Operator.CONTAINS and _canon(None, f.value) == _canon(None, c.value)
     if f.operator is not c.operator:
@@ -137,6 +129,55 @@ def _unasked(reading: Reading, f: Filter) -> str:
     return f"the plan filters on {stated}, which the question does not state"
 
 
+def _range_issues(
+    reading: Reading,
+    plan: Plan,
+    spec: FieldSpec | None,
+    conds: list[Condition],
+    used: set[int],
+) -> Iterator[str]:
+    """The question's range on one field against the range the plan's filters on it
+    allow together (`ranges`: `between` and `>= … and <` are one range); filters
+    whose values give no interval are matched one by one. Adds the filters it
+    accounts for to `used`."""
+    field = conds[0].field
+    mine = [
+        i
+        for i, f in enumerate(plan.filters)
+        if i not in used
+        and f.field == field
+        and (
+            f.operator in RANGE_OPERATORS
+            or (f.operator in POINT_OPERATORS and len(_items(f.value)) == 1)
+        )
+    ]
+    want = interval(spec, [(c.operator, c.value) for c in conds])
+    got = interval(spec, [(plan.filters[i].operator, plan.filters[i].value) for i in mine])
+    if want is None or (mine and got is None):
+        for c in conds:
+            free = (i for i in mine if i not in used and carries(c, plan.filters[i], spec))
+            hit = next(free, None)
+            if hit is None:
+                yield _missing(reading, c)
+            else:
+                used.add(hit)
+        return
+    if not mine:
+        for c in conds:
+            yield _missing(reading, c)
+        return
+    used.update(mine)
+    if got != want:
+        assert got is not None
+        words = "、".join(dict.fromkeys(c.text for c in conds))
+        yield (
+            f"“{words}”未被计划按原意应用：问题要求 {field} 在 {want.text()}，计划是 {got.text()}"
+            if _zh(reading)
+            else f"“{words}” is not applied as asked: the question means {field} in "
+            f"{want.text()}, the plan states {got.text()}"
+        )
+
+
 def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterator[str]:
     if reading.entity_named and plan.entity_type != reading.entity:
         yield (
@@ -146,7 +187,11 @@ def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterat
         )
         return
     used: set[int] = set()
+    ranged: dict[str, list[Condition]] = {}
     for c in reading.conditions:
+        if c.operator in RANGE_OPERATORS:
+            ranged.setdefault(c.field, []).append(c)
+            continue
         spec = _spec(ent, c.field)
         hit = next(
             (i for i, f in enumerate(plan.filters) if i not in used and carries(c, f, spec)), None
@@ -155,6 +200,8 @@ def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterat
             yield _missing(reading, c)
         else:
             used.add(hit)
+    for field, conds in ranged.items():
+        yield from _range_issues(reading, plan, _spec(ent, field), conds, used)
     problems_carried = {
         i
         for i, f in enumerate(plan.filters)
@@ -200,6 +247,10 @@ def _holds(c: Condition, value: Any, spec: FieldSpec | None, wanted: frozenset[s
         return (value is None) is bool(c.value)
     if value is None:
         return op in _NEGATIVE
+    if spec is not None and spec.type is FieldType.BOOL:
+        value = _flag(value)
+        if value is None:
+            return None  # a value no yes/no reading of it can tell
     if op in _POSITIVE:
         return _canon(spec, value) in wanted
     if op in _NEGATIVE:
@@ -219,6 +270,18 @@ def _holds(c: Condition, value: Any, spec: FieldSpec | None, wanted: frozenset[s
     }
     test = checks.get(op)
     return None if test is None else bool(test(float(value)))
+
+
+_FLAG_WORDS = {"true": True, "t": True, "1": True, "false": False, "f": False, "0": False}
+
+
+def _flag(value: Any) -> bool | None:
+    """A yes/no value as a driver may return it (True, 1, "t", "true")."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return _FLAG_WORDS.get(str(value).strip().lower()) if isinstance(value, str) else None
 
 
 def _wanted(c: Condition, spec: FieldSpec | None) -> frozenset[str]:
@@ -270,6 +333,9 @@ def _unmentioned(reading: Reading, rows: Sequence[ResultRow]) -> Iterator[str]:
 def question_covered(s: Subject) -> Iterator[Issue]:
     reading = s.context.question
     if reading is None:
+        # A caller's plan with no question: there is nothing to check it against,
+        # which is not the same as having checked it.
+        yield skipped(NAME, "no question was given: the plan was not checked against one")
         return
     ent = s.context.catalog.entities.get(s.plan.entity_type)
     for p in reading.problems:
