@@ -48,12 +48,8 @@ def _build(url: str) -> None:
         engine.dispose()
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
-)
-def hr_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> str:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
+def hr_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     if request.param == "sqlite":
         url = f"sqlite+pysqlite:///{tmp_path_factory.mktemp('hr') / 'hr.sqlite3'}"
     else:
