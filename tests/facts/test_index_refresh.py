@@ -161,7 +161,7 @@ def test_cli_refresh_prints_the_report(ship_db: tuple[str, Engine], tmp_path: Pa
     wipe(engine)
     _seed(engine)
     path = tmp_path / "shipping.toml"
-    from shipping import CATALOG_TOML
+    from shipping import CATALOG_TOML, SHIPMENTS, shipment
 
     path.write_text(CATALOG_TOML, encoding="utf-8")
     args = ["--json", "--db", url, "--catalog", str(path), "index", "refresh"]
@@ -222,6 +222,9 @@ def test_catalog_check_checks_the_updated_at_column(ship: Engine) -> None:
         report = check_catalog(ship, catalog_from_mapping(raw))
         return [f.message for f in report.findings if "updated_at" in f.message]
 
+    with ship.begin() as conn:
+        # a row: on SQLite a text column is told from a time by its values
+        conn.execute(SHIPMENTS.insert(), [shipment("acme", "S-1", city="Shanghai")])
     assert updated_at_findings("modified") == []
     (missing,) = updated_at_findings("modfied")
     assert "'modfied'" in missing
