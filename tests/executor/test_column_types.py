@@ -13,13 +13,15 @@ if the check and the executor drift apart from each other or from the docs.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
+from sqlalchemy.ext.asyncio import AsyncEngine
 from typed_columns import (
     IDS,
     KINDS,
@@ -41,11 +43,11 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.plan_cache import compile_source
 from qdsl.executor.result import ExecutionResult
-from qdsl.executor.run import execute
+from qdsl.executor.run import aexecute, execute
 from qdsl.facts.check import check_catalog
 from qdsl.facts.check.columns import columns_exist
 from qdsl.facts.check.types import field_types
-from qdsl.facts.db import make_engine
+from qdsl.facts.db import make_async_engine, make_engine
 from qdsl.render import render
 
 _ORDERED = ("number", "date", "datetime")
@@ -190,3 +192,55 @@ def test_the_matrix_covers_every_column_and_kind() -> None:
             assert served <= names, (kind, dialect, served - names)
             assert served, (kind, dialect)
     assert NULL_ID not in IDS
+
+
+def _served_cells() -> list[Any]:
+    return [p for p in _cells() if p.values[2] in SERVED[p.values[1]][p.values[0]]]
+
+
+@pytest.fixture(scope="module")
+def other_paths(
+    typed_engines: Callable[[str], Engine],
+) -> Iterator[Callable[[str], tuple[Engine, AsyncEngine]]]:
+    """Per dialect, an engine a listener watches (SQLAlchemy's `Connection` path) and an
+    asyncio engine, on the same database as `typed_engines`' (the bare driver path)."""
+    made: dict[str, tuple[Engine, AsyncEngine]] = {}
+
+    def get(dialect: str) -> tuple[Engine, AsyncEngine]:
+        if dialect not in made:
+            url = typed_engines(dialect).url.render_as_string(hide_password=False)
+            watched = make_engine(url)
+            event.listen(watched, "before_cursor_execute", lambda *args: None)
+            made[dialect] = (watched, make_async_engine(url))
+        return made[dialect]
+
+    yield get
+    for watched, aengine in made.values():
+        watched.dispose()
+        asyncio.run(aengine.dispose())
+
+
+@pytest.mark.parametrize(("dialect", "kind", "column"), _served_cells())
+def test_every_execution_path_reads_a_cell_alike(
+    typed_engines: Callable[[str], Engine],
+    other_paths: Callable[[str], tuple[Engine, AsyncEngine]],
+    dialect: str,
+    kind: str,
+    column: str,
+) -> None:
+    """The bare driver path, SQLAlchemy's `Connection` path and asyncio read the same."""
+    bare = typed_engines(dialect)
+    watched, aengine = other_paths(dialect)
+    catalog = cell_catalog(kind, column, dialect)
+    for tenant in TENANTS:
+        for source in ("list thing order by f asc", "status thing about thing 20"):
+            normalized = compile_source(source, catalog, PlanContext(tenant_id=tenant))
+            assert normalized.bound is not None
+            got = [
+                execute(normalized.bound, catalog, bare, tenant),
+                execute(normalized.bound, catalog, watched, tenant),
+                asyncio.run(aexecute(normalized.bound, catalog, aengine, tenant)),
+            ]
+            rows = [[(r.entity_id, r.values) for r in g.rows] for g in got]
+            assert rows[0] == rows[1] == rows[2], (source, tenant, rows)
+            assert rows[0], source
