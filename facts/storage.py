@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, inspect
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine.interfaces import ReflectedColumn
+from sqlalchemy.engine.reflection import ObjectKind
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog
@@ -152,8 +153,21 @@ def reflect_storage(conn: Connection, catalog: Catalog) -> Storage:
     """The storage of the catalog's entity tables (a table that cannot be read is left out:
     its columns are then compiled by their catalog types alone, as without a database)."""
     dialect = conn.dialect.name
+    tables = sorted({e.table for e in catalog.entities.values()})
     out: list[tuple[str, str, Stored]] = []
-    for table in sorted({e.table for e in catalog.entities.values()}):
+    if dialect == "postgresql":
+        # every table and view in one reflection (a round trip per table costs more
+        # than the rest of a question)
+        try:
+            found = inspect(conn).get_multi_columns(filter_names=tables, kind=ObjectKind.ANY)
+        except SQLAlchemyError:
+            found = {}
+            if conn.in_transaction():
+                conn.rollback()
+        for (_schema, table), columns in sorted(found.items(), key=lambda kv: kv[0][1]):
+            out.extend((table, str(c["name"]), classify(c["type"], dialect)) for c in columns)
+        return _interned(tuple(out))
+    for table in tables:
         try:
             columns = reflected_columns(conn, table)
         except SQLAlchemyError:

@@ -161,7 +161,7 @@ def test_cli_refresh_prints_the_report(ship_db: tuple[str, Engine], tmp_path: Pa
     wipe(engine)
     _seed(engine)
     path = tmp_path / "shipping.toml"
-    from shipping import CATALOG_TOML, SHIPMENTS, shipment
+    from shipping import CATALOG_TOML
 
     path.write_text(CATALOG_TOML, encoding="utf-8")
     args = ["--json", "--db", url, "--catalog", str(path), "index", "refresh"]
@@ -210,7 +210,7 @@ def test_on_the_demo_refresh_agrees_with_the_seeded_index(tmp_path: Path) -> Non
 def test_catalog_check_checks_the_updated_at_column(ship: Engine) -> None:
     import tomllib
 
-    from shipping import CATALOG_TOML
+    from shipping import CATALOG_TOML, SHIPMENTS, shipment
 
     from qdsl.dsl.catalog import catalog_from_mapping
     from qdsl.facts.check import check_catalog
