@@ -42,43 +42,12 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from qdsl.dsl.catalog import FieldType
-from qdsl.facts.storage import Stored
+from qdsl.facts.storage import Stored, to_date, to_datetime
 
 TEXT_TYPES = frozenset({FieldType.TEXT, FieldType.ENUM, FieldType.ID})
 # Stored classes whose values are text in SQL (no cast needed to compare or join as text).
 _TEXTUAL = frozenset({None, Stored.STRING})
 _SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's storage format for times on SQLite
-
-
-def as_utc(value: datetime) -> datetime:
-    """An aware UTC datetime (a naive one is taken as UTC: the whole schema is UTC)."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def parse_time(text: str) -> datetime:
-    """Any ISO date or datetime text (`T` or space, `Z`, an offset, any fraction) as UTC."""
-    return as_utc(datetime.fromisoformat(text.strip().replace("Z", "+00:00")))
-
-
-def to_date(value: Any) -> date:
-    """A `date` field's value as a date: a datetime's UTC day, text parsed."""
-    if isinstance(value, datetime):
-        return as_utc(value).date()
-    if isinstance(value, date):
-        return value
-    text = str(value).strip()
-    if len(text) == 10:
-        return date.fromisoformat(text)
-    return parse_time(text).date()
-
-
-def to_datetime(value: Any) -> datetime:
-    """A `datetime` field's value as an aware UTC datetime (a date is its UTC midnight)."""
-    if isinstance(value, datetime):
-        return as_utc(value)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    return parse_time(str(value))
 
 
 class FieldDate(TypeDecorator[date]):

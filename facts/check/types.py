@@ -23,7 +23,7 @@ from sqlalchemy.engine.interfaces import ReflectedColumn
 from qdsl.dsl.catalog import FieldType
 from qdsl.facts.check.columns import roles
 from qdsl.facts.check.findings import CheckContext, Finding, Level
-from qdsl.facts.storage import Stored, classify
+from qdsl.facts.storage import Stored, classify, to_datetime
 
 S = Stored
 _TIMES = frozenset({S.DATE, S.TIMESTAMP, S.TIMESTAMPTZ})
@@ -64,8 +64,6 @@ SAMPLE = 200
 
 
 def _reads_as_time(v: Any) -> bool:
-    from qdsl.executor.column_types import to_datetime
-
     if isinstance(v, date):  # datetimes too
         return True
     if not isinstance(v, str):
@@ -162,6 +160,20 @@ def field_types(ctx: CheckContext) -> list[Finding]:
                 continue  # columns_exist names a missing column
             where = f"entities.{name}.{key}"
             stored = classify(found["type"], ctx.dialect)
+            if stored is S.LABEL and key == "tenant":
+                # the tenant is bound as plain text
+                out.append(
+                    _finding(
+                        where,
+                        name,
+                        e.table,
+                        column,
+                        kind=kind,
+                        found=found,
+                        why="an enum type serves a field or the label, not the tenant",
+                    )
+                )
+                continue
             if not served(kind, stored, ctx.dialect):
                 out.append(
                     _finding(
@@ -192,4 +204,36 @@ def field_types(ctx: CheckContext) -> list[Finding]:
                         extra={"examples": [str(v) for v in bad[:5]]},
                     )
                 )
+        # a text_search column that is a field's was checked as that field's type
+        fields = {f.column for f in e.fields.values() if f.column is not None}
+        searched = tuple(c for c in e.text_search if c in fields)
+        out.extend(_text_search(name, e.table, searched, columns, ctx.dialect))
+    return out
+
+
+def _text_search(
+    entity: str,
+    table: str,
+    names: tuple[str, ...],
+    columns: dict[str, ReflectedColumn],
+    dialect: str,
+) -> list[Finding]:
+    """text_search columns are indexed and matched as text: text columns only (here
+    the fields' own columns, which their field type alone would pass)."""
+    out = []
+    for column in names:
+        found = columns.get(column)
+        if found is None or classify(found["type"], dialect) is S.STRING:
+            continue
+        out.append(
+            _finding(
+                f"entities.{entity}.text_search",
+                entity,
+                table,
+                column,
+                kind=FieldType.TEXT,
+                found=found,
+                why="text search reads a text column",
+            )
+        )
     return out

@@ -244,3 +244,13 @@ def test_every_execution_path_reads_a_cell_alike(
             rows = [[(r.entity_id, r.values) for r in g.rows] for g in got]
             assert rows[0] == rows[1] == rows[2], (source, tenant, rows)
             assert rows[0], source
+
+
+@pytest.mark.pg
+def test_an_enum_type_serves_a_field_not_a_text_search_column(
+    typed_engines: Callable[[str], Engine],
+) -> None:
+    engine = typed_engines("postgresql")
+    catalog = cell_catalog("enum", "c_enum", "postgresql", text_search=("c_enum",))
+    (finding,) = check_catalog(engine, catalog, rules=(field_types,)).errors
+    assert "entities.thing.text_search" in finding.message and finding.column == "c_enum"

@@ -307,7 +307,14 @@ _OPERATORS = {
 }
 
 
-def cell_catalog(kind: str, column: str, dialect: str, *, every_column: bool = False) -> Catalog:
+def cell_catalog(
+    kind: str,
+    column: str,
+    dialect: str,
+    *,
+    every_column: bool = False,
+    text_search: tuple[str, ...] = (),
+) -> Catalog:
     """The catalog of one cell: `thing` with field `f`, a `kind` on `column`
     (`every_column`: every column of the table projected, for `db secure`'s grants)."""
     col = by_name(column)
@@ -320,6 +327,7 @@ def cell_catalog(kind: str, column: str, dialect: str, *, every_column: bool = F
         'query_types = ["existence", "count", "list", "status", "compare"]',
         'sorts = ["f"]',
         "default_limit = 20",
+        f"text_search = {json.dumps(list(text_search))}",
         "max_limit = 50",
     ]
     projection = ["id", "name", "f"]
