@@ -10,13 +10,18 @@ the asking tenant only.
 
 from __future__ import annotations
 
+import json
+import tomllib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from click.testing import CliRunner
 from sqlalchemy import Engine
 
 import qdsl
+from qdsl.cli.main import cli
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping
 from qdsl.facts.check import check_catalog
 from qdsl.facts.db import READER_ROLE, make_engine, upgrade
@@ -33,32 +38,29 @@ _SCHEMA = (
 )
 
 
+_CATALOG_TOML = """
+[entities.person]
+table = "people"
+id = "id"
+tenant = "tenant_id"
+label = "name"
+default_projection = ["id", "name", "joined"]
+query_types = ["existence", "count", "list", "status"]
+sorts = ["joined"]
+synonyms = ["人员", "person", "people"]
+
+[entities.person.fields.joined]
+column = "joined"
+type = "date"
+operators = ["gt", "gte", "lt", "lte"]
+synonyms = ["加入日期", "joined"]
+"""
+
+
 def _catalog(table: str = "people") -> Catalog:
-    return catalog_from_mapping(
-        {
-            "entities": {
-                "person": {
-                    "table": table,
-                    "id": "id",
-                    "tenant": "tenant_id",
-                    "label": "name",
-                    "default_projection": ["id", "name", "joined"],
-                    "query_types": ["existence", "count", "list", "status"],
-                    "sorts": ["joined"],
-                    "synonyms": ["人员", "person", "people"],
-                    "fields": {
-                        "joined": {
-                            "column": "joined",
-                            "type": "date",
-                            "operators": ["gt", "gte", "lt", "lte"],
-                            "synonyms": ["加入日期", "joined"],
-                        }
-                    },
-                }
-            }
-        },
-        "view-catalog",
-    )
+    raw = tomllib.loads(_CATALOG_TOML)
+    raw["entities"]["person"]["table"] = table
+    return catalog_from_mapping(raw, "view-catalog")
 
 
 def _made(url: str) -> Engine:
@@ -175,3 +177,19 @@ def test_a_security_invoker_view_takes_the_tables_row_level_security(
         "人员有哪些", "t1", engine=view_engine, options=qdsl.AnswerOptions(catalog=catalog)
     )
     assert [i["label"] for i in got.data["items"]] == ["Ann", "Ben"]
+
+
+def test_the_db_secure_command_states_each_views_isolation(
+    pg_view_engine: Engine, tmp_path: Path
+) -> None:
+    path = tmp_path / "catalog.toml"
+    path.write_text(_CATALOG_TOML, encoding="utf-8")
+    url = pg_view_engine.url.render_as_string(hide_password=False)
+    res = CliRunner().invoke(cli, ["--json", "--db", url, "--catalog", str(path), "db", "secure"])
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)["data"]
+    kinds = {i["table"]: i["kind"] for i in data["isolation"]}
+    assert kinds["people"] == "view" and kinds["semantic_facts"] == "table"
+    assert any("GRANT SELECT" in s["sql"] and '"people"' in s["sql"] for s in data["statements"])
+    human = CliRunner().invoke(cli, ["--db", url, "--catalog", str(path), "db", "secure"])
+    assert "view people: tenants are kept apart by the executor's tenant predicate" in human.stdout
