@@ -127,9 +127,7 @@ def _rls_findings(t: TableState, finding: Callable[..., Finding]) -> list[Findin
     return out
 
 
-def _reader_findings(
-    t: TableState, reader: str, finding: Callable[..., Finding]
-) -> list[Finding]:
+def _reader_findings(t: TableState, reader: str, finding: Callable[..., Finding]) -> list[Finding]:
     out = []
     if t.reader_is_owner:
         out.append(finding(f"{t.table} is owned by the reader role {reader!r}"))
