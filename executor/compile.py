@@ -45,6 +45,7 @@ from qdsl.executor.statements import (
 )
 from qdsl.executor.tables import EntityTable, entity_table
 from qdsl.executor.templates import Template, template_for
+from qdsl.facts.storage import Storage
 from qdsl.facts.textindex import grams_for_term
 
 DIALECTS = ("postgresql", "sqlite")
@@ -226,12 +227,15 @@ def prepare(
     now: datetime | None = None,
     cache: StatementCache = STATEMENTS,
     lim: Limits | None = None,
+    storage: Storage | None = None,
 ) -> Prepared:
     """Template, statements and parameters of one execution for `tenant_id`.
 
     A blank or malformed tenant is a usage error; None only where nothing runs
     (`qdsl compile` without --tenant), and the executor refuses None. `lim`:
-    the input limits already read for this call, if any."""
+    the input limits already read for this call, if any. `storage`: how the
+    entity's columns are kept (`qdsl.facts.storage`, reflected by `execute`);
+    without it each column is compiled by its catalog type alone."""
     if dialect not in DIALECTS:
         dialect_for(dialect)
     if tenant_id is not None:
@@ -251,14 +255,21 @@ def prepare(
     if fallback:
         check_fallback_terms(bound.filters, lim)
     statements = _statements(
-        StatementInputs(bound, template, dialect, has_subjects=bool(refs), fallback=fallback),
+        StatementInputs(
+            bound,
+            template,
+            dialect,
+            has_subjects=bool(refs),
+            fallback=fallback,
+            storage=storage,
+        ),
         cache,
     )
     limit = min(plan.limit or spec.default_limit, spec.max_limit)
     return Prepared(
         plan=plan,
         template=template,
-        entity=entity_table(catalog, template.entity_type),
+        entity=entity_table(catalog, template.entity_type, storage),
         bound=bound.filters,
         statements=statements,
         params=_params(bound, template, dialect, refs, limit=limit, now=now),

@@ -40,20 +40,21 @@ def fallback_hits(
     et = b.et
     conds = b.conditions(bound, skip_positive_facts=True)
     if has_subjects:
-        conds.append(et.id.in_(b.ids(N.SUBJECT_IDS)))
+        conds.append(et.id.in_(b.subject_ids()))
     tenant = b.p(N.TENANT, type_=sa.Text())
     entity_type = b.p(N.ENTITY_TYPE, type_=sa.Text())
     labels: list[ColumnElement[Any]] = []
     for bf in bound:
         if not bf.positive_fact:
             continue
-        conds.append(et.id.in_(_candidates(b, bf.index, tenant, entity_type)))
+        # the grams hold ids as text: compared with the id as text
+        conds.append(et.row_id.in_(_candidates(b, bf.index, tenant, entity_type)))
         confirms = _confirms(b, bf.index)
         conds.append(sa.or_(*confirms))
         slot = [b.p(N.slot_number(j), type_=sa.Integer()) for j in range(FALLBACK_SLOTS)]
         labels.append(sa.case(*zip(confirms, slot, strict=True)).label(N.hit_slot(bf.index)))
     hits = (
-        sa.select(et.id.label(N.ROW_ID))
+        sa.select(et.row_id.label(N.ROW_ID))
         .select_from(et.table)
         .where(*conds)
         .order_by(et.id)

@@ -27,7 +27,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Generator, Sequence
-from datetime import datetime
+from datetime import date
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any, Literal
@@ -49,8 +49,9 @@ Convert = Callable[[Any], Any]
 
 
 def plain(value: Any) -> Any:
-    """Values as JSON-ready data, the same on every dialect."""
-    if isinstance(value, datetime):
+    """Values as JSON-ready data, the same on every dialect (a `date` field's
+    value as its ISO date: `executor.column_types` reads it as a date)."""
+    if isinstance(value, date):  # datetimes too
         return value.isoformat()
     if isinstance(value, Decimal):
         return float(value)

@@ -14,15 +14,16 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
-from sqlalchemy.sql.expression import ColumnClause, TableClause
+from sqlalchemy.sql.expression import TableClause
 
 from qdsl.dsl.bound import BoundFilter
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.errors import NotCoveredError
 from qdsl.dsl.ir import Operator
+from qdsl.executor import column_types as CT
 from qdsl.executor import names as N
 from qdsl.executor.bind import LIKE_ESCAPE, filter_param
-from qdsl.executor.tables import TEXT_TYPES, EntityTable
+from qdsl.executor.tables import EntityTable
 
 
 class Params:
@@ -62,11 +63,6 @@ def _not_covered(bf: BoundFilter) -> NotCoveredError:
     )
 
 
-def _typed(col: ColumnClause[object], kind: FieldType) -> ColumnElement[object]:
-    # Text filter values are casefolded by the normalizer; compare the column the same way.
-    return sa.func.lower(col) if kind is FieldType.TEXT else col
-
-
 def _instant(expr: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
     # SQLite has no timestamp type: rows written by different tools spell the same
     # instant differently ('... 11:00:00.000000' / '... 11:00:00+00:00'), and text
@@ -84,17 +80,21 @@ COMPARISONS: dict[Operator, Callable[[Any, Any], Any]] = {
 
 
 def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnElement[bool]:
+    """A column filter, compared as its field type on its column's storage
+    (`executor.column_types`: days for dates, instants for datetimes, lower() text)."""
     assert bf.column is not None
     col = et.col(bf.column)
     name = filter_param(bf)
     op = bf.op
     ctype = col.type
-    when = bf.kind in (FieldType.DATE, FieldType.DATETIME)
-    lhs = _instant(col, p.dialect) if when else _typed(col, bf.kind)
+    stored = et.stored.get(bf.column)
+    lhs = CT.compared(col, bf.kind, stored, p.dialect)
 
     def v(param: str) -> ColumnElement[Any]:
-        bound = p(param, type_=ctype)
-        return _instant(bound, p.dialect) if when else bound
+        return CT.value_side(p(param, type_=ctype), bf.kind, p.dialect)
+
+    def values() -> BindParameter[object]:
+        return p(name, expanding=True, type_=CT.list_type(bf.kind, stored, p.dialect))
 
     if op is Operator.IS_NULL:
         return col.is_(None) if bf.filter.value is not False else col.is_not(None)
@@ -104,12 +104,12 @@ def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnEleme
         # SQL's three-valued logic would drop NULL rows; "not equal to x" keeps them.
         return sa.or_(lhs != v(name), col.is_(None))
     if op in (Operator.IN, Operator.EQUALS_OR_ALIAS):
-        return _typed(col, bf.kind).in_(p(name, expanding=True, type_=ctype))
+        return lhs.in_(values())
     if op is Operator.NOT_IN:
-        expanding = p(name, expanding=True, type_=ctype)
-        return sa.or_(_typed(col, bf.kind).not_in(expanding), col.is_(None))
+        return sa.or_(lhs.not_in(values()), col.is_(None))
     if op is Operator.CONTAINS:
-        return contains(sa.func.lower(col), p(name, type_=sa.Text()), p.dialect)
+        text = CT.compared(col, FieldType.TEXT, stored, p.dialect)
+        return contains(text, p(name, type_=sa.Text()), p.dialect)
     if op in COMPARISONS:
         return COMPARISONS[op](lhs, v(name))  # type: ignore[no-any-return]
     if op is Operator.BETWEEN:
@@ -182,7 +182,7 @@ def fact_condition(
     conds = [
         alias.c.tenant_id == p(N.TENANT, type_=sa.Text()),
         alias.c.entity_type == p(N.ENTITY_TYPE, type_=sa.Text()),
-        alias.c.entity_id == et.id,
+        alias.c.entity_id == et.row_id,
         *fact_value_condition(bf, alias, p),  # type: ignore[arg-type]
     ]
     if fresh:
@@ -196,4 +196,5 @@ def fact_condition(
 
 
 def is_text(et: EntityTable, column: str) -> bool:
-    return et.kinds.get(column) in TEXT_TYPES
+    """Whether the column sorts as text (the "C" collation on PostgreSQL)."""
+    return et.collatable(column)

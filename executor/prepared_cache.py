@@ -3,7 +3,7 @@
 The compile cache (`qdsl.dsl.plan_cache`) serves the same immutable BoundPlan
 object for the same plan, catalog and tenant. Everything `prepare` and the
 plan checks work out from it depends only on that object, the dialect, the
-caller's tenant, the limits in force and `now`: the plan's bounds, the
+caller's tenant, the limits in force, `now` and the columns' storage: the plan's bounds, the
 template, the shape key and its statements, the parameters. So a second call
 with all of those the same takes the `Prepared` of the first.
 
@@ -25,8 +25,9 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.limits import Limits
 from qdsl.executor.compile import Prepared
+from qdsl.facts.storage import Storage
 
-_Key = tuple[int, int, int, str, str, datetime | None]
+_Key = tuple[int, int, int, str, str, datetime | None, Storage | None]
 _ENTRIES: dict[_Key, tuple[BoundPlan, Catalog, Limits, Prepared]] = {}
 _MAX = 1024
 
@@ -46,9 +47,10 @@ def prepared(
     tenant: str,
     now: datetime | None,
     lim: Limits,
+    storage: Storage | None = None,
 ) -> Prepared:
     """The Prepared `build` made for these inputs before, else `build()` kept."""
-    key = (id(plan), id(catalog), id(lim), dialect, tenant, now)
+    key = (id(plan), id(catalog), id(lim), dialect, tenant, now, storage)
     found = _ENTRIES.get(key)
     if found is not None and found[0] is plan and found[1] is catalog and found[2] is lim:
         return found[3]

@@ -44,8 +44,16 @@ from qdsl.executor.prepared_cache import cacheable, prepared
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
 from qdsl.executor.sqlite_reader import READ_ONLY_INFO, Readers, holder, reader_connection, readers
+from qdsl.executor.tables import catalog_key
 from qdsl.facts.db import READER_ROLE, display_url
 from qdsl.facts.dberrors import StatementTimeout, classify
+from qdsl.facts.storage import (
+    Storage,
+    known_storage,
+    reflect_storage,
+    remember,
+    storage_for,
+)
 
 if TYPE_CHECKING:
     # annotations only: importing sqlalchemy.ext.asyncio (and asyncio) costs ~70 ms,
@@ -136,9 +144,13 @@ _ROLE_CHECK = (
     .select_from(_PG_ROLES)
     .where(_PG_ROLES.c.rolname == sa.bindparam("role", type_=sa.Text()))
 )
+# TimeZone UTC: a TIMESTAMP without time zone is UTC (as qdsl's schema is), and a
+# timestamp's day, a date's instant and a naive/aware comparison are all taken in
+# UTC, whatever the server's or the role's default zone (executor.column_types).
 _SETTINGS = sa.select(
     sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
     sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
+    sa.func.set_config("TimeZone", sa.bindparam("zone", type_=sa.Text()), True),
 )
 # set_config('role', r, true) is SET LOCAL ROLE r, and lets the role travel in
 # the same round trip as the tenant and the timeout.
@@ -174,6 +186,7 @@ def _settings(
             "tenant_id": tenant_id,
             "timeout": str(timeout_ms),
             "role": READER_ROLE,
+            "zone": "UTC",
         }
     return (_SETTINGS_CUSTOM_PLANS if custom_plans else _SETTINGS_AS_READER), params
 
@@ -226,7 +239,13 @@ _VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 def _start(
-    plan: Plan | BoundPlan, catalog: Catalog, dialect: str, tenant_id: str, now: datetime | None
+    plan: Plan | BoundPlan,
+    catalog: Catalog,
+    dialect: str,
+    tenant_id: str,
+    now: datetime | None,
+    *,
+    storage: Storage | None = None,
 ) -> Flow:
     """The I/O-free preparation both twins share: the caller's tenant checked
     (missing, blank or malformed is a usage error), the plan's bounds, then
@@ -242,10 +261,19 @@ def _start(
         raw = plan.plan if isinstance(plan, BoundPlan) else plan
         check_plan_limits(raw, lim)
         check_bindable(raw)
-        return prepare(plan, catalog, dialect, tenant, now=now, lim=lim)
+        return prepare(plan, catalog, dialect, tenant, now=now, lim=lim, storage=storage)
 
     if isinstance(plan, BoundPlan) and cacheable(plan, now):
-        prep = prepared(plan, catalog, build, dialect=dialect, tenant=tenant, now=now, lim=lim)
+        prep = prepared(
+            plan,
+            catalog,
+            build,
+            dialect=dialect,
+            tenant=tenant,
+            now=now,
+            lim=lim,
+            storage=storage,
+        )
     else:
         prep = build()
     return run_flow(prep, new_execution_id())
@@ -356,9 +384,7 @@ def _check_reader(conn: Connection) -> None:
         _READER_READY.add(engine)
 
 
-def _pg_runner(
-    conn: Connection, session: _PgSession, *, direct: bool
-) -> Callable[[Request], Rows]:
+def _pg_runner(conn: Connection, session: _PgSession, *, direct: bool) -> Callable[[Request], Rows]:
     def run(request: Request) -> Rows:
         if not session.started:
             _check_reader(conn)
@@ -382,7 +408,8 @@ def execute(
     """Run a plan for `tenant_id` (bound by `normalize`, or raw and bound through it);
     the tenant is the caller's, never the plan's."""
     timeout = timeout_from_env(timeout_ms)
-    flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
+    storage = storage_for(engine, catalog, catalog_key(catalog))
+    flow = _start(plan, catalog, engine.dialect.name, tenant_id, now, storage=storage)
     state = {"interrupted": False}
     try:
         bare = _bare_readers(engine)
@@ -504,9 +531,7 @@ def _connect(engine: Engine) -> Connection:
     return own_transaction(engine.connect())
 
 
-def _run_bare(
-    bare: Readers, flow: Flow, timeout: int, state: dict[str, bool]
-) -> ExecutionResult:
+def _run_bare(bare: Readers, flow: Flow, timeout: int, state: dict[str, bool]) -> ExecutionResult:
     """A plan on a leased read-only sqlite3 connection: the statements' cached
     texts on its cursor (`driver_sql.raw_rows`), the timeout by a progress
     handler. pysqlite opens no transaction for a SELECT, so there is nothing to
@@ -568,9 +593,7 @@ def _run_sync(
             error = _autocommit_left(conn.dialect, conn.connection.dbapi_connection)
             if error is not None:
                 raise error
-            result = _drive(
-                flow, _pg_runner(conn, _PgSession(tenant_id, timeout), direct=direct)
-            )
+            result = _drive(flow, _pg_runner(conn, _PgSession(tenant_id, timeout), direct=direct))
         else:
             guard = _sqlite_deadline if _opened_read_only(conn) else _sqlite_guard
             with guard(conn, timeout, state):
@@ -630,7 +653,8 @@ async def aexecute(
 ) -> ExecutionResult:
     """The asyncio twin of `execute` (psycopg async on PostgreSQL, aiosqlite on SQLite)."""
     timeout = timeout_from_env(timeout_ms)
-    flow = _start(plan, catalog, engine.dialect.name, tenant_id, now)
+    storage = await _astorage(engine, catalog)
+    flow = _start(plan, catalog, engine.dialect.name, tenant_id, now, storage=storage)
     state = {"interrupted": False}
     try:
         conn = await _aconnect(engine)
@@ -647,6 +671,21 @@ async def aexecute(
             exc, timeout, interrupted=state["interrupted"], catalog=catalog, url=url
         ) from None
     return result
+
+
+async def _astorage(engine: AsyncEngine, catalog: Catalog) -> Storage | None:
+    """`storage_for` on an asyncio engine: reflected once, on a connection of its own."""
+    key = catalog_key(catalog)
+    found = known_storage(engine.sync_engine, key)
+    if found is not None:
+        return found
+    try:
+        async with engine.connect() as conn:
+            found = await conn.run_sync(reflect_storage, catalog)
+    except sa_exc.SQLAlchemyError:
+        return None
+    remember(engine.sync_engine, key, found)
+    return found
 
 
 async def _aconnect(engine: AsyncEngine) -> AsyncConnection:

@@ -36,6 +36,7 @@ from qdsl.executor.predicates import (
 )
 from qdsl.executor.tables import EntityTable, catalog_key, entity_table, facts_table
 from qdsl.executor.templates import Template
+from qdsl.facts.storage import Storage
 
 Shape = tuple[Hashable, ...]
 AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
@@ -110,6 +111,7 @@ class StatementInputs:
     dialect: str
     has_subjects: bool  # the plan names subjects (referenced objects of its entity)
     fallback: bool  # the text fallback may run
+    storage: Storage | None = None  # how the entity's columns are kept (None: unknown)
 
 
 def shape_key(w: StatementInputs) -> Shape:
@@ -118,6 +120,7 @@ def shape_key(w: StatementInputs) -> Shape:
     return (
         catalog_key(w.bound.catalog),
         w.dialect,
+        w.storage,
         w.template.name,
         tuple(bf.shape() for bf in w.bound.filters),
         tuple(plan.projection),
@@ -211,7 +214,7 @@ class StatementBuilder:
         et = self.et
         cols: list[ColumnElement[Any]] = [
             et.tenant.label(N.ROW_TENANT),
-            et.id.label(N.ROW_ID),
+            et.row_id.label(N.ROW_ID),
             et.label.label(N.ROW_LABEL),
         ]
         cols += [et.col(s.column).label(N.value_column(s.name)) for s in selected]
@@ -239,7 +242,12 @@ class StatementBuilder:
         return self.p(N.LIMIT, type_=sa.Integer())
 
     def ids(self, name: str = N.IDS) -> sa.BindParameter[object]:
+        """An IN list of ids as text (the facts' and grams' entity ids)."""
         return self.p(name, expanding=True, type_=sa.Text())
+
+    def subject_ids(self) -> sa.BindParameter[object]:
+        """The plan's subjects, compared with the id column in its own type."""
+        return self.p(N.SUBJECT_IDS, expanding=True, type_=self.et.id.type)
 
     def facts_select(self) -> AnySelect:
         f = self.facts
@@ -253,12 +261,12 @@ class StatementBuilder:
 def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     plan, catalog, bound = w.bound.plan, w.bound.catalog, w.bound.filters
     template, dialect, has_subjects, fallback = w.template, w.dialect, w.has_subjects, w.fallback
-    et = entity_table(catalog, template.entity_type)
+    et = entity_table(catalog, template.entity_type, w.storage)
     b = StatementBuilder(catalog, et, dialect, plan)
     selected = selected_columns(plan, et, template)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
-        where.append(et.id.in_(b.ids(N.SUBJECT_IDS)))
+        where.append(et.id.in_(b.subject_ids()))
     guard = bool(bound)  # the baseline guard is read when the plan filters
     main = (
         b.entity_select(selected, baseline=False, total=template.shape.counts)
@@ -270,7 +278,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     joined = wrap_main(b, main, bound, guard=guard)
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
-        .where(b.tenant(), et.id.in_(b.ids()))
+        .where(b.tenant(), et.id.in_(et.id_list(N.IDS)))
         .order_by(*b.order_by())
         .limit(b.limit())
     )
@@ -318,7 +326,7 @@ def _fallback_rows(
     return (
         b.entity_select(selected, baseline=guard, total=True)
         .add_columns(*labels)
-        .join(hits, hits.c[N.ROW_ID] == b.et.id)
+        .join(hits, hits.c[N.ROW_ID] == b.et.row_id)
         .where(b.tenant())
         .order_by(*b.order_by())
         .limit(b.limit())

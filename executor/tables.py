@@ -3,10 +3,10 @@
 The executor never reflects the database and never takes a name from a plan:
 every identifier in a compiled statement comes from here, and everything here
 comes from the catalog (entity tables and columns) or from the fixed shape of
-`semantic_facts` / `text_grams` (docs/catalog.md). Column types matter only for binding
-and reading values (UTC datetimes, floats): an entity column's comes from its
-catalog field type, whatever deployment the catalog describes; the facts table's
-from qdsl's own schema.
+`semantic_facts` / `text_grams` (docs/catalog.md). Column types matter only for binding,
+comparing and reading values: an entity column's comes from its catalog field type and,
+where the database was asked (`qdsl.facts.storage`, reflected once per engine), how
+the column is stored (`executor.column_types`); the facts table's from qdsl's own schema.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.expression import ColumnClause, TableClause
-from sqlalchemy.types import TypeEngine
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
-from qdsl.facts.tables import UtcDateTime, semantic_facts
+from qdsl.executor import column_types as CT
+from qdsl.facts.storage import Storage, Stored
+from qdsl.facts.tables import semantic_facts
 
 FACT_COLUMNS: tuple[str, ...] = (
     "id",
@@ -41,16 +43,7 @@ FACT_COLUMNS: tuple[str, ...] = (
 GRAMS_TABLE = "text_grams"
 GRAM_COLUMNS: tuple[str, ...] = ("tenant_id", "entity_type", "gram", "entity_id")
 
-_TYPE_FOR: dict[FieldType, TypeEngine[Any]] = {
-    FieldType.TEXT: sa.Text(),
-    FieldType.ENUM: sa.Text(),
-    FieldType.ID: sa.Text(),
-    FieldType.NUMBER: sa.Float(),
-    FieldType.DATE: UtcDateTime(),
-    FieldType.DATETIME: UtcDateTime(),
-    FieldType.BOOL: sa.Boolean(),
-}
-TEXT_TYPES = frozenset({FieldType.TEXT, FieldType.ENUM, FieldType.ID})
+TEXT_TYPES = CT.TEXT_TYPES
 
 
 @dataclass(frozen=True)
@@ -61,6 +54,8 @@ class EntityTable:
     table: TableClause
     # column name -> field type, where known; None means "type unknown, no collation"
     kinds: dict[str, FieldType | None]
+    # column name -> how it is stored, where the database was asked (None: unknown)
+    stored: dict[str, Stored | None]
 
     def col(self, name: str) -> ColumnClause[object]:
         return self.table.c[name]
@@ -68,6 +63,18 @@ class EntityTable:
     @property
     def id(self) -> ColumnClause[object]:
         return self.table.c[self.spec.id]
+
+    @property
+    def row_id(self) -> ColumnElement[Any]:
+        """The id as text, as results carry it and the facts and grams tables hold it."""
+        return CT.as_text(self.id, self.stored.get(self.spec.id))
+
+    def id_list(self, name: str) -> BindParameter[Any]:
+        """An IN list of ids compared with the id column, in the column's own type."""
+        return sa.bindparam(name, expanding=True, type_=self.id.type)
+
+    def collatable(self, name: str) -> bool:
+        return CT.collatable(self.kinds.get(name), self.stored.get(name))
 
     @property
     def tenant(self) -> ColumnClause[object]:
@@ -94,18 +101,14 @@ def entity_columns(spec: EntitySpec) -> dict[str, FieldType | None]:
     return kinds
 
 
-def _column_type(kind: FieldType | None) -> TypeEngine[Any] | None:
-    """The bind/result type of an entity column: from its catalog field type only
-    (a deployment's tables are its own; none of them is known here)."""
-    return _TYPE_FOR[kind] if kind is not None else None
-
-
 # Catalogs are unhashable (they hold dicts), and a deployment catalog is loaded
 # afresh per call (`resolve_catalog` with QDSL_CATALOG): key them by content, so
 # equal catalogs share statements and no catalog object is kept alive. The key
 # is memoized per live catalog object (weakly, by id, checked by identity).
 _KEYS: dict[int, tuple[weakref.ref[Catalog], str]] = {}
 _TABLES: dict[str, dict[str, EntityTable]] = {}
+_STORED_TABLES: dict[tuple[str, Storage], dict[str, EntityTable]] = {}
+_STORED_MAX = 64
 
 
 def catalog_key(catalog: Catalog) -> str:
@@ -127,21 +130,35 @@ def _forget(object_id: int, key: str) -> None:
         del _KEYS[object_id]
 
 
-def _entity_tables(catalog: Catalog) -> dict[str, EntityTable]:
-    return _TABLES[catalog_key(catalog)]
+def _entity_tables(catalog: Catalog, storage: Storage | None) -> dict[str, EntityTable]:
+    key = catalog_key(catalog)
+    if storage is None:
+        return _TABLES[key]
+    found = _STORED_TABLES.get((key, storage))
+    if found is None:
+        if len(_STORED_TABLES) >= _STORED_MAX:
+            _STORED_TABLES.clear()
+        found = _STORED_TABLES[(key, storage)] = _build_entity_tables(catalog, storage)
+    return found
 
 
-def _build_entity_tables(catalog: Catalog) -> dict[str, EntityTable]:
+def _build_entity_tables(
+    catalog: Catalog, storage: Storage | None = None
+) -> dict[str, EntityTable]:
     out: dict[str, EntityTable] = {}
     for name, spec in catalog.entities.items():
         kinds = entity_columns(spec)
-        cols = [sa.column(c, _column_type(k)) for c, k in kinds.items()]
-        out[name] = EntityTable(spec=spec, table=sa.table(spec.table, *cols), kinds=kinds)
+        stored = {c: (storage.of(spec.table, c) if storage is not None else None) for c in kinds}
+        cols = [sa.column(c, CT.column_type(k, stored[c])) for c, k in kinds.items()]
+        out[name] = EntityTable(
+            spec=spec, table=sa.table(spec.table, *cols), kinds=kinds, stored=stored
+        )
     return out
 
 
-def entity_table(catalog: Catalog, entity_type: str) -> EntityTable:
-    return _entity_tables(catalog)[entity_type]
+def entity_table(catalog: Catalog, entity_type: str, storage: Storage | None = None) -> EntityTable:
+    """The entity's table clause; with `storage`, its columns typed by how they are kept."""
+    return _entity_tables(catalog, storage)[entity_type]
 
 
 @lru_cache(maxsize=16)

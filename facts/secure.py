@@ -1,5 +1,9 @@
 """`qdsl db secure`: the grants and forced row-level security `catalog check` wants.
 
+Views the catalog names are granted to the reader like tables; they take no
+row-level security of their own and are never altered (see `_table_statements`);
+`isolation_of` says how tenants are kept apart in each.
+
 `plan_security` reads the current state (facts.check.pg_state) and returns
 only the statements still needed, so applying them twice changes nothing and
 an empty plan means the catalog's tables are already secure. Identifiers come
@@ -129,7 +133,19 @@ def _grant_statements(t: TableState, reader: sql.Identifier) -> list[SecuritySta
     return out
 
 
+_ALTER = {
+    "table": sql.SQL("ALTER TABLE"),
+    "view": sql.SQL("ALTER VIEW"),
+    "materialized view": sql.SQL("ALTER MATERIALIZED VIEW"),
+}
+
+
 def _table_statements(t: TableState, role: RoleState) -> list[SecurityStatement]:
+    """The grants a table or view still needs and, for a table, its row-level security.
+
+    A view gets its grants only: it takes no row-level security, and setting
+    `security_invoker` would change how it reads for every role, not just the
+    reader's (its isolation: `qdsl.facts.check.pg_security.isolation`)."""
     if not t.exists:
         return []
     reader = sql.Identifier(role.name)
@@ -139,7 +155,7 @@ def _table_statements(t: TableState, role: RoleState) -> list[SecurityStatement]
         out.append(
             SecurityStatement(
                 "the reader must not own what it reads",
-                sql.SQL("ALTER TABLE {} OWNER TO CURRENT_USER").format(table),
+                sql.SQL("{} {} OWNER TO CURRENT_USER").format(_ALTER[t.kind], table),
             )
         )
     elif t.reader_in_owner_role:
@@ -150,6 +166,8 @@ def _table_statements(t: TableState, role: RoleState) -> list[SecurityStatement]
             )
         )
     out.extend(_grant_statements(t, reader))
+    if t.is_view:
+        return out
     if not t.rls_enabled:
         out.append(
             SecurityStatement(
@@ -211,6 +229,23 @@ def secure(engine: Engine, catalog: Catalog, *, reader: str, apply: bool) -> lis
     except (SQLAlchemyError, psycopg.Error) as exc:
         raise _secure_error(exc) from None
     return shown
+
+
+def isolation_of(engine: Engine, catalog: Catalog, *, reader: str) -> list[dict[str, str]]:
+    """How tenants are kept apart in each table and view the catalog reads, for `reader`."""
+    from qdsl.facts.check.pg_security import isolation
+
+    _require_postgresql(engine)
+    try:
+        with engine.connect() as conn:
+            _role, tables = read_all(conn, catalog, reader)
+    except SQLAlchemyError as exc:
+        raise _secure_error(exc) from None
+    return [
+        {"table": t.table, "kind": t.kind, "isolation": isolation(t, reader)}
+        for t in tables
+        if t.exists
+    ]
 
 
 def _secure_error(exc: Exception) -> DatabaseError:

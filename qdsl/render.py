@@ -145,6 +145,14 @@ def _list(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     return text.strip(), data, cites
 
 
+def shown(value: object, zh: bool) -> str:
+    """A value as an answer writes it: a yes/no in the answer's language (是/否,
+    yes/no), a number without a trailing .0, a date as a date (`plain`)."""
+    if isinstance(value, bool):
+        return ("是" if value else "否") if zh else ("yes" if value else "no")
+    return plain(value)
+
+
 def _attributes(c: _Ctx, row: ResultRow) -> str:
     label_field = (
         c.catalog.entities[c.plan.entity_type].label
@@ -156,7 +164,9 @@ def _attributes(c: _Ctx, row: ResultRow) -> str:
     pairs = {**{k: v for k, v in row.values.items() if k not in skip}, **row.facts}
     sep = "；" if c.zh else "; "
     colon = "：" if c.zh else ": "
-    return sep.join(f"{c.field(k)}{colon}{plain(v)}" for k, v in pairs.items() if v is not None)
+    return sep.join(
+        f"{c.field(k)}{colon}{shown(v, c.zh)}" for k, v in pairs.items() if v is not None
+    )
 
 
 def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
@@ -250,7 +260,9 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     ids = ("、" if c.zh else ", ").join(r.entity_id for r in rows)
     parts = []
     for d in differences:
-        vals = ("，" if c.zh else ", ").join(f"{k}: {v}" for k, v in d["values"].items())
+        vals = ("，" if c.zh else ", ").join(
+            f"{k}: {shown(v, c.zh)}" for k, v in d["values"].items()
+        )
         parts.append(
             f"{c.field(d['field'])}（{vals}）" if c.zh else f"{c.field(d['field'])} ({vals})"
         )

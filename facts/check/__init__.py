@@ -21,6 +21,7 @@ from qdsl.facts.check.facts_rows import fact_rows
 from qdsl.facts.check.findings import CheckContext, Finding, Level, Rule, run_rules
 from qdsl.facts.check.indexes import indexes
 from qdsl.facts.check.pg_security import pg_security
+from qdsl.facts.check.types import field_types
 from qdsl.facts.check.visibility import visibility
 from qdsl.facts.engines import display_url
 
@@ -28,6 +29,7 @@ __all__ = ["RULES", "CheckReport", "Finding", "Level", "Rule", "check_catalog"]
 
 RULES: tuple[Rule, ...] = (
     columns_exist,
+    field_types,
     enum_values,
     unique_ids,
     fact_rows,

@@ -1,29 +1,13 @@
-"""Every entity's table and the columns the catalog names exist, with a usable type."""
+"""Every entity's table (or view) and the columns the catalog names exist (their
+types: `facts.check.types`)."""
 
 from __future__ import annotations
-
-from typing import Any
-
-from sqlalchemy import types as sqltypes
 
 from qdsl.dsl.catalog import EntitySpec, FieldType
 from qdsl.facts.check.findings import CheckContext, Finding, Level
 
-_TEXT = (sqltypes.String,)
-_NUMBER = (sqltypes.Integer, sqltypes.Numeric, sqltypes.Float)
-# What a column of each field type may be stored as (reflected type classes).
-COMPATIBLE: dict[FieldType, tuple[type[sqltypes.TypeEngine[Any]], ...]] = {
-    FieldType.TEXT: _TEXT,
-    FieldType.ENUM: _TEXT,
-    FieldType.NUMBER: _NUMBER,
-    FieldType.DATE: (sqltypes.Date, sqltypes.DateTime),
-    FieldType.DATETIME: (sqltypes.DateTime,),
-    FieldType.BOOL: (sqltypes.Boolean, sqltypes.Integer),
-    FieldType.ID: (sqltypes.String, sqltypes.Integer, sqltypes.Uuid),
-}
 
-
-def _roles(e: EntitySpec) -> list[tuple[str, str, FieldType | None]]:
+def roles(e: EntitySpec) -> list[tuple[str, str, FieldType | None]]:
     """(catalog key, column, wanted type) for every column the entity names."""
     wanted: list[tuple[str, str, FieldType | None]] = [
         ("id", e.id, FieldType.ID),
@@ -39,9 +23,9 @@ def _roles(e: EntitySpec) -> list[tuple[str, str, FieldType | None]]:
         ("sorts", e.sorts),
         ("default_projection", e.default_projection),
     ):
-        fact_fields = {n for n, f in e.fields.items() if f.is_fact}
         for n in names:
-            if n not in declared and n not in fact_fields:
+            # a field's name stands for its column, named above (a fact has none)
+            if n not in declared and n not in e.fields:
                 wanted.append((key, n, FieldType.TEXT if key == "text_search" else None))
                 declared.add(n)
     if e.updated_at is not None and e.updated_at not in declared:
@@ -59,17 +43,18 @@ def columns_exist(ctx: CheckContext) -> list[Finding]:
                 Finding(
                     "columns_exist",
                     Level.ERROR,
-                    f"entity {name!r} maps to table {e.table!r}, which does not exist",
-                    fix=f"create the table, or set entities.{name}.table to an existing table",
+                    f"entity {name!r} maps to table {e.table!r}, "
+                    "which does not exist as a table or a view",
+                    fix=f"create the table (or view), or set entities.{name}.table to an "
+                    "existing table or view",
                     entity=name,
                     table=e.table,
                 )
             )
             continue
-        for key, column, wanted in _roles(e):
-            found = columns.get(column)
+        for key, column, _wanted in roles(e):
             where = f"entities.{name}.{key}"
-            if found is None:
+            if column not in columns:
                 out.append(
                     Finding(
                         "columns_exist",
@@ -79,23 +64,6 @@ def columns_exist(ctx: CheckContext) -> list[Finding]:
                         entity=name,
                         table=e.table,
                         column=column,
-                    )
-                )
-                continue
-            allowed = COMPATIBLE[wanted] if wanted is not None else None
-            if allowed is not None and not isinstance(found["type"], allowed):
-                out.append(
-                    Finding(
-                        "columns_exist",
-                        Level.ERROR,
-                        f"{where}: column {e.table}.{column} is {found['type']!s}, "
-                        f"not usable as a {wanted.value if wanted else ''} value",
-                        fix=f"change {where}'s type to match the column, or the column's "
-                        f"type to a {', '.join(t.__name__ for t in allowed)} type",
-                        entity=name,
-                        table=e.table,
-                        column=column,
-                        details={"column_type": str(found["type"])},
                     )
                 )
     return out

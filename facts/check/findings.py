@@ -56,11 +56,24 @@ class CheckContext:
 
     @cached_property
     def table_names(self) -> frozenset[str]:
-        return frozenset(inspect(self.engine).get_table_names())
+        """Tables and views (an entity may be a view), materialized ones included."""
+        found = inspect(self.engine)
+        names = {*found.get_table_names(), *found.get_view_names()}
+        if self.dialect == "postgresql":
+            names.update(found.get_materialized_view_names())
+        return frozenset(names)
+
+    @cached_property
+    def view_names(self) -> frozenset[str]:
+        found = inspect(self.engine)
+        names = set(found.get_view_names())
+        if self.dialect == "postgresql":
+            names.update(found.get_materialized_view_names())
+        return frozenset(names)
 
     @cached_property
     def _columns(self) -> dict[str, dict[str, ReflectedColumn]]:
-        from qdsl.facts.check.declared import reflected_columns
+        from qdsl.facts.storage import reflected_columns
 
         found: dict[str, dict[str, ReflectedColumn]] = {}
         for table in sorted(self.catalog_tables()):

@@ -7,6 +7,8 @@ Every finding's fix is `qdsl db secure`, which grants and enforces exactly this
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from qdsl.facts.check.findings import CheckContext, Finding, Level
 from qdsl.facts.check.pg_state import RoleState, TableState, read_all
 
@@ -53,6 +55,67 @@ def _table_findings(t: TableState, reader: str) -> list[Finding]:
     if not t.exists:
         return []  # columns_exist / fact_rows name the missing table
     out = []
+    if t.is_view:
+        out.extend(_view_findings(t, reader))
+    else:
+        out.extend(_rls_findings(t, finding))
+    out.extend(_reader_findings(t, reader, finding))
+    return out
+
+
+def isolation(t: TableState, reader: str) -> str:
+    """How the tenants of a table or view are kept apart for `reader` (docs/deploying.md)."""
+    always = "the executor's tenant predicate in every statement"
+    if not t.is_view:
+        return f"{always}, and the table's row-level security keyed on {t.tenant}"
+    if t.kind == "materialized view":
+        return f"{always} only (a materialized view has no row-level security)"
+    if t.security_invoker:
+        return (
+            f"{always}, and the row-level security of its tables, applied as {reader!r} "
+            "(security_invoker = true)"
+        )
+    return (
+        f"{always}; the view reads its tables with its owner's rights, so their "
+        "row-level security applies only where it binds the owner (FORCE)"
+    )
+
+
+def _view_findings(t: TableState, reader: str) -> list[Finding]:
+    out = []
+    if not t.security_invoker:
+        out.append(
+            Finding(
+                "pg_security",
+                Level.WARNING,
+                f"{t.table} is a {t.kind}: tenant isolation for it rests on "
+                + isolation(t, reader),
+                fix="for row-level security as the reader too, create the view with "
+                "`WITH (security_invoker = true)` (PostgreSQL 15) over tables with "
+                "tenant policies, and grant the reader SELECT on them; `qdsl db secure` "
+                "does not change a view, which would change it for every role",
+                table=t.table,
+                details={"kind": t.kind, "isolation": isolation(t, reader)},
+            )
+        )
+    if t.base_unreadable:
+        out.append(
+            Finding(
+                "pg_security",
+                Level.ERROR,
+                f"{t.table} is read with the reader's rights (security_invoker), and "
+                f"{reader!r} cannot select {', '.join(t.base_unreadable)}",
+                fix=f"grant {reader!r} SELECT on {', '.join(t.base_unreadable)} (row-level "
+                "security on them keeps it to the session's tenant)",
+                table=t.table,
+                details={"tables": list(t.base_unreadable)},
+            )
+        )
+    return out
+
+
+def _rls_findings(t: TableState, finding: Callable[..., Finding]) -> list[Finding]:
+    out = []
     if not t.rls_enabled:
         out.append(finding(f"{t.table}: row-level security is not enabled"))
     if not t.rls_forced:
@@ -61,6 +124,11 @@ def _table_findings(t: TableState, reader: str) -> list[Finding]:
         out.append(
             finding(f"{t.table}: no policy limits rows to the session's tenant ({t.tenant})")
         )
+    return out
+
+
+def _reader_findings(t: TableState, reader: str, finding: Callable[..., Finding]) -> list[Finding]:
+    out = []
     if t.reader_is_owner:
         out.append(finding(f"{t.table} is owned by the reader role {reader!r}"))
     elif t.reader_in_owner_role:

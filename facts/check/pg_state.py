@@ -2,6 +2,14 @@
 
 Both the check (`pg_security`) and `qdsl db secure` read this one snapshot, so
 what the check asks for is exactly what `db secure` grants and enforces.
+
+An entity may be a view (or a materialized view). A view holds no rows and
+takes no row-level security of its own: the reader needs SELECT on it, and its
+tenants are kept apart by the executor's tenant predicate in every statement;
+the row-level security of the tables under it applies to the reader only with
+`security_invoker = true` (PostgreSQL 15), and then the reader also needs
+SELECT on those tables (`base_unreadable`). Without it a view reads its tables
+with its owner's rights.
 """
 
 from __future__ import annotations
@@ -46,6 +54,14 @@ class TableState:
     sensitive: tuple[str, ...] = ()
     # columns the reader can select (through a table or a column grant)
     selectable: frozenset[str] = frozenset()
+    kind: str = "table"  # "table", "view" or "materialized view"
+    security_invoker: bool = False  # a view read with the reader's rights (PG 15)
+    # a security_invoker view's tables the reader cannot select
+    base_unreadable: tuple[str, ...] = ()
+
+    @property
+    def is_view(self) -> bool:
+        return self.kind != "table"
 
     @property
     def allowed(self) -> tuple[str, ...]:
@@ -66,9 +82,25 @@ def protected_tables(catalog: Catalog) -> dict[str, tuple[str, frozenset[str]]]:
 _TABLE = sa.text(
     """
     SELECT c.oid, pg_get_userbyid(c.relowner) AS owner,
-           c.relrowsecurity, c.relforcerowsecurity, current_schema() AS schema
+           c.relrowsecurity, c.relforcerowsecurity, current_schema() AS schema,
+           c.relkind, COALESCE(c.reloptions, '{}') AS options
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relname = :table AND n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+    WHERE c.relname = :table AND n.nspname = current_schema()
+      AND c.relkind IN ('r', 'p', 'v', 'm')
+    """
+)
+_KINDS = {"r": "table", "p": "table", "v": "view", "m": "materialized view"}
+# The relations a view's query reads (through its rewrite rule), and whether the
+# reader may select each.
+_BASE = sa.text(
+    """
+    SELECT DISTINCT d.refobjid::regclass::text AS base,
+           CASE WHEN :reader_exists THEN has_table_privilege(:reader, d.refobjid, 'SELECT')
+                ELSE false END AS can_select
+    FROM pg_rewrite r JOIN pg_depend d
+      ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+    WHERE r.ev_class = :oid AND d.refobjid <> :oid
+      AND d.refclassid = 'pg_class'::regclass
     """
 )
 _POLICIES = sa.text(
@@ -123,7 +155,18 @@ def read_table(
     if row is None:
         schema = str(conn.execute(sa.text("SELECT current_schema()")).scalar_one())
         return TableState(table, schema, tenant, exists=False)
-    oid, owner, enabled, forced, schema = row
+    oid, owner, enabled, forced, schema, relkind, options = row
+    kind = _KINDS[str(relkind)]
+    invoker = kind == "view" and any(
+        str(o).lower() in ("security_invoker=true", "security_invoker=on", "security_invoker=1")
+        for o in options
+    )
+    unreadable: tuple[str, ...] = ()
+    if invoker:
+        bases = conn.execute(
+            _BASE, {"oid": oid, "reader": role.name, "reader_exists": role.exists}
+        ).all()
+        unreadable = tuple(sorted(str(b.base) for b in bases if not b.can_select))
     policies = conn.execute(_POLICIES, {"table": table}).all()
     tenant_policy = any(
         _is_tenant_policy(p.qual, list(p.roles), p.cmd, tenant, role.name) for p in policies
@@ -154,6 +197,9 @@ def read_table(
         columns=tuple(types),
         sensitive=tuple(c for c in types if c in sensitive),
         selectable=frozenset(str(c.attname) for c in cols if c.can_select),
+        kind=kind,
+        security_invoker=invoker,
+        base_unreadable=unreadable,
     )
 
 

@@ -28,8 +28,10 @@ from qdsl.cli.state import current_state
 )
 @click.pass_context
 def secure_cmd(ctx: click.Context, print_only: bool, reader_role: str | None) -> None:
-    """Grant the reader role SELECT on the catalog's tables (sensitive columns
-    excluded) and force row-level security keyed on each tenant column.
+    """Grant the reader role SELECT on the catalog's tables and views (sensitive
+    columns excluded) and force row-level security keyed on each table's tenant
+    column (a view is granted, never altered; the output says how its tenants
+    are kept apart).
 
     Idempotent: only statements still needed are shown or applied.
     """
@@ -37,15 +39,15 @@ def secure_cmd(ctx: click.Context, print_only: bool, reader_role: str | None) ->
     def body() -> Outcome:
         from qdsl.dsl.catalog import resolve_catalog
         from qdsl.facts.db import READER_ROLE, default_database_url, display_url, make_engine
-        from qdsl.facts.secure import secure
+        from qdsl.facts.secure import isolation_of, secure
 
         url = current_state().db_url or default_database_url()
         catalog = resolve_catalog(current_state().catalog_path)
         engine = make_engine(url)
+        reader = reader_role or READER_ROLE
         try:
-            planned = secure(
-                engine, catalog, reader=reader_role or READER_ROLE, apply=not print_only
-            )
+            planned = secure(engine, catalog, reader=reader, apply=not print_only)
+            isolation = isolation_of(engine, catalog, reader=reader)
         finally:
             engine.dispose()
         statements = [{"why": why, "sql": text} for why, text in planned]
@@ -58,11 +60,18 @@ def secure_cmd(ctx: click.Context, print_only: bool, reader_role: str | None) ->
                 if statements
                 else f"nothing to do: {display_url(url)} is already secure"
             )
+        views = [i for i in isolation if i["kind"] != "table"]
+        if views:
+            human += "\n" + "\n".join(
+                f"-- {i['kind']} {i['table']}: tenants are kept apart by {i['isolation']}"
+                for i in views
+            )
         return Outcome(
             data={
                 "database": display_url(url),
                 "applied": not print_only,
                 "statements": statements,
+                "isolation": isolation,
             },
             human=human,
             next_ops=[

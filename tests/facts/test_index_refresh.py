@@ -210,7 +210,7 @@ def test_on_the_demo_refresh_agrees_with_the_seeded_index(tmp_path: Path) -> Non
 def test_catalog_check_checks_the_updated_at_column(ship: Engine) -> None:
     import tomllib
 
-    from shipping import CATALOG_TOML
+    from shipping import CATALOG_TOML, SHIPMENTS, shipment
 
     from qdsl.dsl.catalog import catalog_from_mapping
     from qdsl.facts.check import check_catalog
@@ -222,6 +222,9 @@ def test_catalog_check_checks_the_updated_at_column(ship: Engine) -> None:
         report = check_catalog(ship, catalog_from_mapping(raw))
         return [f.message for f in report.findings if "updated_at" in f.message]
 
+    with ship.begin() as conn:
+        # a row: on SQLite a text column is told from a time by its values
+        conn.execute(SHIPMENTS.insert(), [shipment("acme", "S-1", city="Shanghai")])
     assert updated_at_findings("modified") == []
     (missing,) = updated_at_findings("modfied")
     assert "'modfied'" in missing
