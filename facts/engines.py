@@ -10,16 +10,14 @@
 
 from __future__ import annotations
 
-import errno
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from qdsl.dsl.config import make_private_dirs, state_root
 from qdsl.dsl.errors import UsageError
+from qdsl.dsl.private_dir import private_root
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -41,23 +39,12 @@ DEMO_DB_NAME = "demo.sqlite3"
 
 def state_dir() -> Path:
     """QDSL_STATE_DIR, else the platform's user state dir; created, with any
-    missing parents, mode 0700 (as the ref store creates it).
+    missing parents, mode 0700 (as the ref store creates it), and refused unless
+    it is the user's own (`qdsl.dsl.private_dir`).
 
-    Raises UsageError `state_dir_unusable` when it cannot be created.
+    Raises UsageError `state_dir_unsafe` / `state_dir_unusable`.
     """
-    path = state_root()
-    try:
-        make_private_dirs(path)
-        if not path.is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
-    except OSError as exc:
-        # Not a defect of qdsl: the configured location is unusable (SPEC 9: no path shown).
-        raise UsageError(
-            "state_dir_unusable",
-            f"cannot create the qdsl state directory ({exc.strerror})",
-            hint="set QDSL_STATE_DIR to a writable directory, or pass --db / QDSL_DATABASE_URL",
-        ) from None
-    return path
+    return private_root()
 
 
 def default_database_url() -> str:
