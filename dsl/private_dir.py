@@ -165,3 +165,23 @@ def private_child(name: str, *, create: bool = True) -> Path:
     except (UnsafeDirectory, OSError) as exc:
         raise state_dir_error(exc) from None
     return path
+
+
+def refuse_unsafe_file(path: Path, label: str, *, posix: bool = POSIX) -> None:
+    """A file qdsl keeps in the state dir: absent, or a regular file of the user,
+    never a symlink (UsageError `state_dir_unsafe` otherwise)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise state_dir_error(exc) from None
+    if stat.S_ISLNK(st.st_mode) or bool(getattr(st, "st_reparse_tag", 0)):
+        reason = f"{label} is a symbolic link; qdsl refuses to follow it"
+    elif not stat.S_ISREG(st.st_mode):
+        reason = f"{label} is not a regular file"
+    elif posix and st.st_uid != os.geteuid():
+        reason = f"{label} belongs to another user (uid {st.st_uid})"
+    else:
+        return
+    raise state_dir_error(UnsafeDirectory(reason))

@@ -438,7 +438,6 @@ def audited_error(exc: QdslError, *, operation: str, tenant: str | None = None) 
             # the state dir is the cause of both, and its own error says more
             exc.trace_id = fault.trace_id
             return exc
-        fault.details["unaudited"] = exc.code
         return fault
     return exc
 
@@ -500,7 +499,11 @@ class Audit:
         written again."""
         if self._written or getattr(exc, "trace_id", None) is not None:
             return
-        self._finish({"status": "error", "error_code": exc.code, **fields})
+        try:
+            self._finish({"status": "error", "error_code": exc.code, **fields})
+        except AuditUnwritable as fault:
+            fault.details["unaudited"] = exc.code
+            raise
         exc.trace_id = self.trace_id
 
     def _finish(self, fields: dict[str, Any]) -> None:

@@ -102,8 +102,10 @@ class RotatingFileSink:
     then lines land in the renamed file: kept, in order, never lost. (A
     `stat` of the path per line was a third of a line's cost.)
 
-    `prepare` runs before the file is (re)opened and returns the directory to
-    open it in (the state dir's checked `audit/`); without it, `path`'s own.
+    `prepare` runs before the file is (re)opened and at each look at the path,
+    and returns the directory to open it in (the state dir's checked `audit/`,
+    so a directory that stopped being the user's is refused within `recheck_s`);
+    without it, `path`'s own.
     """
 
     stages = False
@@ -137,6 +139,8 @@ class RotatingFileSink:
                     if now - self._checked < self.recheck_s:
                         return fd, st.st_size
                     self._checked = now
+                    if self.prepare is not None:
+                        self.prepare()  # the directory is still the user's own
                     if os.lstat(self.path).st_ino == self._ino:
                         return fd, st.st_size
             except FileNotFoundError:
