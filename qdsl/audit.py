@@ -422,7 +422,13 @@ _AUDIT_HINTS = {
 }
 
 
-def audited_error(exc: QdslError, *, operation: str, tenant: str | None = None) -> QdslError:
+def audited_error(
+    exc: QdslError,
+    *,
+    operation: str,
+    tenant: str | None = None,
+    sink: AuditSink | None = None,
+) -> QdslError:
     """The error to report for a failed command or call: `exc` with the trace id of
     its audit line (written now, unless a request inside it already wrote one),
     or, if that line cannot be written, the `AuditUnwritable` fault naming `exc`
@@ -430,7 +436,7 @@ def audited_error(exc: QdslError, *, operation: str, tenant: str | None = None) 
     the trace id is that of the line written, or of the one that could not be."""
     if getattr(exc, "trace_id", None) is not None:
         return exc
-    audit = Audit(new_trace_id(), tenant_id=tenant)
+    audit = Audit(new_trace_id(), sink, tenant_id=tenant)
     try:
         audit.failed(exc, operation=operation)
     except AuditUnwritable as fault:

@@ -147,3 +147,24 @@ def test_mcp_tool_errors_name_their_audit_line() -> None:
         assert env["ok"] is False
         _assert_audited(env)
         assert _lines_of(env["meta"]["traceId"])[0]["tenant_id"] == "t1"
+
+
+def test_plan_and_answer_errors_carry_the_trace_id_of_their_line() -> None:
+    """Before the pipeline's own audit began (a blank tenant) or inside it (a policy
+    error): the raised error names its one line in the caller's sink."""
+    from qdsl import AnswerOptions, plan_and_answer
+    from qdsl.audit import MemorySink
+    from qdsl.dsl.errors import QdslError
+
+    for tenant, route, code in ((" ", "internal", "usage/missing_tenant"),
+                                ("t1", "external", "policy/route_not_internal")):
+        sink = MemorySink()
+        with pytest.raises(QdslError) as info:
+            plan_and_answer(
+                "how many projects", tenant,
+                options=AnswerOptions(audit_sink=sink, route_mode=route),
+            )
+        assert info.value.code == code
+        results = [e for e in sink.events if e["stage"] == "result"]
+        assert [e["trace_id"] for e in results] == [info.value.trace_id]
+        assert results[0]["error_code"] == code
