@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -114,3 +115,31 @@ def test_the_demo_database_on_a_full_disk_is_a_typed_error(
             assert "is full" in text or "No space left on device" in text, env
             if code == 2:
                 assert env["error"]["details"]["unaudited"] == "database/disk_full"
+
+
+@pytest.mark.parametrize("layout", ["symlink", "another user"])
+def test_a_config_file_qdsl_did_not_get_from_the_user_is_not_read(
+    tmp_path: Path, layout: str
+) -> None:
+    """A config.toml behind a symlink, or another user's, would set the file input
+    policy (here: allow) and the limits: it is refused, never taken."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    theirs = tmp_path / "theirs.toml"
+    theirs.write_text('[io]\nfile_input = "allow"\n')
+    if layout == "symlink":
+        (state / "config.toml").symlink_to(theirs)
+        reason = "a symbolic link"
+    else:
+        shutil.copy(theirs, state / "config.toml")
+        try:
+            os.chown(state / "config.toml", 65534, 65534)
+        except PermissionError:
+            pytest.skip("cannot give a file to another user here")
+        reason = "belongs to another user"
+    plan = tmp_path / "plan.txt"
+    plan.write_text("count project")
+    code, out, env = _qdsl(state, "parse", "--input", str(plan))
+    assert code == 2 and out == "", (code, out)
+    assert env is not None and env["error"]["code"] == "usage/bad_config"
+    assert reason in env["error"]["message"]
