@@ -8,6 +8,7 @@ directories private, shared by the ref store and the database layer.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -73,16 +74,18 @@ def config_table(root: Path, name: str, *, unreadable_ok: bool = False) -> dict[
     reader whose defaults are the safe ones and whose caller reports the fault.
     """
     try:
-        raw = (root / "config.toml").read_bytes()
+        raw = _read_own(root / "config.toml")
     except (FileNotFoundError, NotADirectoryError):
         return {}
     except OSError as exc:
         if unreadable_ok:
             return {}
+        reason = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise UsageError(
             "bad_config",
-            f"cannot read the qdsl config file ({exc.strerror})",
-            hint="fix the permissions of config.toml in the state dir (`qdsl refs path`)",
+            f"cannot read the qdsl config file ({reason})",
+            hint="config.toml in the state dir (`qdsl refs path`) must be a regular file of "
+            "your own, not a symbolic link, and readable",
         ) from exc
     import tomllib
 
@@ -100,3 +103,19 @@ def config_table(root: Path, name: str, *, unreadable_ok: bool = False) -> dict[
             "bad_config", f"[{name}] in config.toml must be a table", hint=f"write [{name}]"
         )
     return table
+
+
+def _read_own(path: Path) -> bytes:
+    """The bytes of `path`, a regular file of the user opened without following a
+    symlink: settings written by someone else (a link, another user's file) are
+    not taken. OSError otherwise."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise IsADirectoryError(0, "not a regular file")
+        if os.name == "posix" and info.st_uid != os.geteuid():
+            raise PermissionError(0, "the file belongs to another user")
+        return handle.read()

@@ -56,6 +56,9 @@ class QdslError(Exception):
         self.hint = hint
         self.retryable = self.default_retryable if retryable is None else retryable
         self.details: dict[str, Any] = dict(details or {})
+        # The trace id of the audit line that recorded this error (qdsl.audit), which
+        # its error envelope carries as `meta.traceId`; None until it is audited.
+        self.trace_id: str | None = None
 
     @property
     def code(self) -> str:

@@ -2,7 +2,8 @@
 
 The grammar (``grammar.lark``) is compiled once, lazily, as an LALR(1) parser
 with the contextual lexer, and cached by Lark across processes in the private
-state dir (`grammar_cache`). A syntax error
+state dir, sealed so that no file but one qdsl wrote is ever loaded
+(`qdsl.dsl.grammar_cache`). A syntax error
 becomes a ``PlanError`` (``validation/syntax_error``) with the line, column, a
 caret excerpt, the expected tokens in human words and a hint for the usual
 mistakes (``==``, a bare word where a quoted value belongs, ``;``).
@@ -26,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import UnexpectedToken, VisitError
 
-from qdsl.dsl.config import make_private_dirs, state_root
 from qdsl.dsl.errors import PlanError, QdslError
+from qdsl.dsl.grammar_cache import grammar_cache
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.lean_parser import LeanParser
 from qdsl.dsl.transform import _HANDLERS, PlanTransformer, excerpt
@@ -69,25 +70,16 @@ def make_parser(parser: str = "lalr", *, cache: bool = True) -> Lark:
         "propagate_positions": True,
         "maybe_placeholders": True,
     }
-    if parser == "lalr":
-        options.update(lexer="contextual", cache=grammar_cache("located") if cache else False)
-    return Lark(grammar_text(), **options)
-
-
-def grammar_cache(kind: str) -> str | bool:
-    """Where Lark keeps one parser's analysed tables between processes: a file in
-    qdsl's private state dir (`<state>/cache/`, 0700), one per parser kind.
-
-    Lark's own default (`cache=True`) is a pickle in the system temp dir under a
-    name anyone can work out, and loading a pickle runs code: another local user
-    could plant it. Without a usable state dir the tables are built per process.
-    """
-    try:
-        root = state_root() / "cache"
-        make_private_dirs(root)
-    except OSError:
-        return False
-    return str(root / f"plan-grammar-{kind}.lark")
+    if parser != "lalr" or not cache:
+        if parser == "lalr":
+            options["lexer"] = "contextual"
+        return Lark(grammar_text(), **options)
+    # Lark's own default (`cache=True`) is a pickle in the system temp dir under a
+    # name anyone can work out; `grammar_cache` loads only a file qdsl sealed.
+    options["lexer"] = "contextual"
+    text = grammar_text()
+    with grammar_cache("located", f"{text}\n{sorted(options.items())}") as where:
+        return Lark(text, cache=where, **options)
 
 
 @functools.cache
@@ -126,15 +118,15 @@ class _Embedded:
 @functools.cache
 def _unlocated_parser() -> LeanParser:
     """The plan grammar with no positions and the transformer run as it parses."""
-    lark = Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=False,
-        maybe_placeholders=True,
-        cache=grammar_cache("unlocated"),
-        transformer=_Embedded(),
-    )
+    options: dict[str, Any] = {
+        "parser": "lalr",
+        "lexer": "contextual",
+        "propagate_positions": False,
+        "maybe_placeholders": True,
+    }
+    text = grammar_text()
+    with grammar_cache("unlocated", f"{text}\n{sorted(options.items())}") as where:
+        lark = Lark(text, cache=where, transformer=_Embedded(), **options)
     return LeanParser(lark)
 
 

@@ -21,6 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+# a symlink, or on Windows any reparse point (shared with the state dir's checks)
+from qdsl.dsl.private_dir import is_link
+
 
 class Caps(NamedTuple):
     # os.open(..., O_NOFOLLOW): the kernel refuses a symlink in the last component.
@@ -56,15 +59,6 @@ def _nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
     if is_link(path):
         raise SymlinkRefused(_ELOOP, "is a symbolic link")
     return os.open(path, flags | _BINARY, mode)
-
-
-def is_link(path: Path) -> bool:
-    """A symlink (or, on Windows, any reparse point such as a junction)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISLNK(st.st_mode) or bool(getattr(st, "st_reparse_tag", 0))
 
 
 def open_temp(path: Path) -> int:

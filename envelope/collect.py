@@ -50,15 +50,13 @@ def collect(
         if prunes(r, prune_tenant)
         and (prune_all or (prune_before_ms is not None and r.created_ms < prune_before_ms))
     ]
-    report.pruned = len(pruned)
-    report.evicted += len(pruned)
-    keep, drop = _plan(store, scan.records, now, report, pruned={r.ref_id for r in pruned})
+    pruned_ids = {r.ref_id for r in pruned}
+    keep, drop = _plan(store, scan.records, now, report, pruned=pruned_ids)
     doomed = [p for p in scan.unreadable if _expired_by_name(store, p, now)]
     temps = [p for p in scan.temps if _stale_temp(p)]
     if not (drop or doomed or temps or scan.junk or scan.index_stale):
         return
-    for rec in drop:
-        _unlink(store.dir / rec.relpath)
+    _drop(store, drop, report, keep, pruned_ids=pruned_ids, now=now)
     report.orphans += sum(_unlink(p) for p in [*scan.junk, *doomed])
     report.temps += sum(_unlink(p) for p in temps)
     if drop or scan.index_stale:
@@ -72,6 +70,48 @@ def collect(
                 os.rmdir(day_dir)  # only succeeds when empty
 
 
+def _drop(
+    store: RefStore,
+    drop: list[RefRecord],
+    report: GcReport,
+    keep: list[RefRecord],
+    *,
+    pruned_ids: set[str],
+    now: int,
+) -> None:
+    """Remove the refs planned to go, counting only those removed. One that cannot
+    be removed (a read-only dir; in use on Windows) stays in `keep`, is counted in
+    `report.failed` and, when an explicit prune asked for it, named in a warning;
+    an expired one is collected again by the next command."""
+    reasons: set[str] = set()
+    for rec in drop:
+        try:
+            atomic.unlink(store.dir / rec.relpath)
+        except FileNotFoundError:
+            continue  # removed meanwhile by another collector: not ours to count
+        except OSError as exc:
+            report.failed += 1
+            if rec.ref_id in pruned_ids:  # asked for by a prune: say why it is still there
+                report.unpruned += 1
+                reasons.add(exc.strerror or type(exc).__name__)
+            keep.append(rec)
+            continue
+        if rec.ref_id in pruned_ids:
+            report.pruned += 1
+            report.evicted += 1
+        elif rec.expires_ms <= now:
+            report.expired += 1
+        else:
+            report.evicted += 1
+    if report.failed:
+        keep.sort(key=lambda r: (r.created_ms, r.ref_id))
+    if reasons:
+        report.warnings.append(
+            f"{report.unpruned} ref(s) could not be removed ({'; '.join(sorted(reasons))}); "
+            "they are kept"
+        )
+
+
 def _plan(
     store: RefStore,
     records: list[RefRecord],
@@ -81,7 +121,7 @@ def _plan(
     pruned: set[str],
 ) -> tuple[list[RefRecord], list[RefRecord]]:
     """(kept, dropped): the explicitly pruned and the expired first, then the
-    oldest over the caps.
+    oldest over the caps (counted in `report` once removed, by `_drop`).
 
     A ref younger than the grace period is never evicted by the caps (an
     explicit prune still removes it); the newest ref is kept even alone over
@@ -90,10 +130,7 @@ def _plan(
     keep: list[RefRecord] = []
     drop: list[RefRecord] = []
     for r in records:
-        if r.ref_id in pruned:
-            drop.append(r)
-        elif r.expires_ms <= now:
-            report.expired += 1
+        if r.ref_id in pruned or r.expires_ms <= now:
             drop.append(r)
         else:
             keep.append(r)
@@ -105,7 +142,6 @@ def _plan(
         max_bytes=store.max_bytes,
         grace_ms=store.grace_ms,
     )
-    report.evicted += len(evict)
     drop += [r for r in keep if r.ref_id in evict]
     keep = [r for r in keep if r.ref_id not in evict]
     if keep and keep[-1].bytes > store.max_bytes:

@@ -68,6 +68,8 @@ def error_envelope(operation: str, error: QdslError) -> dict[str, Any]:
             "hint": err["hint"],
             "details": err["details"],
         },
+        # the audit line that recorded the error (qdsl.audit.audited_error)
+        "meta": {"traceId": error.trace_id},
     }
 
 

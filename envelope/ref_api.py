@@ -40,6 +40,8 @@ class GcReport:
         self.vanished = 0
         self.orphans = 0
         self.temps = 0
+        self.failed = 0  # refs to drop that could not be removed (a read-only dir): kept
+        self.unpruned = 0  # of those, refs an explicit prune asked for
         self.warnings: list[str] = []
 
     def __repr__(self) -> str:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,7 @@ from qdsl.dsl.errors import DatabaseError, InternalError
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.facts.dberrors import SchemaPredatesVersion, classify
 from qdsl.facts.engines import (
+    create_sqlite_file,
     default_database_url,
     display_url,
     existing_engine,
@@ -40,6 +42,7 @@ __all__ = [
     "HEAD_REVISION",
     "READER_ROLE",
     "VERSION_TABLE",
+    "create_sqlite_file",
     "current_revision",
     "db_error",
     "default_database_url",
@@ -177,18 +180,19 @@ def setup_lock(engine: Engine) -> Iterator[None]:
         return
     import fcntl
 
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:
-        handle = open(f"{database}.lock", "a+b")  # noqa: SIM115 - held across the yield
+        # 0600 whatever the umask, and never through a symlink
+        lock = os.open(f"{database}.lock", flags, 0o600)
     except OSError:
         # No writable directory: SQLite itself will report that precisely.
         yield
         return
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(lock)  # releases the flock
 
 
 @contextmanager
@@ -222,6 +226,7 @@ def _sqlite_lock(path: str) -> Iterator[None]:
 
 def upgrade(url: str) -> str:
     """Migrate the database at `url` to the newest revision; returns that revision."""
+    create_sqlite_file(url)
     engine = make_engine(url)
     try:
         with setup_lock(engine):

@@ -28,6 +28,8 @@ __all__ = [
     "ColumnMissing",
     "DatabaseMissing",
     "DatabaseUnreachable",
+    "DiskFailed",
+    "DiskFull",
     "PoolExhausted",
     "PrivilegeMissing",
     "QueryFailed",
@@ -37,6 +39,7 @@ __all__ = [
     "TooManyConnections",
     "TransientFailure",
     "classify",
+    "disk_full",
 ]
 
 # qdsl's own tables (`qdsl db upgrade` creates them); any other missing table
@@ -103,6 +106,26 @@ class QueryFailed(_Fault):
     subtype_name = "query_failed"
 
 
+class DiskFull(_Fault):
+    """No space left where the database writes (SQLite's file, a server's disk)."""
+
+    subtype_name = "disk_full"
+
+
+class DiskFailed(_Fault):
+    """The disk under the database failed a read or a write (SQLite's I/O error)."""
+
+    subtype_name = "io_error"
+
+
+def disk_full(where: str) -> DiskFull:
+    return DiskFull(
+        f"the disk holding the database {where} is full",
+        hint="free space on that disk, then retry (the demo database lives in the state "
+        "dir, which `qdsl refs path` shows)",
+    )
+
+
 class SchemaPredatesVersion(_Fault):
     """qdsl's tables exist but its version table does not: an older qdsl made them
     (before `qdsl_alembic_version`), so a migration would collide with them."""
@@ -117,6 +140,10 @@ _UNDEFINED_COLUMN = "42703"
 _INSUFFICIENT_PRIVILEGE = "42501"
 _INVALID_CATALOG = "3D000"
 _TOO_MANY_CONNECTIONS = "53300"
+_DISK_FULL = "53100"
+# SQLite's words for a full disk: the file could not grow, or (in WAL mode) the
+# `-shm` file could not (SQLite: "usually the file system is full").
+_SQLITE_FULL = frozenset({"SQLITE_FULL", "SQLITE_IOERR_SHMSIZE"})
 _TRANSIENT = frozenset({"40001", "40P01", "55P03", "57P01", "57P02", "57P03"})
 
 _RELATION = re.compile(r'relation "(?:[^"]+\.)?([^"]+)" does not exist')
@@ -232,6 +259,26 @@ def classify(
     return err
 
 
+def _disk_fault(
+    exc: BaseException, message: str, state: str | None, where: str
+) -> DatabaseError | None:
+    """A full disk, or the disk failing a read or write, under the database."""
+    sqlite_name = getattr(getattr(exc, "orig", None), "sqlite_errorname", None)
+    if state == _DISK_FULL or sqlite_name in _SQLITE_FULL or "database or disk is full" in message:
+        return disk_full(where)
+    if state is None and (
+        (isinstance(sqlite_name, str) and sqlite_name.startswith("SQLITE_IOERR"))
+        or "disk i/o error" in message.lower()
+    ):
+        return DiskFailed(
+            f"the database {where} could not be read or written (a disk I/O error)",
+            hint="check the disk holding it: free space, permissions, errors (the demo "
+            "database lives in the state dir, which `qdsl refs path` shows)",
+            details={"sqlite_error": sqlite_name},
+        )
+    return None
+
+
 def _classify(
     exc: BaseException,
     message: str,
@@ -275,6 +322,9 @@ def _classify(
             f"the database {found.group(1) if found else ''} does not exist on {where}",
             hint="create it (createdb) or correct --db / QDSL_DATABASE_URL",
         )
+    disk = _disk_fault(exc, message, state, where)
+    if disk is not None:
+        return disk
     if state == _TOO_MANY_CONNECTIONS:
         return TooManyConnections(
             f"the server at {where} accepts no more connections",

@@ -18,15 +18,17 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from qdsl.dsl.config import make_private_dirs, state_root
 from qdsl.dsl.errors import UsageError
+from qdsl.dsl.private_dir import private_root, refuse_unsafe_file
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
     "DEMO_DB_NAME",
+    "create_sqlite_file",
     "default_database_url",
+    "demo_database_file",
     "display_url",
     "existing_engine",
     "make_async_engine",
@@ -41,27 +43,57 @@ DEMO_DB_NAME = "demo.sqlite3"
 
 def state_dir() -> Path:
     """QDSL_STATE_DIR, else the platform's user state dir; created, with any
-    missing parents, mode 0700 (as the ref store creates it).
+    missing parents, mode 0700 (as the ref store creates it), and refused unless
+    it is the user's own (`qdsl.dsl.private_dir`).
 
-    Raises UsageError `state_dir_unusable` when it cannot be created.
+    Raises UsageError `state_dir_unsafe` / `state_dir_unusable`.
     """
-    path = state_root()
-    try:
-        make_private_dirs(path)
-        if not path.is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
-    except OSError as exc:
-        # Not a defect of qdsl: the configured location is unusable (SPEC 9: no path shown).
-        raise UsageError(
-            "state_dir_unusable",
-            f"cannot create the qdsl state directory ({exc.strerror})",
-            hint="set QDSL_STATE_DIR to a writable directory, or pass --db / QDSL_DATABASE_URL",
-        ) from None
+    return private_root()
+
+
+# The files SQLite keeps beside a database (WAL mode, rollback journal) and the
+# set-up lock (facts.db.setup_lock).
+SQLITE_BESIDE = ("-wal", "-shm", "-journal", ".lock")
+
+
+def demo_database_file() -> Path:
+    """`<state dir>/demo.sqlite3`, refused (typed) when it or a file kept beside it
+    is a symlink, not a regular file or another user's: SQLite follows links."""
+    path = state_dir() / DEMO_DB_NAME
+    for suffix in ("", *SQLITE_BESIDE):
+        name = DEMO_DB_NAME + suffix
+        refuse_unsafe_file(path.with_name(name), f"{name} in the state dir")
     return path
 
 
 def default_database_url() -> str:
-    return f"sqlite+pysqlite:///{state_dir() / DEMO_DB_NAME}"
+    return f"sqlite+pysqlite:///{demo_database_file()}"
+
+
+def create_sqlite_file(url: str) -> None:
+    """Create a SQLite file database that does not exist yet: empty, mode 0600.
+
+    SQLite itself creates a file 0644 whatever the umask, and its `-wal` and
+    `-shm` files take the database's mode. A full disk is `database/disk_full`;
+    any other fault (a missing or read-only directory) SQLite reports when it
+    opens the file. Never through a symlink (O_EXCL refuses any existing name).
+    """
+    parsed = make_url(normalize_url(url))
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or database in (None, "", ":memory:"):
+        return
+    if parsed.query.get("mode") == "memory" or database.startswith("file:"):
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(database, flags, 0o600))
+    except FileExistsError:
+        return
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            from qdsl.facts.dberrors import disk_full
+
+            raise disk_full(display_url(url)) from None
 
 
 def normalize_url(url: str) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import Engine
 
-from qdsl.audit import Audit, AuditSink
+from qdsl.audit import Audit, AuditSink, audited_error
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.catalog_files import resolve_catalog_cached
@@ -178,7 +178,10 @@ def plan_and_answer(
     `engine` defaults to the embedded SQLite demo database.
     """
     with held_limits():
-        return _plan_and_answer(question, tenant_id, engine, options)
+        try:
+            return _plan_and_answer(question, tenant_id, engine, options)
+        except QdslError as exc:
+            raise _audited(exc, tenant_id, options) from None
 
 
 def _plan_and_answer(
@@ -228,7 +231,18 @@ async def aplan_and_answer(
     cancels the statement in flight.
     """
     with held_limits():
-        return await _aplan_and_answer(question, tenant_id, engine, options)
+        try:
+            return await _aplan_and_answer(question, tenant_id, engine, options)
+        except QdslError as exc:
+            raise _audited(exc, tenant_id, options) from None
+
+
+def _audited(exc: QdslError, tenant_id: object, options: AnswerOptions) -> QdslError:
+    """An error raised before the request's audit began (a tenant, a catalog) is
+    audited too, so every error leaves with `trace_id` set (or is the fault of
+    the audit log itself)."""
+    tenant = tenant_id if isinstance(tenant_id, str) else None
+    return audited_error(exc, operation="plan_and_answer", tenant=tenant, sink=options.audit_sink)
 
 
 async def _aplan_and_answer(

@@ -36,21 +36,27 @@ crash, a kill or `os._exit`.)
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from qdsl.dsl.config import STATE_ROOT_ENV, environ_key, getenv
-from qdsl.dsl.errors import QdslError
+from qdsl.audit_file import ROTATE_BYTES, ROTATE_KEEP, FileSink, RotatingFileSink
+from qdsl.dsl.config import STATE_ROOT_ENV, environ_key, getenv, state_root
+from qdsl.dsl.errors import QdslError, UsageError
 from qdsl.dsl.ir import Plan
+
+__all__ = ["ROTATE_BYTES", "ROTATE_KEEP", "Audit", "AuditUnwritable", "FileSink"]
+__all__ += ["MemorySink", "NullSink", "RotatingFileSink", "StreamSink", "TeeSink"]
+__all__ += ["audit_path", "audited_error", "default_sink", "read_tail", "use_sink"]
 
 ALLOWED_KEYS: frozenset[str] = frozenset(
     {
@@ -100,6 +106,7 @@ ALLOWED_KEYS: frozenset[str] = frozenset(
         "attempt_error_codes",
         "attempt_elapsed_ms",
         # the summary's own
+        "operation",
         "tenant_id",
         "question_hash",
         "drift",
@@ -137,11 +144,8 @@ _SUMMARY_KEYS = frozenset(
         "output_tokens",
     }
 )
-ROTATE_BYTES = 10 * 1024 * 1024
-ROTATE_KEEP = 5
+AUDIT_DIR = "audit"
 AUDIT_FILE = "audit.jsonl"
-# How often an open audit file's path is looked up again (RotatingFileSink).
-RECHECK_S = 1.0
 
 
 class AuditSink(Protocol):
@@ -160,116 +164,6 @@ class StreamSink:
         stream = self.stream if self.stream is not None else sys.stderr
         stream.write(line + "\n")
         stream.flush()
-
-
-class FileSink:
-    """Appends to a file (created 0600)."""
-
-    stages = False
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-
-    def write(self, line: str) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            # One write of one line: concurrent processes do not interleave lines.
-            os.write(fd, (line + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
-
-
-class RotatingFileSink:
-    """Appends to a file (0600) and renames it to `.1` (… `.keep`) past `max_bytes`.
-
-    The file stays open between writes (a server writes many); each write is
-    one `write(2)` of one line with O_APPEND, so processes do not interleave
-    lines. Rotation happens under an exclusive lock on `<file>.lock` after
-    re-checking the size, so two writers past the limit rotate once.
-
-    Following another process's rotation: each line costs an `fstat(2)` of
-    the open file (its size, and whether it was deleted: then it is reopened
-    before the line is written). A file another process rotated is over
-    `max_bytes`, so the next line here (which lands in it) takes the rotation
-    lock, finds the path small and reopens it. For a rename by anything else,
-    the path is looked up again (`stat(2)`) at most every `recheck_s`; until
-    then lines land in the renamed file: kept, in order, never lost. (A
-    `stat` of the path per line was a third of a line's cost.)
-    """
-
-    stages = False
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        max_bytes: int = ROTATE_BYTES,
-        keep: int = ROTATE_KEEP,
-        recheck_s: float = RECHECK_S,
-    ) -> None:
-        self.path = Path(path)
-        self.max_bytes, self.keep = max_bytes, keep
-        self.recheck_s = recheck_s
-        self._fd: int | None = None
-        self._ino = -1
-        self._checked = 0.0  # time.monotonic() of the last look at the path
-
-    def _open(self) -> tuple[int, int]:
-        """The open file and its size; reopened when it was deleted, or (looked
-        up at most every `recheck_s`) when the path now names another file."""
-        fd = self._fd
-        if fd is not None:
-            try:
-                st = os.fstat(fd)
-                if st.st_nlink:
-                    now = time.monotonic()
-                    if now - self._checked < self.recheck_s:
-                        return fd, st.st_size
-                    self._checked = now
-                    if os.stat(self.path).st_ino == self._ino:
-                        return fd, st.st_size
-            except FileNotFoundError:
-                pass
-            os.close(fd)
-            self._fd = None
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._fd = fd
-        st = os.fstat(fd)
-        self._ino = st.st_ino
-        self._checked = time.monotonic()
-        return fd, st.st_size
-
-    def write(self, line: str) -> None:
-        fd, size = self._open()
-        data = (line + "\n").encode("utf-8")
-        os.write(fd, data)
-        if size + len(data) > self.max_bytes:
-            self._rotate()
-
-    def _rotate(self) -> None:
-        import fcntl
-
-        with open(f"{self.path}.lock", "a+b") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                if not self.path.exists() or self.path.stat().st_size <= self.max_bytes:
-                    return  # another process rotated it meanwhile
-                for n in range(self.keep - 1, 0, -1):
-                    older = Path(f"{self.path}.{n}")
-                    if older.exists():
-                        older.replace(f"{self.path}.{n + 1}")
-                self.path.replace(f"{self.path}.1")
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-                # whoever rotated, the next line goes to the file the path names now
-                self.close()
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __del__(self) -> None:
-        self.close()
 
 
 class TeeSink:
@@ -309,12 +203,15 @@ _OVERRIDE: ContextVar[AuditSink | None] = ContextVar("qdsl_audit_sink", default=
 
 
 def audit_path() -> Path:
-    """The state dir's audit file (`qdsl audit tail` reads it)."""
-    from qdsl.facts.engines import state_dir
+    """The state dir's audit file (`qdsl audit tail` reads it); nothing is created."""
+    return state_root() / AUDIT_DIR / AUDIT_FILE
 
-    folder = state_dir() / "audit"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder / AUDIT_FILE
+
+def _audit_dir() -> Path:
+    """`<state>/audit/`, checked (the user's own, no symlink) and made private."""
+    from qdsl.dsl.private_dir import private_child
+
+    return private_child(AUDIT_DIR)
 
 
 # Sinks per configuration (state dir, QDSL_AUDIT, QDSL_AUDIT_LOG): a process
@@ -346,9 +243,9 @@ def default_sink() -> AuditSink:
 def _build_sink() -> AuditSink:
     sinks: list[AuditSink] = []
     if os.environ.get("QDSL_AUDIT", "").strip().lower() not in ("off", "0", "false", "no"):
-        # no usable state dir: the extra target below may still hold the log
-        with suppress(OSError, QdslError):
-            sinks.append(RotatingFileSink(audit_path()))
+        # Opened on the first line, in a checked state dir: a state dir that cannot
+        # hold the log fails the request that needed a line (Audit._finish).
+        sinks.append(RotatingFileSink(audit_path(), prepare=_audit_dir))
     target = os.environ.get("QDSL_AUDIT_LOG", "").strip()
     if target in ("-", "stderr"):
         sinks.append(StreamSink())
@@ -488,6 +385,77 @@ def _all_plain(fields: dict[str, Any]) -> bool:
     return True
 
 
+class AuditUnwritable(UsageError):
+    """The audit line of a request could not be written: the request gives no result.
+
+    Its envelope carries the trace id of the line that is missing."""
+
+    def __init__(self, cause: OSError | QdslError, trace_id: str) -> None:
+        if isinstance(cause, QdslError):
+            # the state dir refused (another user's, a symlink): its own words
+            reason, hint = cause.message, cause.hint
+        else:
+            reason = cause.strerror or type(cause).__name__
+            hint = _AUDIT_HINTS.get(cause.errno or 0, _AUDIT_HINT)
+        super().__init__(
+            "audit_unwritable",
+            f"the audit log cannot be written ({reason}); qdsl gives no result without "
+            "its audit line",
+            hint=hint,
+            retryable=False,
+            details={"errno": getattr(cause, "errno", None)} if isinstance(cause, OSError) else {},
+        )
+        self.trace_id = trace_id
+
+
+_AUDIT_HINT = (
+    "make the state dir writable (`qdsl refs path` shows it) or point QDSL_STATE_DIR at a "
+    "writable directory of your own; with QDSL_AUDIT_LOG set, check that file too"
+)
+_AUDIT_HINTS = {
+    errno.ENOSPC: "free space on the file system of the state dir (`qdsl refs path` shows "
+    "it) or of QDSL_AUDIT_LOG, then retry",
+    errno.EDQUOT: "free space within your disk quota (the state dir, or QDSL_AUDIT_LOG), "
+    "then retry",
+    errno.ELOOP: "the audit file in the state dir is a symbolic link, which qdsl does not "
+    "follow: remove the link (`qdsl refs path` shows the dir)",
+}
+
+
+def audited_error(
+    exc: QdslError,
+    *,
+    operation: str,
+    tenant: str | None = None,
+    sink: AuditSink | None = None,
+) -> QdslError:
+    """The error to report for a failed command or call: `exc` with the trace id of
+    its audit line (written now, unless a request inside it already wrote one),
+    or, if that line cannot be written, the `AuditUnwritable` fault naming `exc`
+    (unless `exc` is the state dir's own fault, the cause of both). Either way
+    the trace id is that of the line written, or of the one that could not be."""
+    if getattr(exc, "trace_id", None) is not None:
+        return exc
+    audit = Audit(new_trace_id(), sink, tenant_id=tenant)
+    try:
+        audit.failed(exc, operation=operation)
+    except AuditUnwritable as fault:
+        if exc.code in _STATE_DIR_FAULTS:
+            # the state dir is the cause of both, and its own error says more
+            exc.trace_id = fault.trace_id
+            return exc
+        return fault
+    return exc
+
+
+_STATE_DIR_FAULTS = frozenset({"usage/state_dir_unusable", "usage/state_dir_unsafe"})
+
+
+def new_trace_id() -> str:
+    # what uuid.uuid4().hex gives callers, without importing uuid
+    return os.urandom(16).hex()
+
+
 class Audit:
     """The audit trail of one request: stage events folded into one summary line."""
 
@@ -530,10 +498,19 @@ class Audit:
         if self._stages:
             self.sink.write(_render(stage, self.trace_id, fields))
 
-    def failed(self, exc: QdslError) -> None:
-        """The request ended in an error (policy, plan, database): one summary line."""
-        if not self._written:
-            self._finish({"status": "error", "error_code": exc.code})
+    def failed(self, exc: QdslError, **fields: Any) -> None:
+        """The request ended in an error (policy, plan, database): one summary line,
+        whose trace id the error then carries (`exc.trace_id`, its envelope's
+        `meta.traceId`). An error an inner request already audited is not
+        written again."""
+        if self._written or getattr(exc, "trace_id", None) is not None:
+            return
+        try:
+            self._finish({"status": "error", "error_code": exc.code, **fields})
+        except AuditUnwritable as fault:
+            fault.details["unaudited"] = exc.code
+            raise
+        exc.trace_id = self.trace_id
 
     def _finish(self, fields: dict[str, Any]) -> None:
         if self._written:
@@ -551,7 +528,11 @@ class Audit:
         if self._drift:
             out["drift"] = list(self._drift)
         out.setdefault("elapsed_ms", round((time.perf_counter() - self._started) * 1000, 3))
-        self.sink.write(_render("result", self.trace_id, out))
+        try:
+            self.sink.write(_render("result", self.trace_id, out))
+        except (OSError, QdslError) as exc:
+            # No result leaves without its line: the request fails, typed.
+            raise AuditUnwritable(exc, self.trace_id) from None
 
     def timed(self, stage: str, **fields: Any) -> Timed:
         """Emit `stage` when the block ends, with its elapsed_ms and what it added."""
@@ -581,9 +562,14 @@ def read_tail(path: Path, count: int) -> list[dict[str, Any]]:
     """The last `count` events of the audit file (reaching into `.1` when short)."""
     lines: list[str] = []
     for candidate in (path, Path(f"{path}.1")):
-        if len(lines) >= count or not candidate.exists():
+        if len(lines) >= count:
             continue
-        with candidate.open("rb") as fh:
+        try:
+            # a symlink in the state dir is never followed (audit_file)
+            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            continue
+        with os.fdopen(fd, "rb") as fh:
             older = fh.read().decode("utf-8", errors="replace").splitlines()
         lines = older[-(count - len(lines)) :] + lines
     events = []

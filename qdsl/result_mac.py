@@ -8,29 +8,24 @@ a result edited, made up, or made for another tenant (a t1 result relabelled
 as t2) never reaches the checks. Without `--result`, verify executes the plan
 itself.
 
-The key is 32 random bytes in `<state dir>/result-mac.key`, created 0600 with
-O_EXCL (linked into place whole, so a concurrent first use reads a complete
-key) and opened with O_NOFOLLOW; a key file that is a symlink, not a regular
-file, not the user's, or readable by others is refused, never used.
+The key is 32 random bytes in `<state dir>/result-mac.key` (`qdsl.dsl.state_key`:
+created 0600, opened without following a symlink; a key file that is a
+symlink, not a regular file, not the user's, or readable by others is
+refused, never used).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
-import os
-import secrets
-import stat
 from pathlib import Path
 from typing import Any
 
 from qdsl.dsl.errors import PolicyError, UsageError
+from qdsl.dsl.state_key import UnsafeKey, key_at
 
 KEY_FILE = "result-mac.key"
-KEY_BYTES = 32
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _unsafe(reason: str) -> UsageError:
@@ -43,63 +38,24 @@ def _unsafe(reason: str) -> UsageError:
     )
 
 
-def _read_key(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise _unsafe(exc.strerror or "cannot open it") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise _unsafe("not a regular file")
-        if hasattr(os, "getuid") and info.st_uid != os.getuid():
-            raise _unsafe("owned by another user")
-        if info.st_mode & 0o077:
-            raise _unsafe("readable or writable by others")
-        key = handle.read(KEY_BYTES + 1)
-    if len(key) != KEY_BYTES:
-        raise _unsafe("wrong length")
-    return key
-
-
-def _create_key(path: Path) -> None:
-    temp = path.with_name(f".{KEY_FILE}.{secrets.token_hex(8)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(KEY_BYTES))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):  # another process's key came first
-            os.link(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
 def result_key(root: Path | None = None) -> bytes:
     """The state dir's result key, created on first use."""
-    if root is None:
-        from qdsl.envelope.settings import state_dir
-
-        root = state_dir()
     try:
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = root / KEY_FILE
-        key = _read_key(path)
-        if key is None:
-            _create_key(path)
-            key = _read_key(path)
+        if root is None:
+            from qdsl.dsl.private_dir import private_root
+
+            root = private_root()  # the user's own (typed error otherwise), made private
+        else:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return key_at(root / KEY_FILE)
+    except UnsafeKey as exc:
+        raise _unsafe(str(exc)) from None
     except OSError as exc:
         raise UsageError(
             "state_dir_unusable",
             f"cannot keep the result key in the qdsl state dir ({exc.strerror})",
             hint="set QDSL_STATE_DIR to a private, writable directory",
         ) from None
-    if key is None:
-        raise _unsafe("vanished while created")
-    return key
 
 
 def _message(tenant_id: str, result: dict[str, Any]) -> bytes:

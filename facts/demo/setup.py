@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from qdsl.facts.db import (
     HEAD_REVISION,
     READER_ROLE,
+    create_sqlite_file,
     current_revision,
     db_error,
     make_engine,
@@ -168,6 +169,7 @@ def ensure_demo(url: str, *, count_rows: bool = False) -> DemoStatus:
     `count_rows` fills DemoStatus.rows (one COUNT per table and tenant).
     """
     started = time.perf_counter()
+    create_sqlite_file(url)  # 0600, before SQLite makes it 0644
     engine = make_engine(url)
     seeded: list[str] = []
     try:

@@ -8,6 +8,7 @@ import click
 
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.tables import Table, render
+from qdsl.dsl.errors import UsageError
 
 
 @click.group("audit")
@@ -52,9 +53,21 @@ def tail_cmd(ctx: click.Context, /, count: int, tenant: str | None) -> None:
     """Show the latest audit events (oldest first)."""
 
     def body() -> Outcome:
-        from qdsl.audit import audit_path, read_tail
+        from qdsl.audit import AUDIT_DIR, AUDIT_FILE, read_tail
+        from qdsl.dsl.private_dir import private_child
 
-        events = read_tail(audit_path(), count if tenant is None else 10_000)
+        # the state dir checked as for writing (the user's own, no symlink), not created
+        folder = private_child(AUDIT_DIR, create=False)
+        try:
+            events = read_tail(folder / AUDIT_FILE, count if tenant is None else 10_000)
+        except OSError as exc:
+            raise UsageError(
+                "audit_unreadable",
+                f"cannot read the audit log ({exc.strerror or type(exc).__name__})",
+                hint="the audit log is audit/audit.jsonl in the state dir (`qdsl refs path`): "
+                "a regular file of your own, never a symbolic link",
+                retryable=False,
+            ) from None
         if tenant is not None:
             events = [e for e in events if e.get("tenant_id") == tenant][-count:]
         return Outcome(

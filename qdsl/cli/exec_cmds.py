@@ -156,17 +156,6 @@ def _run_human(result: ExecutionResult) -> str:
     return "\n".join(lines)
 
 
-def _audit_failure(tenant: str, exc: QdslError) -> None:
-    """A plan that failed before it was answered (policy, plan, database) is audited too."""
-    import uuid
-
-    from qdsl.audit import Audit
-
-    audit = Audit(uuid.uuid4().hex)
-    audit.begin(tenant, None)
-    audit.failed(exc)
-
-
 @click.command("run")
 @plan_input_options
 @click.option(
@@ -198,8 +187,11 @@ def run_cmd(
                 now=parse_now(now_text),
             )
         except QdslError as exc:
-            _audit_failure(tenant, exc)
-            raise
+            # a plan that failed before it was answered (policy, plan, database) is
+            # audited under the run's tenant (a chain's own line would have none)
+            from qdsl.audit import audited_error
+
+            raise audited_error(exc, operation="run", tenant=tenant) from None
         from qdsl.cli.answer_cmds import verified_run
 
         # The answer layer renders and verifies the result (docs/cli.md: run is verified).

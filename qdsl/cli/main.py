@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     json_mode = "--json" in args
     bad = _undecodable_argument(args)
     if bad is not None:
+        from qdsl.cli.outcome import fail
         from qdsl.dsl.errors import UsageError
-        from qdsl.envelope import emit_error
 
         err = UsageError(
             "bad_encoding",
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             retryable=False,
             details={"argument": bad + 1},
         )
-        sys.exit(emit_error("qdsl", err, json_mode=json_mode))
+        sys.exit(fail("qdsl", err, json_mode=json_mode))
     try:
         rv: Any = cli.main(args=args, prog_name="qdsl", standalone_mode=False)
     except click.exceptions.Exit as exc:

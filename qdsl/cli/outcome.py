@@ -57,6 +57,16 @@ def unexpected(exc: Exception) -> InternalError:
     )
 
 
+def fail(operation: str, error: QdslError, *, json_mode: bool, tenant: str | None = None) -> int:
+    """Print `error`'s envelope, whose `meta.traceId` names its audit line (written
+    here unless the request wrote it already); the exit code."""
+    from qdsl.audit import audited_error
+    from qdsl.envelope import emit_error
+
+    reported = audited_error(error, operation=operation, tenant=tenant)
+    return emit_error(operation, reported, json_mode=json_mode)
+
+
 def deliver(
     operation: str, body: Callable[[], Outcome], *, json_mode: bool, tenant: str | None
 ) -> int:
@@ -64,16 +74,16 @@ def deliver(
 
     `tenant` is the command's --tenant, which owns a stored result unless the
     outcome names its own."""
-    from qdsl.envelope import emit_error, emit_success
+    from qdsl.envelope import emit_success
     from qdsl.envelope.store import collect_at_start
 
     collect_at_start()
     try:
         outcome = body()
     except QdslError as exc:
-        return emit_error(operation, exc, json_mode=json_mode)
+        return fail(operation, exc, json_mode=json_mode, tenant=tenant)
     except Exception as exc:
-        return emit_error(operation, unexpected(exc), json_mode=json_mode)
+        return fail(operation, unexpected(exc), json_mode=json_mode, tenant=tenant)
     code = emit_success(
         operation,
         outcome.data,

@@ -14,7 +14,7 @@ import click
 
 from qdsl.cli.refs_listing import list_refs, reader_tenant
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.dsl.errors import UsageError
+from qdsl.dsl.errors import RefError, UsageError
 
 _DURATION = re.compile(r"\s*(\d+)\s*(ms|s|m|h|d|w)\s*\Z")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
@@ -190,6 +190,20 @@ def prune_cmd(
         cutoff = None if older_than is None else store.clock() - parse_duration_ms(older_than)
         report = store.gc(prune_before_ms=cutoff, prune_all=prune_all, prune_tenant=owner)
         remaining = sum(1 for r in store.records() if r.tenant == owner)
+        if report.unpruned:
+            # what was asked is not done: the refs that could not go are still there
+            raise RefError(
+                "prune_failed",
+                f"removed {report.pruned} ref(s); {report.unpruned} could not be removed",
+                hint="make the state dir writable (`qdsl refs path` shows it), then prune "
+                "again",
+                details={
+                    "removed": report.pruned,
+                    "failed": report.unpruned,
+                    "remaining": remaining,
+                    "reasons": report.warnings,
+                },
+            )
         return Outcome(
             data={"removed": report.pruned, "remaining": remaining},
             warnings=report.warnings,

@@ -12,7 +12,7 @@ from contextvars import ContextVar
 
 import click
 
-from qdsl.cli.outcome import Outcome, deliver, unexpected
+from qdsl.cli.outcome import Outcome, deliver, fail, unexpected
 from qdsl.cli.state import current_state
 from qdsl.dsl.errors import UsageError
 
@@ -55,8 +55,6 @@ def run_operation(operation: str, body: Callable[[], Outcome]) -> int:
 
 
 def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
-    from qdsl.envelope import emit_error
-
     ctx = getattr(exc, "ctx", None)
     operation = ctx.command_path.removeprefix("qdsl").strip() if ctx is not None else ""
     err = UsageError(
@@ -64,10 +62,8 @@ def usage_failure(exc: click.ClickException, *, json_mode: bool) -> int:
         exc.format_message(),
         hint=f"see `{ctx.command_path if ctx else 'qdsl'} --help`",
     )
-    return emit_error(operation or "qdsl", err, json_mode=json_mode)
+    return fail(operation or "qdsl", err, json_mode=json_mode)
 
 
 def internal_failure(exc: Exception, *, json_mode: bool) -> int:
-    from qdsl.envelope import emit_error
-
-    return emit_error("qdsl", unexpected(exc), json_mode=json_mode)
+    return fail("qdsl", unexpected(exc), json_mode=json_mode)

@@ -38,9 +38,13 @@ def error_text(error: QdslError) -> str:
     return text
 
 
-def tool_error(operation: str, error: QdslError) -> Wire:
+def tool_error(operation: str, error: QdslError, tenant: str | None = None) -> Wire:
     """The result of a tool call that failed (wire form, see `results`): the error
-    envelope, flagged isError."""
+    envelope, flagged isError, whose `meta.traceId` names the call's audit line
+    (written here unless the call wrote it already)."""
+    from qdsl.audit import audited_error
+
+    error = audited_error(error, operation=operation, tenant=tenant)
     return wire_result(
         [types.TextContent(type="text", text=error_text(error))],
         error_envelope(operation, error),

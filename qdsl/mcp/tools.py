@@ -218,15 +218,15 @@ async def call_tool(
         return tool_result(env)
     except QdslError as exc:
         outcome = exc.code
-        return errors.tool_error(spec.operation, exc)
+        return errors.tool_error(spec.operation, exc, tenant)
     except TimeoutError:
         error = errors.call_timeout(service.config.call_timeout_s)
         outcome = error.code
-        return errors.tool_error(spec.operation, error)
+        return errors.tool_error(spec.operation, error, tenant)
     except Exception as exc:
         error = errors.unexpected(spec.operation, exc)
         outcome = error.code
-        return errors.tool_error(spec.operation, error)
+        return errors.tool_error(spec.operation, error, tenant)
     except BaseException:
         outcome = "cancelled"
         raise
