@@ -48,7 +48,11 @@ from qdsl.executor.templates import Template, template_for
 from qdsl.facts.textindex import grams_for_term
 
 DIALECTS = ("postgresql", "sqlite")
+# Facts read per call for the rows' own facts (status, compare, projected fact
+# fields), and distinct values per (entity, predicate): a snapshot states at most
+# this many values of a many-valued fact, and says how many it holds when cut.
 FACTS_CAP = 1000
+FACT_VALUES_CAP = 20
 # At most this many runs of the fallback statement (values with more spellings
 # than its term slots); one run covers up to FALLBACK_SLOTS spellings per filter.
 MAX_FALLBACK_RUNS = 8
@@ -261,7 +265,7 @@ def prepare(
         entity=entity_table(catalog, template.entity_type),
         bound=bound.filters,
         statements=statements,
-        params=_params(bound, template, dialect, refs, limit=limit, now=now),
+        params=_params(bound, template, statements, dialect, refs, limit=limit, now=now),
         limit=limit,
         fallback=fallback,
         fallback_cap=max(limit, spec.max_limit) + 1,
@@ -272,6 +276,7 @@ def prepare(
 def _params(
     bound: BoundPlan,
     template: Template,
+    statements: StatementSet,
     dialect: str,
     refs: tuple[str, ...],
     *,
@@ -285,7 +290,11 @@ def _params(
         N.ENTITY_TYPE: template.entity_type,
         N.LIMIT: limit + 1,
         N.FACTS_CAP: FACTS_CAP,
+        N.VALUES_CAP: FACT_VALUES_CAP,
     }
+    if not template.shape.entity_facts:
+        # its entity_facts statement reads the projected fact fields' predicates alone
+        params[N.FACT_PREDICATES] = list(statements.fact_predicates)
     if refs:
         params[N.SUBJECT_IDS] = list(refs)
     if policy.require_fresh_fact:

@@ -26,13 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any, Literal
 
-from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.catalog import AliasGroup, FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
@@ -108,6 +108,17 @@ class _Facts:
         self.entity_id = layout.getter(prefix + "entity_id")
         self.predicate = layout.getter(prefix + "predicate")
         self.value_text = layout.getter(prefix + "value_text")
+        self.value_norm = layout.getter(prefix + "value_norm")
+        # entity_facts rows rank their value among their predicate's distinct values
+        ranked = N.FACT_RANK_DOWN in layout.index
+        self.rank = layout.getter(N.FACT_RANK) if ranked else None
+        self.rank_down = layout.getter(N.FACT_RANK_DOWN) if ranked else None
+
+    def held(self, row: Row) -> int | None:
+        """How many distinct values the fact's predicate holds for its entity."""
+        if self.rank is None or self.rank_down is None:
+            return None
+        return int(self.rank(row)) + int(self.rank_down(row)) - 1
 
     def read(self, row: Row) -> Sequence[Any]:
         """The fact's 13 columns (`FACT_COLUMNS`), processed."""
@@ -148,7 +159,14 @@ class _Known:
         self.layouts: dict[int, _Columns] = {}
         # fact fields projected: their name and predicate
         fields = prep.entity.spec.fields
-        self.fact_fields = [(name, fields[name].fact) for name in prep.statements.fact_fields]
+        self.fact_fields = [
+            (name, fields[name].fact or name) for name in prep.statements.fact_fields
+        ]
+        # predicate -> the alias groups of its field (spellings of one value are one)
+        self.groups: dict[str, dict[str, AliasGroup]] = {}
+        for spec in fields.values():
+            if spec.fact is not None and spec.aliases:
+                self.groups.setdefault(spec.fact, spec.alias_lookup)
 
     def fingerprints_of(self, roles: list[str]) -> tuple[str, ...]:
         key = tuple(roles)
@@ -274,7 +292,8 @@ def _fallback(
 def _entity_facts(
     steps: _Steps, ids: list[Any]
 ) -> Generator[Request, Rows, tuple[_Facts | None, dict[Any, list[Row]]]]:
-    """Every (fresh) fact of each entity, for templates that report them."""
+    """The (fresh) facts of each entity, for templates that report them or
+    project fact fields (`statements._entity_facts`: its values within the bound)."""
     st = steps.prep.statements
     every: dict[Any, list[Row]] = {}
     got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
@@ -282,6 +301,9 @@ def _entity_facts(
     entity_id = facts.entity_id
     for f in got.data:
         every.setdefault(entity_id(f), []).append(f)
+    if len(got.data) >= steps.prep.params[N.FACTS_CAP]:
+        # the rows' own facts stop here: later entities may show fewer than they hold
+        steps.notes.append(f"entity facts cut at {len(got.data)} rows")
     return facts, every
 
 
@@ -486,6 +508,7 @@ class _Parts:
         row_id, row_tenant, row_label = columns.id, columns.tenant, columns.label
         value_columns = columns.values
         fact_fields = self.known.fact_fields
+        groups = self.known.groups
         entity = build.entity
         out: list[Any] = []
         for r in self.rows:
@@ -494,20 +517,22 @@ class _Parts:
             if main_facts is not None:
                 for f in matched.get(eid, ()):
                     evidence_ids.append(_fact(build, main_facts, f, execution_id, evidence))
-            facts: dict[str, Any] = {}
+            held: dict[str, tuple[str, ...]] = {}
+            cut: dict[str, int] = {}
             own = every.get(eid, ()) if every_facts is not None else ()
-            if report_facts and every_facts is not None:
+            if own and every_facts is not None:
+                # every fact behind a value the row states is its evidence
                 for f in own:
                     ev = _fact(build, every_facts, f, execution_id, evidence)
                     if ev not in evidence_ids:
                         evidence_ids.append(ev)
-                    facts.setdefault(every_facts.predicate(f), every_facts.value_text(f))
+                held, cut = fact_sets(every_facts, own, groups)
             values = {
                 name: v if type(v := r[i]) in keep else convert(v)
                 for name, i, keep, convert in value_columns
             }
-            if fact_fields:
-                _fact_values(values, fact_fields, every_facts, own)
+            for name, predicate in fact_fields:
+                values[name] = held.get(predicate, ())
             out.append(
                 entity(
                     evidence,
@@ -517,7 +542,8 @@ class _Parts:
                     row_tenant(r),
                     row_label(r),
                     values,
-                    facts,
+                    held if report_facts else {},
+                    cut,
                     evidence_ids,
                     text,
                     # A text-fallback hit is marked as such: no fact stands behind it.
@@ -538,18 +564,33 @@ def _fact(
     return key
 
 
-def _fact_values(
-    values: dict[str, Any],
-    fact_fields: list[tuple[str, str | None]],
-    at: _Facts | None,
-    facts: Sequence[Row],
-) -> None:
-    """Projected fact fields: the value of the entity's first fact of each."""
-    for name, predicate in fact_fields:
-        values[name] = next(
-            (at.value_text(f) for f in facts if at is not None and at.predicate(f) == predicate),
-            None,
-        )
+def fact_sets(
+    at: _Facts, facts: Sequence[Row], groups: Mapping[str, Mapping[str, AliasGroup]]
+) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """Per predicate, its distinct values in the statement's order (value_norm's),
+    and for predicates cut at the bound how many distinct values they hold.
+
+    Spellings of one alias group of the predicate's field are one value, written
+    as its canonical value; other values are told apart by `value_norm` and
+    written as their first fact writes them."""
+    seen: dict[str, dict[str, str]] = {}
+    norms: dict[str, set[str]] = {}
+    held: dict[str, int] = {}
+    for f in facts:
+        predicate, norm = at.predicate(f), at.value_norm(f)
+        group = found.get(norm) if (found := groups.get(predicate)) is not None else None
+        key, text = ("=" + group[0], group[0]) if group is not None else (norm, at.value_text(f))
+        values = seen.get(predicate)
+        if values is None:
+            values = seen[predicate] = {}
+            norms[predicate] = set()
+        values.setdefault(key, text)
+        norms[predicate].add(norm)
+        n = at.held(f)
+        if n is not None:
+            held[predicate] = n
+    cut = {p: n for p, n in held.items() if n > len(norms[p])}
+    return {p: tuple(v.values()) for p, v in seen.items()}, cut
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

@@ -64,6 +64,9 @@ class StatementSet:
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
     rows_by_id: AnySelect  # rows of ids gathered over several fallback runs
     uses_entity_facts: bool = False
+    # entity_facts reads only these predicates (those of projected fact fields), when
+    # the template does not report every fact
+    fact_predicates: tuple[str, ...] = ()
 
     def named(self) -> list[tuple[str, AnySelect]]:
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
@@ -279,28 +282,56 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         if fallback
         else None
     )
+    fact_fields = projected_fact_fields(plan, et)
+    every = template.shape.entity_facts
     return StatementSet(
         shape=shape,
         selected=selected,
-        fact_fields=projected_fact_fields(plan, et),
+        fact_fields=fact_fields,
         main=joined if joined is not None else main,
         main_facts=joined is not None,
         counts=template.shape.counts,
         baseline=baseline,
-        entity_facts=_entity_facts(b),
+        entity_facts=_entity_facts(b, only_projected=not every),
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
-        uses_entity_facts=template.shape.entity_facts or bool(projected_fact_fields(plan, et)),
+        uses_entity_facts=every or bool(fact_fields),
+        fact_predicates=(
+            () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
+        ),
     )
 
 
-def _entity_facts(b: StatementBuilder) -> AnySelect:
-    """Every (fresh) fact of the rows read, in a stable order, capped."""
-    entity_facts = b.facts_select()
+def _entity_facts(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
+    """The (fresh) facts of the rows read (`only_projected`: of the projected fact
+    fields' predicates alone), the facts of at most :values_cap distinct values
+    per entity and predicate, in a stable order, capped at :facts_cap rows.
+
+    Values are told apart by `value_norm`, ranked in byte order on both
+    dialects; each row carries its value's dense rank counted from the first
+    value and from the last, whose sum less one is how many distinct values its
+    predicate holds for its entity (PostgreSQL has no DISTINCT count over a
+    window), so a cut says how much it left out."""
+    f = b.facts
+    inner = b.facts_select()
+    if only_projected:
+        inner = inner.where(f.c.predicate.in_(b.p(N.FACT_PREDICATES, expanding=True)))
     if b.fresh:
-        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
-    return entity_facts.order_by(b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id).limit(
-        b.p(N.FACTS_CAP, type_=sa.Integer())
+        inner = inner.where(*freshness(f, b.p, window=b.window))
+    norm: ColumnElement[Any] = f.c.value_norm
+    if b.dialect == "postgresql":
+        norm = sa.collate(norm, "C")
+    group = (f.c.entity_id, f.c.predicate)
+    up = sa.func.dense_rank().over(partition_by=group, order_by=norm.asc())
+    down = sa.func.dense_rank().over(partition_by=group, order_by=norm.desc())
+    ranked = inner.add_columns(up.label(N.FACT_RANK), down.label(N.FACT_RANK_DOWN)).subquery("ef")
+    return (
+        sa.select(*ranked.c)
+        .where(ranked.c[N.FACT_RANK] <= b.p(N.VALUES_CAP, type_=sa.Integer()))
+        .order_by(
+            ranked.c.entity_id, ranked.c.predicate, ranked.c[N.FACT_RANK], ranked.c.id
+        )
+        .limit(b.p(N.FACTS_CAP, type_=sa.Integer()))
     )
 
 
