@@ -295,13 +295,48 @@ class FactsSpec(_Strict):
     table: str = "semantic_facts"
 
 
+class ScopeSpec(_Strict):
+    """What a plan's project scope (`scope.project_id`, text `project "64"`) names.
+
+    `entity` is the entity a scope id is an id of; a plan over that entity is
+    scoped by its id, a plan over another entity by its one column field that
+    `references` it (`fields` picks the field of an entity having several).
+    An entity with neither cannot be scoped (`not_covered/scope_not_covered`)."""
+
+    entity: str
+    fields: dict[str, str] = Field(default_factory=dict)
+
+
 class Catalog(_Strict):
     source: str = "<memory>"
     facts: FactsSpec = FactsSpec()
+    scope: ScopeSpec | None = None
     entities: dict[str, EntitySpec]
 
     def entity(self, name: str) -> EntitySpec:
         return self.entities[name]
+
+    def scope_field(self, entity_type: str) -> str | None:
+        """The name (a field, or the entity's id) a project scope filters `entity_type`
+        on; None when the catalog declares no scope or the entity cannot be scoped."""
+        return self._scope_fields.get(entity_type)
+
+    @cached_property
+    def _scope_fields(self) -> dict[str, str]:
+        scope = self.scope
+        out: dict[str, str] = {}
+        if scope is None:
+            return out
+        for name, ent in self.entities.items():
+            if name == scope.entity:
+                out[name] = ent.id
+            elif name in scope.fields:
+                out[name] = scope.fields[name]
+            else:
+                found = _referencing(ent, scope.entity)
+                if len(found) == 1:
+                    out[name] = found[0]
+        return out
 
     @cached_property
     def entity_spellings(self) -> dict[str, str]:
@@ -477,6 +512,44 @@ def _check_defaults(entities: Mapping[str, EntitySpec]) -> list[tuple[str, str]]
     return out
 
 
+def _referencing(ent: EntitySpec, target: str) -> list[str]:
+    """The column fields of `ent` that reference the entity `target`."""
+    return [n for n, f in ent.fields.items() if f.references == target and f.column is not None]
+
+
+def _check_scope(catalog: Catalog) -> list[tuple[str, str]]:
+    """The scope's entity exists; each scoped entity's field is a plain column
+    referencing it; no entity leaves the choice between two fields open."""
+    scope = catalog.scope
+    if scope is None:
+        return []
+    if scope.entity not in catalog.entities:
+        return [("scope.entity", f"no entity `{scope.entity}`")]
+    out: list[tuple[str, str]] = []
+    for ename, fname in scope.fields.items():
+        key = f"scope.fields.{ename}"
+        ent = catalog.entities.get(ename)
+        if ent is None:
+            out.append((key, f"no entity `{ename}`"))
+        elif ename == scope.entity:
+            out.append((key, f"`{ename}` is the scope's entity: it is scoped by its id"))
+        elif fname not in _referencing(ent, scope.entity):
+            out.append((key, f"`{fname}` is not a column field referencing `{scope.entity}`"))
+    for ename, ent in catalog.entities.items():
+        found = _referencing(ent, scope.entity)
+        if ename != scope.entity and len(found) > 1 and ename not in scope.fields:
+            out.append(
+                (
+                    f"scope.fields.{ename}",
+                    f"`{ename}` references `{scope.entity}` by {', '.join(found)}: name one",
+                )
+            )
+    for ename, fname in catalog._scope_fields.items():
+        if fname in catalog.entities[ename].sensitive:
+            out.append((f"scope.fields.{ename}", f"`{fname}` is sensitive and cannot scope"))
+    return out
+
+
 def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Catalog:
     """Validate a parsed TOML document into a Catalog, reporting every problem."""
     data = dict(raw)
@@ -505,6 +578,7 @@ def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Ca
     for ename, ent in catalog.entities.items():
         problems.extend(_check_entity(ename, ent, catalog.entities))
     problems.extend(_check_defaults(catalog.entities))
+    problems.extend(_check_scope(catalog))
     if problems:
         raise _catalog_error(source, problems)
     return catalog

@@ -187,8 +187,9 @@ class ObjectRef(_Node):
 
 class Scope(_Node):
     tenant_id: str | None = None
+    # The project the plan is scoped to: what it names is the catalog's `[scope]`
+    # (docs/catalog.md); the executor keeps the rows of that scope only.
     project_id: str | None = None
-    thread_anchor: str | None = None
     referenced_objects: tuple[ObjectRef, ...] = ()
     # Always true: a plan cannot ask to leave its tenant. JSON `false` is refused.
     tenant_bound: Literal[True] = True

@@ -70,6 +70,8 @@ class Prepared:
     fallback: bool  # the plan allows the text fallback and has a fact filter to search
     fallback_cap: int
     dialect: str
+    # the plan filters or is scoped: the baseline guard is read (`statements`)
+    guarded: bool = False
 
     @cached_property
     def fallback_runs(self) -> tuple[FallbackRun, ...]:
@@ -270,6 +272,7 @@ def prepare(
         fallback=fallback,
         fallback_cap=max(limit, spec.max_limit) + 1,
         dialect=dialect,
+        guarded=bool(bound.filters) or bound.scope is not None,
     )
 
 
@@ -297,6 +300,8 @@ def _params(
         params[N.FACT_PREDICATES] = list(statements.fact_predicates)
     if refs:
         params[N.SUBJECT_IDS] = list(refs)
+    if bound.scope is not None:
+        params[N.SCOPE] = bound.scope.value
     if policy.require_fresh_fact:
         moment = (now or datetime.now(UTC)).astimezone(UTC)
         params[N.NOW] = moment

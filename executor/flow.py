@@ -376,7 +376,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         if st.counts:
             count = hits
 
-    if prep.bound and baseline is None:
+    if prep.guarded and baseline is None:
         baseline = yield from _baseline(steps, found)
 
     truncated = _truncate(found, prep.limit) or capped

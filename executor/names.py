@@ -17,6 +17,7 @@ FACTS_CAP = "facts_cap"
 VALUES_CAP = "values_cap"  # distinct values read per (entity, predicate)
 FACT_PREDICATES = "fact_predicates"  # the predicates of projected fact fields
 SUBJECT_IDS = "subject_ids"
+SCOPE = "scope_id"  # the plan's project scope (`BoundScope.value`)
 NOW = "now"
 FRESH_SINCE = "fresh_since"
 FALLBACK_CAP = "fallback_cap"

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
-from qdsl.dsl.bound import BoundFilter, BoundPlan
+from qdsl.dsl.bound import BoundFilter, BoundPlan, BoundScope
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
 from qdsl.executor import names as N
@@ -79,13 +79,18 @@ class StatementSet:
         return out
 
 
-def selected_columns(plan: Plan, et: EntityTable, template: Template) -> tuple[Selected, ...]:
+def selected_columns(
+    plan: Plan, et: EntityTable, template: Template, scope: BoundScope | None = None
+) -> tuple[Selected, ...]:
     spec = et.spec
     names: list[str] = list(plan.projection or spec.default_projection)
     if template.shape.snapshot:
         names += [n for n, f in spec.fields.items() if f.column and not f.sensitive]
     if template.shape.passages:
         names += list(spec.text_search)
+    if scope is not None and scope.field != spec.id:
+        # each row shows the scope it is in, so the verifier can check it (within_scope)
+        names.append(scope.field)
     out: dict[str, Selected] = {}
     for name in names:
         if name == EVIDENCE_PROJECTION:
@@ -129,6 +134,7 @@ def shape_key(w: StatementInputs) -> Shape:
         policy.require_fresh_fact and policy.freshness_days is not None,
         w.has_subjects,
         w.fallback,
+        (w.bound.scope.field, w.bound.scope.column) if w.bound.scope is not None else None,
     )
 
 
@@ -147,11 +153,19 @@ class StatementBuilder:
     object per name), tenant condition, filter conditions and order, shared with
     `executor.main_facts` and `executor.fallback_sql`."""
 
-    def __init__(self, catalog: Catalog, et: EntityTable, dialect: str, plan: Plan) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        et: EntityTable,
+        dialect: str,
+        plan: Plan,
+        scope: BoundScope | None = None,
+    ) -> None:
         self.catalog = catalog
         self.et = et
         self.dialect = dialect
         self.plan = plan
+        self.scope = scope
         self.p = Params(dialect)
         self.facts = facts_table(catalog.facts.table)
         policy = plan.retrieval_policy
@@ -161,10 +175,17 @@ class StatementBuilder:
     def tenant(self) -> ColumnElement[bool]:
         return self.et.tenant == self.p(N.TENANT, type_=sa.Text())
 
+    def bounds(self) -> list[ColumnElement[bool]]:
+        """The rows a plan may read at all: its tenant's, within its project scope."""
+        out = [self.tenant()]
+        if self.scope is not None:
+            out.append(self.et.col(self.scope.column) == self.p(N.SCOPE, type_=sa.Text()))
+        return out
+
     def conditions(
         self, bound: tuple[BoundFilter, ...], *, skip_positive_facts: bool
     ) -> list[ColumnElement[bool]]:
-        out = [self.tenant()]
+        out = self.bounds()
         for bf in bound:
             if bf.is_fact:
                 if skip_positive_facts and bf.positive_fact:
@@ -257,12 +278,15 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     plan, catalog, bound = w.bound.plan, w.bound.catalog, w.bound.filters
     template, dialect, has_subjects, fallback = w.template, w.dialect, w.has_subjects, w.fallback
     et = entity_table(catalog, template.entity_type)
-    b = StatementBuilder(catalog, et, dialect, plan)
-    selected = selected_columns(plan, et, template)
+    scope = w.bound.scope
+    b = StatementBuilder(catalog, et, dialect, plan, scope)
+    selected = selected_columns(plan, et, template, scope)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
         where.append(et.id.in_(b.ids(N.SUBJECT_IDS)))
-    guard = bool(bound)  # the baseline guard is read when the plan filters
+    # the baseline guard (the tenant's unfiltered count) is read when the plan
+    # filters or is scoped: a narrowed answer must not be the tenant's total
+    guard = bool(bound) or scope is not None
     main = (
         b.entity_select(selected, baseline=False, total=template.shape.counts)
         .where(*where)
@@ -273,7 +297,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     joined = wrap_main(b, main, bound, guard=guard)
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
-        .where(b.tenant(), et.id.in_(b.ids()))
+        .where(*b.bounds(), et.id.in_(b.ids()))
         .order_by(*b.order_by())
         .limit(b.limit())
     )
@@ -350,7 +374,7 @@ def _fallback_rows(
         b.entity_select(selected, baseline=guard, total=True)
         .add_columns(*labels)
         .join(hits, hits.c[N.ROW_ID] == b.et.id)
-        .where(b.tenant())
+        .where(*b.bounds())
         .order_by(*b.order_by())
         .limit(b.limit())
     )

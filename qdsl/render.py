@@ -89,6 +89,15 @@ def _in_asked_order(plan: Plan, rows: Sequence[ResultRow]) -> list[ResultRow]:
     return sorted(rows, key=lambda r: rank.get(r.entity_id, len(rank)))
 
 
+def _scope_phrase(plan: Plan, catalog: Catalog, lang: Language) -> str:
+    """The plan's project scope as the answer states it ("项目 64 内", " within project 64")."""
+    scoped, scope = plan.scope.project_id, catalog.scope
+    if scoped is None or scope is None:
+        return ""
+    name = entity_name(catalog, scope.entity, lang)
+    return f"{name} {scoped} 内" if lang == "zh" else f" within {name} {scoped}"
+
+
 class _Ctx:
     def __init__(self, plan: Plan, result: ExecutionResult, lang: Language, catalog: Catalog):
         self.plan, self.result, self.lang, self.catalog = plan, result, lang, catalog
@@ -100,11 +109,14 @@ class _Ctx:
             # The head already names the object ("项目 64"); "where id = 64" would repeat it.
             filters = tuple(f for f in filters if f.field != "id")
         self.conds = conditions(catalog, plan.entity_type, filters, lang)
+        self.scope = _scope_phrase(plan, catalog, lang)
 
     def where(self) -> str:
         if not self.conds:
-            return ""
-        return f"（{self.conds}）" if self.zh else f" where {self.conds}"
+            return f"（{self.scope}）" if self.zh and self.scope else self.scope
+        if self.zh:
+            return f"（{self.conds}；{self.scope}）" if self.scope else f"（{self.conds}）"
+        return f" where {self.conds}{self.scope}"
 
     @property
     def spec(self) -> EntitySpec | None:

@@ -1,9 +1,5 @@
-"""An HR deployment (tests/hr_facts/hr/): employees with a many-valued `skill` fact.
-
-Built as a deployer sets one up, like the support desk (tests/deployments/):
-the deployment's DDL and rows, `qdsl.facts.db.upgrade` for qdsl's own tables,
-on PostgreSQL `qdsl db secure` (reader grants, forced row-level security),
-then `qdsl facts load` of `facts.jsonl`.
+"""An HR deployment (tests/hr_facts/hr/): employees with a many-valued `skill` fact,
+built like the support desk (tests/deployments/; see hr_deployment.py).
 
 Fixtures: `hr_catalog`; `hr_dialect` ("sqlite" | "postgresql") with the matching
 `hr_engine`, so a test using them runs once per dialect.
@@ -12,37 +8,13 @@ Fixtures: `hr_catalog`; `hr_dialect` ("sqlite" | "postgresql") with the matching
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-from deployments.fixtures import sql_statements
+from hr_deployment import HR_CATALOG, build_hr_database
 from sqlalchemy import Engine
 
 from qdsl.dsl.catalog import Catalog, load_catalog
-from qdsl.facts import fact_files
-from qdsl.facts.db import READER_ROLE, make_engine, upgrade
-from qdsl.facts.load import load_facts
-from qdsl.facts.secure import secure
-
-HR_DIR = Path(__file__).parent / "hr"
-HR_CATALOG = HR_DIR / "catalog.toml"
-
-
-def build_hr_database(url: str) -> None:
-    catalog = load_catalog(HR_CATALOG)
-    engine = make_engine(url)
-    try:
-        with engine.begin() as conn:
-            for name in ("schema.sql", "data.sql"):
-                for stmt in sql_statements(HR_DIR / name):
-                    conn.exec_driver_sql(stmt)
-        upgrade(url)
-        if engine.dialect.name == "postgresql":
-            secure(engine, catalog, reader=READER_ROLE, apply=True)
-        with (HR_DIR / "facts.jsonl").open("rb") as stream:
-            load_facts(fact_files.read_rows(stream, "jsonl"), engine=engine, catalog=catalog)
-    finally:
-        engine.dispose()
+from qdsl.facts.db import make_engine
 
 
 @pytest.fixture(scope="session")

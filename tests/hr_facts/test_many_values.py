@@ -188,9 +188,7 @@ def test_the_verifier_refuses_a_compare_beside_the_sets(
     assert "consistent_with_result" in _failed(bound.plan, result, wrong, hr_catalog)
 
 
-def test_every_execution_path_carries_every_value(
-    hr_engine: Engine, hr_catalog: Catalog
-) -> None:
+def test_every_execution_path_carries_every_value(hr_engine: Engine, hr_catalog: Catalog) -> None:
     """A listener on the engine sends statements through SQLAlchemy's Connection;
     without one they run on the bare sqlite3 / psycopg connection: one result."""
     bare = _run('status employee where id = "E-4"', hr_engine, hr_catalog)
