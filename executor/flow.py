@@ -35,7 +35,7 @@ from typing import Any, Literal
 from qdsl.dsl.catalog import AliasGroup, FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
-from qdsl.executor.compile import Prepared, render
+from qdsl.executor.compile import FACT_VALUES_CAP, Prepared, render
 from qdsl.executor.driver_sql import Layout, Rows
 from qdsl.executor.main_facts import FACT_PREFIX, split_rows
 from qdsl.executor.result import VALIDATED, ExecutionResult, Untyped, Validated, builder
@@ -109,7 +109,7 @@ class _Facts:
         self.predicate = layout.getter(prefix + "predicate")
         self.value_text = layout.getter(prefix + "value_text")
         self.value_norm = layout.getter(prefix + "value_norm")
-        # entity_facts rows rank their value among their predicate's distinct values
+        # rows of entity_facts_ranked rank their value among their predicate's values
         ranked = N.FACT_RANK_DOWN in layout.index
         self.rank = layout.getter(N.FACT_RANK) if ranked else None
         self.rank_down = layout.getter(N.FACT_RANK_DOWN) if ranked else None
@@ -295,15 +295,20 @@ def _entity_facts(
     """The (fresh) facts of each entity, for templates that report them or
     project fact fields (`statements._entity_facts`: its values within the bound)."""
     st = steps.prep.statements
+    cap = steps.prep.params[N.FACTS_CAP]
     every: dict[Any, list[Row]] = {}
     got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
+    if len(got.data) >= cap:
+        # not every fact fit: read them bounded per entity and predicate instead,
+        # each value ranked, so each predicate says how many values it holds
+        got = yield steps.req("entity_facts_ranked", st.entity_facts_ranked, {N.IDS: ids})
+        steps.notes.append("entity facts ranked per predicate")
+        if len(got.data) >= cap:
+            steps.notes.append(f"entity facts cut at {len(got.data)} rows")
     facts = _facts_of(got.layout, "")
     entity_id = facts.entity_id
     for f in got.data:
         every.setdefault(entity_id(f), []).append(f)
-    if len(got.data) >= steps.prep.params[N.FACTS_CAP]:
-        # the rows' own facts stop here: later entities may show fewer than they hold
-        steps.notes.append(f"entity facts cut at {len(got.data)} rows")
     return facts, every
 
 
@@ -521,12 +526,12 @@ class _Parts:
             cut: dict[str, int] = {}
             own = every.get(eid, ()) if every_facts is not None else ()
             if own and every_facts is not None:
+                held, cut, behind = fact_sets(every_facts, own, groups)
                 # every fact behind a value the row states is its evidence
-                for f in own:
+                for f in behind:
                     ev = _fact(build, every_facts, f, execution_id, evidence)
                     if ev not in evidence_ids:
                         evidence_ids.append(ev)
-                held, cut = fact_sets(every_facts, own, groups)
             values = {
                 name: v if type(v := r[i]) in keep else convert(v)
                 for name, i, keep, convert in value_columns
@@ -566,34 +571,51 @@ def _fact(
 
 def fact_sets(
     at: _Facts, facts: Sequence[Row], groups: Mapping[str, Mapping[str, AliasGroup]]
-) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
-    """Per predicate, its distinct values in the statement's order (value_norm's),
-    and for predicates cut at the bound how many distinct values they hold.
+) -> tuple[dict[str, tuple[str, ...]], dict[str, int], list[Row]]:
+    """Per predicate, its first `FACT_VALUES_CAP` distinct values (by value_norm,
+    in the statement's order); for predicates holding more, how many they hold;
+    and the facts behind the values kept (the row's evidence).
 
     Spellings of one alias group of the predicate's field are one value, written
     as its canonical value; other values are told apart by `value_norm` and
-    written as their first fact writes them."""
+    written as their first fact writes them. Rows of the ranked statement say
+    how many values their predicate holds beyond those read."""
     seen: dict[str, dict[str, str]] = {}
     norms: dict[str, set[str]] = {}
-    held: dict[str, int] = {}
+    over: dict[str, set[str]] = {}  # distinct values past the cap (read, not kept)
+    ranked: dict[str, int] = {}  # how many the ranked statement says a predicate holds
+    kept: list[Row] = []
     for f in facts:
         predicate, norm = at.predicate(f), at.value_norm(f)
-        group = found.get(norm) if (found := groups.get(predicate)) is not None else None
-        key, text = ("=" + group[0], group[0]) if group is not None else (norm, at.value_text(f))
-        values = seen.get(predicate)
-        if values is None:
-            values = seen[predicate] = {}
-            norms[predicate] = set()
-        values.setdefault(key, text)
-        norms[predicate].add(norm)
+        known = norms.get(predicate)
+        if known is None:
+            known = norms[predicate] = set()
+            seen[predicate] = {}
+        if norm not in known:
+            if len(known) >= FACT_VALUES_CAP:
+                over.setdefault(predicate, set()).add(norm)
+                continue
+            known.add(norm)
         n = at.held(f)
         if n is not None:
-            held[predicate] = n
-    cut = {p: n for p, n in held.items() if n > len(norms[p])}
-    return {p: tuple(v.values()) for p, v in seen.items()}, cut
+            ranked[predicate] = n
+        kept.append(f)
+        group = found.get(norm) if (found := groups.get(predicate)) is not None else None
+        key, text = ("=" + group[0], group[0]) if group is not None else (norm, at.value_text(f))
+        seen[predicate].setdefault(key, text)
+    cut: dict[str, int] = {}
+    for predicate, known in norms.items():
+        total = max(len(known) + len(over.get(predicate, ())), ranked.get(predicate, 0))
+        if total > len(known):
+            cut[predicate] = total
+    return {p: tuple(v.values()) for p, v in seen.items()}, cut, kept
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
     st = prep.statements
-    by_role: dict[str, AnySelect] = {**dict(st.named()), "entity_facts": st.entity_facts}
+    by_role: dict[str, AnySelect] = {
+        **dict(st.named()),
+        "entity_facts": st.entity_facts,
+        "entity_facts_ranked": st.entity_facts_ranked,
+    }
     return [by_role[r] for r in dict.fromkeys(roles)]

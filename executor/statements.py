@@ -61,6 +61,7 @@ class StatementSet:
     baseline: AnySelect
     main_facts: bool  # main is wrapped: baseline guard and/or matching facts (evidence)
     entity_facts: AnySelect
+    entity_facts_ranked: AnySelect  # entity_facts bounded per predicate, when it was cut
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
     rows_by_id: AnySelect  # rows of ids gathered over several fallback runs
     uses_entity_facts: bool = False
@@ -73,6 +74,7 @@ class StatementSet:
         out.append(("baseline", self.baseline))
         if self.uses_entity_facts:
             out.append(("entity_facts", self.entity_facts))
+            out.append(("entity_facts_ranked", self.entity_facts_ranked))
         if self.fallback is not None:
             out.append(("fallback", self.fallback))
             out.append(("rows_by_id", self.rows_by_id))
@@ -317,6 +319,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         counts=template.shape.counts,
         baseline=baseline,
         entity_facts=_entity_facts(b, only_projected=not every),
+        entity_facts_ranked=_entity_facts_ranked(b, only_projected=not every),
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
         uses_entity_facts=every or bool(fact_fields),
@@ -328,35 +331,55 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
 
 def _entity_facts(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
     """The (fresh) facts of the rows read (`only_projected`: of the projected fact
-    fields' predicates alone), the facts of at most :values_cap distinct values
-    per entity and predicate, in a stable order, capped at :facts_cap rows.
-
-    Values are told apart by `value_norm`, ranked in byte order on both
-    dialects; each row carries its value's dense rank counted from the first
-    value and from the last, whose sum less one is how many distinct values its
-    predicate holds for its entity (PostgreSQL has no DISTINCT count over a
-    window), so a cut says how much it left out."""
+    fields' predicates alone), each entity's predicates' values in `value_norm`
+    byte order (on both dialects), capped at :facts_cap rows. The flow keeps
+    `FACT_VALUES_CAP` distinct values per entity and predicate and counts the rest."""
     f = b.facts
-    inner = b.facts_select()
-    if only_projected:
-        inner = inner.where(f.c.predicate.in_(b.p(N.FACT_PREDICATES, expanding=True)))
-    if b.fresh:
-        inner = inner.where(*freshness(f, b.p, window=b.window))
-    norm: ColumnElement[Any] = f.c.value_norm
-    if b.dialect == "postgresql":
-        norm = sa.collate(norm, "C")
+    return (
+        _own_facts(b, only_projected=only_projected)
+        .order_by(f.c.entity_id, f.c.predicate, _byte_order(b, f.c.value_norm), f.c.id)
+        .limit(b.p(N.FACTS_CAP, type_=sa.Integer()))
+    )
+
+
+def _entity_facts_ranked(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
+    """`_entity_facts` bounded per entity and predicate, for when :facts_cap rows
+    did not hold every fact: the facts of at most :values_cap distinct values of
+    each (so one predicate with very many values cannot crowd out the others),
+    each row with its value's dense rank counted from the first value and from
+    the last, whose sum less one is how many distinct values its predicate holds
+    (PostgreSQL has no DISTINCT count over a window). Three sorts where
+    `_entity_facts` has one, so it runs only then."""
+    f = b.facts
+    norm = _byte_order(b, f.c.value_norm)
     group = (f.c.entity_id, f.c.predicate)
     up = sa.func.dense_rank().over(partition_by=group, order_by=norm.asc())
     down = sa.func.dense_rank().over(partition_by=group, order_by=norm.desc())
-    ranked = inner.add_columns(up.label(N.FACT_RANK), down.label(N.FACT_RANK_DOWN)).subquery("ef")
+    ranked = (
+        _own_facts(b, only_projected=only_projected)
+        .add_columns(up.label(N.FACT_RANK), down.label(N.FACT_RANK_DOWN))
+        .subquery("ef")
+    )
     return (
         sa.select(*ranked.c)
         .where(ranked.c[N.FACT_RANK] <= b.p(N.VALUES_CAP, type_=sa.Integer()))
-        .order_by(
-            ranked.c.entity_id, ranked.c.predicate, ranked.c[N.FACT_RANK], ranked.c.id
-        )
+        .order_by(ranked.c.entity_id, ranked.c.predicate, ranked.c[N.FACT_RANK], ranked.c.id)
         .limit(b.p(N.FACTS_CAP, type_=sa.Integer()))
     )
+
+
+def _own_facts(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
+    f = b.facts
+    own = b.facts_select()
+    if only_projected:
+        own = own.where(f.c.predicate.in_(b.p(N.FACT_PREDICATES, expanding=True)))
+    if b.fresh:
+        own = own.where(*freshness(f, b.p, window=b.window))
+    return own
+
+
+def _byte_order(b: StatementBuilder, column: Any) -> ColumnElement[Any]:
+    return sa.collate(column, "C") if b.dialect == "postgresql" else column
 
 
 def _fallback_rows(

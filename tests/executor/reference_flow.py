@@ -22,7 +22,7 @@ from typing import Any, Literal
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
-from qdsl.executor.compile import Prepared, render
+from qdsl.executor.compile import FACT_VALUES_CAP, Prepared, render
 from qdsl.executor.main_facts import FACT_PREFIX
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.statements import AnySelect
@@ -195,7 +195,13 @@ def _entity_facts(
     st = steps.prep.statements
     every: dict[str, list[Row]] = {}
     if ids and st.uses_entity_facts:
-        for f in (yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})):
+        got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
+        if len(got) >= steps.prep.params[N.FACTS_CAP]:
+            got = yield steps.req("entity_facts_ranked", st.entity_facts_ranked, {N.IDS: ids})
+            steps.notes.append("entity facts ranked per predicate")
+            if len(got) >= steps.prep.params[N.FACTS_CAP]:
+                steps.notes.append(f"entity facts cut at {len(got)} rows")
+        for f in got:
             every.setdefault(f["entity_id"], []).append(f)
     return every
 
@@ -323,13 +329,12 @@ def _result_rows(
             ev = _fact_evidence(f, execution_id)
             evidence.setdefault(ev["id"], ev)
             evidence_ids.append(ev["id"])
-        own = every.get(eid, [])
-        for f in own:
+        held, cut, kept = _fact_sets(prep, every.get(eid, []))
+        for f in kept:
             ev = _fact_evidence(f, execution_id)
             evidence.setdefault(ev["id"], ev)
             if ev["id"] not in evidence_ids:
                 evidence_ids.append(ev["id"])
-        held, cut = _fact_sets(prep, own)
         object_id = f"{entity_type}:{eid}"
         # A text-fallback hit is marked as such: no fact stands behind it.
         evidence[object_id] = {
@@ -371,14 +376,25 @@ def _row_values(
 
 def _fact_sets(
     prep: Prepared, facts: list[Row]
-) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+) -> tuple[dict[str, tuple[str, ...]], dict[str, int], list[Row]]:
     fields = [f for f in prep.entity.spec.fields.values() if f.fact is not None]
     values: dict[str, list[str]] = {}
     keys: dict[str, list[object]] = {}
-    norms: dict[str, set[str]] = {}
-    held: dict[str, int] = {}
+    norms: dict[str, list[str]] = {}
+    every_norm: dict[str, set[str]] = {}
+    ranked: dict[str, int] = {}
+    kept: list[Row] = []
     for f in facts:
         predicate = f["predicate"]
+        every_norm.setdefault(predicate, set()).add(f["value_norm"])
+        mine = norms.setdefault(predicate, [])
+        if f["value_norm"] not in mine:
+            if len(mine) == FACT_VALUES_CAP:
+                continue
+            mine.append(f["value_norm"])
+        if "q_rank" in f:
+            ranked[predicate] = int(f["q_rank"]) + int(f["q_rank_down"]) - 1
+        kept.append(f)
         spec = next((x for x in fields if x.fact == predicate and x.aliases), None)
         group = spec.alias_lookup.get(f["value_norm"]) if spec is not None else None
         key: object = ("alias", group[0]) if group is not None else ("norm", f["value_norm"])
@@ -387,10 +403,12 @@ def _fact_sets(
             values.setdefault(predicate, []).append(
                 group[0] if group is not None else f["value_text"]
             )
-        norms.setdefault(predicate, set()).add(f["value_norm"])
-        held[predicate] = int(f["q_rank"]) + int(f["q_rank_down"]) - 1
-    cut = {p: n for p, n in held.items() if n > len(norms[p])}
-    return {p: tuple(v) for p, v in values.items()}, cut
+    cut = {}
+    for predicate, mine in norms.items():
+        total = max(len(every_norm[predicate]), ranked.get(predicate, 0))
+        if total > len(mine):
+            cut[predicate] = total
+    return {p: tuple(v) for p, v in values.items()}, cut, kept
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

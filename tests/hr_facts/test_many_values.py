@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
@@ -20,6 +21,7 @@ from qdsl import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.plan_cache import compile_source
+from qdsl.executor import compile as compile_module
 from qdsl.executor.compile import FACT_VALUES_CAP
 from qdsl.executor.run import execute
 from qdsl.facts.db import make_engine
@@ -203,6 +205,31 @@ def test_every_execution_path_carries_every_value(hr_engine: Engine, hr_catalog:
         through = _run('status employee where id = "E-4"', engine, hr_catalog)
     finally:
         engine.dispose()
-    assert any("q_rank" in sql for sql in seen)  # the Connection path ran it
+    assert any("semantic_facts.value_norm" in sql for sql in seen)  # the Connection path
     assert through.rows[0].facts == bare.rows[0].facts == {"skill": ("Go", "Kubernetes")}
     assert through.rows[0].evidence_ids == bare.rows[0].evidence_ids
+
+
+def test_facts_past_the_row_cap_are_read_bounded_per_predicate(
+    hr_engine: Engine, hr_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the facts of the rows read do not fit the call's cap, they are read
+    again bounded per entity and predicate: E-7's 25 skills cannot crowd out
+    E-13's, and E-7 still says how many it holds."""
+    monkeypatch.setattr(compile_module, "FACTS_CAP", 24)  # E-13: 3 facts, E-7: 25
+    result = _run(
+        'list employee where department_id = "D-2" select id, name, skill limit 9',
+        hr_engine,
+        hr_catalog,
+    )
+    rows = {r.entity_id: r for r in result.rows}
+    assert rows["E-13"].values["skill"] == ("Go", "Machine Learning")
+    assert len(rows["E-7"].values["skill"]) == FACT_VALUES_CAP
+    assert rows["E-7"].facts_cut == {"skill": 25}
+    assert "entity facts ranked per predicate" in result.notes
+    # a cap too small even for that: what was read still knows what it holds
+    monkeypatch.setattr(compile_module, "FACTS_CAP", 10)
+    cut = _run('status employee where id = "E-7" limit 3', hr_engine, hr_catalog)
+    (row,) = cut.rows
+    assert len(row.facts["skill"]) == 10 and row.facts_cut == {"skill": 25}
+    assert "entity facts cut at 10 rows" in cut.notes
