@@ -99,7 +99,7 @@ class BoundScope:
 
     field: str
     column: str
-    value: str
+    value: Any  # typed as an equals filter on `field` binds it
 
 
 @dataclass(frozen=True)
@@ -124,10 +124,10 @@ def bind_scope(plan: Plan, catalog: Catalog) -> BoundScope | None:
         return None
     name = catalog.scope_field(plan.entity_type)
     entity = catalog.entities.get(plan.entity_type)
-    column = entity.column_for(name) if entity is not None and name is not None else None
-    if name is None or column is None:
+    spec = entity.filter_spec(name) if entity is not None and name is not None else None
+    if name is None or spec is None or spec.column is None:
         raise _not_normalized(f"the project scope of `{plan.entity_type}`")
-    return BoundScope(name, column, value.replace(_NUL, _NUL_STANDIN))
+    return BoundScope(name, spec.column, _typed(spec.type, value))
 
 
 def _typed(kind: FieldType, value: Scalar) -> Any:

@@ -299,8 +299,8 @@ class ScopeSpec(_Strict):
     """What a plan's project scope (`scope.project_id`, text `project "64"`) names.
 
     `entity` is the entity a scope id is an id of; a plan over that entity is
-    scoped by its id, a plan over another entity by its one column field that
-    `references` it (`fields` picks the field of an entity having several).
+    scoped by its id, a plan over another entity by its one id column field
+    that `references` it (`fields` picks the field of an entity having several).
     An entity with neither cannot be scoped (`not_covered/scope_not_covered`)."""
 
     entity: str
@@ -513,8 +513,13 @@ def _check_defaults(entities: Mapping[str, EntitySpec]) -> list[tuple[str, str]]
 
 
 def _referencing(ent: EntitySpec, target: str) -> list[str]:
-    """The column fields of `ent` that reference the entity `target`."""
-    return [n for n, f in ent.fields.items() if f.references == target and f.column is not None]
+    """The id column fields of `ent` that reference the entity `target` (ids
+    compare as they are written, as the scope's id is bound)."""
+    return [
+        n
+        for n, f in ent.fields.items()
+        if f.references == target and f.column is not None and f.type is FieldType.ID
+    ]
 
 
 def _check_scope(catalog: Catalog) -> list[tuple[str, str]]:
@@ -534,7 +539,7 @@ def _check_scope(catalog: Catalog) -> list[tuple[str, str]]:
         elif ename == scope.entity:
             out.append((key, f"`{ename}` is the scope's entity: it is scoped by its id"))
         elif fname not in _referencing(ent, scope.entity):
-            out.append((key, f"`{fname}` is not a column field referencing `{scope.entity}`"))
+            out.append((key, f"`{fname}` is not an id column field referencing `{scope.entity}`"))
     for ename, ent in catalog.entities.items():
         found = _referencing(ent, scope.entity)
         if ename != scope.entity and len(found) > 1 and ename not in scope.fields:

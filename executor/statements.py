@@ -181,7 +181,9 @@ class StatementBuilder:
         """The rows a plan may read at all: its tenant's, within its project scope."""
         out = [self.tenant()]
         if self.scope is not None:
-            out.append(self.et.col(self.scope.column) == self.p(N.SCOPE, type_=sa.Text()))
+            # bound as an equals filter on the scope field binds (its column's type)
+            col = self.et.col(self.scope.column)
+            out.append(col == self.p(N.SCOPE, type_=col.type))
         return out
 
     def conditions(

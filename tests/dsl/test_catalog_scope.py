@@ -76,7 +76,7 @@ def test_two_fields_referencing_the_scope_must_be_told_apart() -> None:
 def test_a_named_field_must_reference_the_scope() -> None:
     raw = _raw({"entity": "team", "fields": {"order": "title", "nothing": "x"}})
     assert _problems(raw) == [
-        ("scope.fields.order", "`title` is not a column field referencing `team`"),
+        ("scope.fields.order", "`title` is not an id column field referencing `team`"),
         ("scope.fields.nothing", "no entity `nothing`"),
     ]
 

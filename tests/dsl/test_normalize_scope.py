@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,8 @@ from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import PlanError, PolicyError
 from qdsl.dsl.ir import ObjectRef, Plan, QueryType, Scope, Span
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.parser import grammar_text
+from qdsl.dsl.schema import plan_json_schema
 
 CAT = demo_catalog()
 
@@ -72,6 +75,8 @@ def test_the_thread_anchor_is_no_part_of_a_plan() -> None:
         )
     assert "thread_anchor" in info.value.message
     assert "thread_anchor" not in Scope.model_fields
+    assert "thread_anchor" not in json.dumps(plan_json_schema())
+    assert "anchor" not in grammar_text()
 
 
 def test_referenced_objects_are_merged_bound_and_deduplicated() -> None:
