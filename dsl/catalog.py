@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from qdsl.dsl.errors import ErrorType, QdslError
 from qdsl.dsl.ir import Operator, QueryType
 from qdsl.dsl.limits import read_file_bounded
+from qdsl.dsl.scope_spec import ScopeSpec, check_scope, scope_fields
 from qdsl.dsl.textnorm import normalize_text
 
 
@@ -295,18 +296,6 @@ class FactsSpec(_Strict):
     table: str = "semantic_facts"
 
 
-class ScopeSpec(_Strict):
-    """What a plan's project scope (`scope.project_id`, text `project "64"`) names.
-
-    `entity` is the entity a scope id is an id of; a plan over that entity is
-    scoped by its id, a plan over another entity by its one id column field
-    that `references` it (`fields` picks the field of an entity having several).
-    An entity with neither cannot be scoped (`not_covered/scope_not_covered`)."""
-
-    entity: str
-    fields: dict[str, str] = Field(default_factory=dict)
-
-
 class Catalog(_Strict):
     source: str = "<memory>"
     facts: FactsSpec = FactsSpec()
@@ -323,20 +312,7 @@ class Catalog(_Strict):
 
     @cached_property
     def _scope_fields(self) -> dict[str, str]:
-        scope = self.scope
-        out: dict[str, str] = {}
-        if scope is None:
-            return out
-        for name, ent in self.entities.items():
-            if name == scope.entity:
-                out[name] = ent.id
-            elif name in scope.fields:
-                out[name] = scope.fields[name]
-            else:
-                found = _referencing(ent, scope.entity)
-                if len(found) == 1:
-                    out[name] = found[0]
-        return out
+        return scope_fields(self)
 
     @cached_property
     def entity_spellings(self) -> dict[str, str]:
@@ -512,49 +488,6 @@ def _check_defaults(entities: Mapping[str, EntitySpec]) -> list[tuple[str, str]]
     return out
 
 
-def _referencing(ent: EntitySpec, target: str) -> list[str]:
-    """The id column fields of `ent` that reference the entity `target` (ids
-    compare as they are written, as the scope's id is bound)."""
-    return [
-        n
-        for n, f in ent.fields.items()
-        if f.references == target and f.column is not None and f.type is FieldType.ID
-    ]
-
-
-def _check_scope(catalog: Catalog) -> list[tuple[str, str]]:
-    """The scope's entity exists; each scoped entity's field is a plain column
-    referencing it; no entity leaves the choice between two fields open."""
-    scope = catalog.scope
-    if scope is None:
-        return []
-    if scope.entity not in catalog.entities:
-        return [("scope.entity", f"no entity `{scope.entity}`")]
-    out: list[tuple[str, str]] = []
-    for ename, fname in scope.fields.items():
-        key = f"scope.fields.{ename}"
-        ent = catalog.entities.get(ename)
-        if ent is None:
-            out.append((key, f"no entity `{ename}`"))
-        elif ename == scope.entity:
-            out.append((key, f"`{ename}` is the scope's entity: it is scoped by its id"))
-        elif fname not in _referencing(ent, scope.entity):
-            out.append((key, f"`{fname}` is not an id column field referencing `{scope.entity}`"))
-    for ename, ent in catalog.entities.items():
-        found = _referencing(ent, scope.entity)
-        if ename != scope.entity and len(found) > 1 and ename not in scope.fields:
-            out.append(
-                (
-                    f"scope.fields.{ename}",
-                    f"`{ename}` references `{scope.entity}` by {', '.join(found)}: name one",
-                )
-            )
-    for ename, fname in catalog._scope_fields.items():
-        if fname in catalog.entities[ename].sensitive:
-            out.append((f"scope.fields.{ename}", f"`{fname}` is sensitive and cannot scope"))
-    return out
-
-
 def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Catalog:
     """Validate a parsed TOML document into a Catalog, reporting every problem."""
     data = dict(raw)
@@ -583,7 +516,7 @@ def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Ca
     for ename, ent in catalog.entities.items():
         problems.extend(_check_entity(ename, ent, catalog.entities))
     problems.extend(_check_defaults(catalog.entities))
-    problems.extend(_check_scope(catalog))
+    problems.extend(check_scope(catalog))
     if problems:
         raise _catalog_error(source, problems)
     return catalog

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from operator import itemgetter
@@ -35,8 +35,9 @@ from typing import Any, Literal
 from qdsl.dsl.catalog import AliasGroup, FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
-from qdsl.executor.compile import FACT_VALUES_CAP, Prepared, render
+from qdsl.executor.compile import Prepared, render
 from qdsl.executor.driver_sql import Layout, Rows
+from qdsl.executor.fact_values import fact_sets
 from qdsl.executor.main_facts import FACT_PREFIX, split_rows
 from qdsl.executor.result import VALIDATED, ExecutionResult, Untyped, Validated, builder
 from qdsl.executor.statements import AnySelect
@@ -567,48 +568,6 @@ def _fact(
     if key not in evidence:
         evidence[key] = build.fact_evidence(key, execution_id, fact)
     return key
-
-
-def fact_sets(
-    at: _Facts, facts: Sequence[Row], groups: Mapping[str, Mapping[str, AliasGroup]]
-) -> tuple[dict[str, tuple[str, ...]], dict[str, int], list[Row]]:
-    """Per predicate, its first `FACT_VALUES_CAP` distinct values (by value_norm,
-    in the statement's order); for predicates holding more, how many they hold;
-    and the facts behind the values kept (the row's evidence).
-
-    Spellings of one alias group of the predicate's field are one value, written
-    as its canonical value; other values are told apart by `value_norm` and
-    written as their first fact writes them. Rows of the ranked statement say
-    how many values their predicate holds beyond those read."""
-    seen: dict[str, dict[str, str]] = {}
-    norms: dict[str, set[str]] = {}
-    over: dict[str, set[str]] = {}  # distinct values past the cap (read, not kept)
-    ranked: dict[str, int] = {}  # how many the ranked statement says a predicate holds
-    kept: list[Row] = []
-    for f in facts:
-        predicate, norm = at.predicate(f), at.value_norm(f)
-        known = norms.get(predicate)
-        if known is None:
-            known = norms[predicate] = set()
-            seen[predicate] = {}
-        if norm not in known:
-            if len(known) >= FACT_VALUES_CAP:
-                over.setdefault(predicate, set()).add(norm)
-                continue
-            known.add(norm)
-        n = at.held(f)
-        if n is not None:
-            ranked[predicate] = n
-        kept.append(f)
-        group = found.get(norm) if (found := groups.get(predicate)) is not None else None
-        key, text = ("=" + group[0], group[0]) if group is not None else (norm, at.value_text(f))
-        seen[predicate].setdefault(key, text)
-    cut: dict[str, int] = {}
-    for predicate, known in norms.items():
-        total = max(len(known) + len(over.get(predicate, ())), ranked.get(predicate, 0))
-        if total > len(known):
-            cut[predicate] = total
-    return {p: tuple(v.values()) for p, v in seen.items()}, cut, kept
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

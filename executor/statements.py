@@ -25,13 +25,13 @@ from qdsl.dsl.bound import BoundFilter, BoundPlan, BoundScope
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
 from qdsl.executor import names as N
+from qdsl.executor.entity_facts_sql import entity_facts, entity_facts_ranked
 from qdsl.executor.fallback_sql import fallback_hits
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (
     Params,
     column_condition,
     fact_condition,
-    freshness,
     is_text,
 )
 from qdsl.executor.tables import EntityTable, catalog_key, entity_table, facts_table
@@ -320,8 +320,8 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         main_facts=joined is not None,
         counts=template.shape.counts,
         baseline=baseline,
-        entity_facts=_entity_facts(b, only_projected=not every),
-        entity_facts_ranked=_entity_facts_ranked(b, only_projected=not every),
+        entity_facts=entity_facts(b, only_projected=not every),
+        entity_facts_ranked=entity_facts_ranked(b, only_projected=not every),
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
         uses_entity_facts=every or bool(fact_fields),
@@ -329,59 +329,6 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
             () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
         ),
     )
-
-
-def _entity_facts(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
-    """The (fresh) facts of the rows read (`only_projected`: of the projected fact
-    fields' predicates alone), each entity's predicates' values in `value_norm`
-    byte order (on both dialects), capped at :facts_cap rows. The flow keeps
-    `FACT_VALUES_CAP` distinct values per entity and predicate and counts the rest."""
-    f = b.facts
-    return (
-        _own_facts(b, only_projected=only_projected)
-        .order_by(f.c.entity_id, f.c.predicate, _byte_order(b, f.c.value_norm), f.c.id)
-        .limit(b.p(N.FACTS_CAP, type_=sa.Integer()))
-    )
-
-
-def _entity_facts_ranked(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
-    """`_entity_facts` bounded per entity and predicate, for when :facts_cap rows
-    did not hold every fact: the facts of at most :values_cap distinct values of
-    each (so one predicate with very many values cannot crowd out the others),
-    each row with its value's dense rank counted from the first value and from
-    the last, whose sum less one is how many distinct values its predicate holds
-    (PostgreSQL has no DISTINCT count over a window). Three sorts where
-    `_entity_facts` has one, so it runs only then."""
-    f = b.facts
-    norm = _byte_order(b, f.c.value_norm)
-    group = (f.c.entity_id, f.c.predicate)
-    up = sa.func.dense_rank().over(partition_by=group, order_by=norm.asc())
-    down = sa.func.dense_rank().over(partition_by=group, order_by=norm.desc())
-    ranked = (
-        _own_facts(b, only_projected=only_projected)
-        .add_columns(up.label(N.FACT_RANK), down.label(N.FACT_RANK_DOWN))
-        .subquery("ef")
-    )
-    return (
-        sa.select(*ranked.c)
-        .where(ranked.c[N.FACT_RANK] <= b.p(N.VALUES_CAP, type_=sa.Integer()))
-        .order_by(ranked.c.entity_id, ranked.c.predicate, ranked.c[N.FACT_RANK], ranked.c.id)
-        .limit(b.p(N.FACTS_CAP, type_=sa.Integer()))
-    )
-
-
-def _own_facts(b: StatementBuilder, *, only_projected: bool) -> AnySelect:
-    f = b.facts
-    own = b.facts_select()
-    if only_projected:
-        own = own.where(f.c.predicate.in_(b.p(N.FACT_PREDICATES, expanding=True)))
-    if b.fresh:
-        own = own.where(*freshness(f, b.p, window=b.window))
-    return own
-
-
-def _byte_order(b: StatementBuilder, column: Any) -> ColumnElement[Any]:
-    return sa.collate(column, "C") if b.dialect == "postgresql" else column
 
 
 def _fallback_rows(
