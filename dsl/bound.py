@@ -92,6 +92,17 @@ class BoundFilter:
 
 
 @dataclass(frozen=True)
+class BoundScope:
+    """A plan's project scope bound through the catalog (`[scope]`): the rows
+    kept are those whose `column` (the field `field`, or the entity's id) holds
+    `value`."""
+
+    field: str
+    column: str
+    value: Any  # typed as an equals filter on `field` binds it
+
+
+@dataclass(frozen=True)
 class BoundPlan:
     """A normalized plan, its entity and filters bound, and the caller's tenant."""
 
@@ -102,6 +113,21 @@ class BoundPlan:
     # from the caller's context, never from the plan; None only where nothing
     # runs (`qdsl compile` without --tenant shows the parameter unbound)
     tenant_id: str | None
+    scope: BoundScope | None = None
+
+
+def bind_scope(plan: Plan, catalog: Catalog) -> BoundScope | None:
+    """The plan's project scope on its entity (None: the plan has none); a scope
+    the catalog cannot apply here is refused by the normalizer before this."""
+    value = plan.scope.project_id
+    if value is None:
+        return None
+    name = catalog.scope_field(plan.entity_type)
+    entity = catalog.entities.get(plan.entity_type)
+    spec = entity.filter_spec(name) if entity is not None and name is not None else None
+    if name is None or spec is None or spec.column is None:
+        raise _not_normalized(f"the project scope of `{plan.entity_type}`")
+    return BoundScope(name, spec.column, _typed(spec.type, value))
 
 
 def _typed(kind: FieldType, value: Scalar) -> Any:
@@ -151,7 +177,7 @@ def bind_plan(plan: Plan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
         if spec is None:
             raise _not_normalized(f"filter field `{flt.field}`")
         out.append(BoundFilter(i, flt, spec, typed_value(spec, flt)))
-    return BoundPlan(plan, catalog, entity, tuple(out), tenant_id)
+    return BoundPlan(plan, catalog, entity, tuple(out), tenant_id, bind_scope(plan, catalog))
 
 
 def _not_normalized(what: str) -> InternalError:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from qdsl.dsl.errors import ErrorType, QdslError
 from qdsl.dsl.ir import Operator, QueryType
 from qdsl.dsl.limits import read_file_bounded
+from qdsl.dsl.scope_spec import ScopeSpec, check_scope, scope_fields
 from qdsl.dsl.textnorm import normalize_text
 
 
@@ -298,10 +299,20 @@ class FactsSpec(_Strict):
 class Catalog(_Strict):
     source: str = "<memory>"
     facts: FactsSpec = FactsSpec()
+    scope: ScopeSpec | None = None
     entities: dict[str, EntitySpec]
 
     def entity(self, name: str) -> EntitySpec:
         return self.entities[name]
+
+    def scope_field(self, entity_type: str) -> str | None:
+        """The name (a field, or the entity's id) a project scope filters `entity_type`
+        on; None when the catalog declares no scope or the entity cannot be scoped."""
+        return self._scope_fields.get(entity_type)
+
+    @cached_property
+    def _scope_fields(self) -> dict[str, str]:
+        return scope_fields(self)
 
     @cached_property
     def entity_spellings(self) -> dict[str, str]:
@@ -508,6 +519,7 @@ def catalog_from_mapping(raw: Mapping[str, Any], source: str = "<memory>") -> Ca
     for ename, ent in catalog.entities.items():
         problems.extend(_check_entity(ename, ent, catalog.entities))
     problems.extend(_check_defaults(catalog.entities))
+    problems.extend(check_scope(catalog))
     if problems:
         raise _catalog_error(source, problems)
     return catalog

@@ -187,8 +187,15 @@ class ObjectRef(_Node):
 
 class Scope(_Node):
     tenant_id: str | None = None
-    project_id: str | None = None
-    thread_anchor: str | None = None
+    # The project the plan is scoped to: what it names is the catalog's `[scope]`
+    # (docs/catalog.md); the executor keeps the rows of that scope only.
+    project_id: str | None = Field(
+        default=None,
+        description=(
+            "Scope the plan to one project (an id of the catalog's [scope] entity); "
+            "omit it unless the plan itself must be narrowed: the caller's project is applied"
+        ),
+    )
     referenced_objects: tuple[ObjectRef, ...] = ()
     # Always true: a plan cannot ask to leave its tenant. JSON `false` is refused.
     tenant_bound: Literal[True] = True

@@ -326,7 +326,7 @@ _POLICY_TYPES = {
     "require_fresh_fact": "bool",
     "freshness_days": "int",
 }
-_SCOPE_TYPES = {"tenant_id": "str", "project_id": "str", "thread_anchor": "str"}
+_SCOPE_TYPES = {"tenant_id": "str", "project_id": "str"}
 _STAND_INS: dict[str, Any] = {"bool": False, "str": "x", "int": 1}
 
 

@@ -62,6 +62,7 @@ class VerifierCheck(StrEnum):
     ROUTE_CONTRACT_INTERNAL = "route_contract_internal"
     CONSISTENT_WITH_RESULT = "consistent_with_result"
     QUESTION_COVERED = "question_covered"
+    WITHIN_SCOPE = "within_scope"
 
 
 # Checks that run on every answer whatever the plan names: the route, the
@@ -137,29 +138,35 @@ class QueryKind:
     template: TemplateShape | None = None
     on_empty: EmptyResult = EmptyResult.NOT_FOUND
     # checks_for's answers: every plan normalized asks, with few distinct questions
-    _checks: dict[tuple[tuple[VerifierCheck, ...], bool], tuple[VerifierCheck, ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    _checks: dict[tuple[tuple[VerifierCheck, ...], bool, bool], tuple[VerifierCheck, ...]] = (
+        field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
     )
 
     @property
     def executable(self) -> bool:
         return self.template is not None
 
-    def required_checks(self, *, fresh: bool = False) -> tuple[VerifierCheck, ...]:
-        """The checks no plan of this type can remove (fresh_evidence when freshness is asked)."""
-        fresh_check = (VerifierCheck.FRESH_EVIDENCE,) if fresh else ()
-        return tuple(dict.fromkeys((*MANDATORY_CHECKS, *self.mandatory_checks, *fresh_check)))
+    def required_checks(
+        self, *, fresh: bool = False, scoped: bool = False
+    ) -> tuple[VerifierCheck, ...]:
+        """The checks no plan of this type can remove (fresh_evidence when freshness is
+        asked, within_scope when the plan has a project scope)."""
+        more: tuple[VerifierCheck, ...] = (VerifierCheck.FRESH_EVIDENCE,) if fresh else ()
+        if scoped:
+            more += (VerifierCheck.WITHIN_SCOPE,)
+        return tuple(dict.fromkeys((*MANDATORY_CHECKS, *self.mandatory_checks, *more)))
 
     def checks_for(
-        self, named: Iterable[VerifierCheck], *, fresh: bool = False
+        self, named: Iterable[VerifierCheck], *, fresh: bool = False, scoped: bool = False
     ) -> tuple[VerifierCheck, ...]:
         """What the verifier runs for a plan naming `named`: the required checks, then
         the named ones (the defaults when none are named), without repeats."""
-        key = (tuple(named), fresh)
+        key = (tuple(named), fresh, scoped)
         found = self._checks.get(key)
         if found is None:
             chosen = key[0] or self.default_checks
-            found = tuple(dict.fromkeys((*self.required_checks(fresh=fresh), *chosen)))
+            required = self.required_checks(fresh=fresh, scoped=scoped)
+            found = tuple(dict.fromkeys((*required, *chosen)))
             if len(self._checks) < _MAX_CHECK_SETS:
                 self._checks[key] = found
         return found

@@ -228,7 +228,7 @@ def check_plan_limits(plan: Plan, limit: Limits | None = None) -> None:
             # the message is written only for a value it refuses
             if isinstance(v, str) and (len(v) > lim.value_chars or has_surrogate(v)):
                 _check_text(v, f"a value of filter {i}", lim)
-    texts = [plan.scope.project_id, plan.scope.thread_anchor, *(r.id for r in refs)]
+    texts = [plan.scope.project_id, *(r.id for r in refs)]
     for text in texts:
         if text is not None:
             _check_text(text, "a scope value", lim)

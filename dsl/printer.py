@@ -130,8 +130,6 @@ def _scope_lines(plan: Plan) -> list[str]:
         lines.append(f"tenant {ident(scope.tenant_id)}")
     if scope.project_id is not None:
         lines.append(f"project {ident(scope.project_id)}")
-    if scope.thread_anchor is not None:
-        lines.append(f"anchor {ident(scope.thread_anchor)}")
     if scope.referenced_objects:
         lines.append("about " + ", ".join(object_ref_text(r) for r in scope.referenced_objects))
     return lines

@@ -307,9 +307,6 @@ class PlanTransformer(Transformer[Token, Plan]):
     def rule_project(self, meta: Meta | None, children: list[str]) -> _Clause:
         return ("project", children[0], meta)
 
-    def rule_anchor(self, meta: Meta | None, children: list[str]) -> _Clause:
-        return ("anchor", children[0], meta)
-
     def rule_object_ref(self, meta: Meta | None, children: list[Any]) -> ObjectRef:
         entity, ref_id = children
         return self._build(
@@ -399,6 +396,5 @@ _CLAUSE_FIELDS: dict[str, tuple[str, str]] = {
     "on_empty": ("clarify_on_empty", "plan"),
     "tenant": ("tenant_id", "scope"),
     "project": ("project_id", "scope"),
-    "anchor": ("thread_anchor", "scope"),
     "about": ("referenced_objects", "scope"),
 }

@@ -49,7 +49,11 @@ from qdsl.facts.storage import Storage
 from qdsl.facts.textindex import grams_for_term
 
 DIALECTS = ("postgresql", "sqlite")
+# Facts read per call for the rows' own facts (status, compare, projected fact
+# fields), and distinct values per (entity, predicate): a snapshot states at most
+# this many values of a many-valued fact, and says how many it holds when cut.
 FACTS_CAP = 1000
+FACT_VALUES_CAP = 20
 # At most this many runs of the fallback statement (values with more spellings
 # than its term slots); one run covers up to FALLBACK_SLOTS spellings per filter.
 MAX_FALLBACK_RUNS = 8
@@ -67,6 +71,8 @@ class Prepared:
     fallback: bool  # the plan allows the text fallback and has a fact filter to search
     fallback_cap: int
     dialect: str
+    # the plan filters or is scoped: the baseline guard is read (`statements`)
+    guarded: bool = False
 
     @cached_property
     def fallback_runs(self) -> tuple[FallbackRun, ...]:
@@ -272,17 +278,19 @@ def prepare(
         entity=entity_table(catalog, template.entity_type, storage),
         bound=bound.filters,
         statements=statements,
-        params=_params(bound, template, dialect, refs, limit=limit, now=now),
+        params=_params(bound, template, statements, dialect, refs, limit=limit, now=now),
         limit=limit,
         fallback=fallback,
         fallback_cap=max(limit, spec.max_limit) + 1,
         dialect=dialect,
+        guarded=bool(bound.filters) or bound.scope is not None,
     )
 
 
 def _params(
     bound: BoundPlan,
     template: Template,
+    statements: StatementSet,
     dialect: str,
     refs: tuple[str, ...],
     *,
@@ -296,9 +304,15 @@ def _params(
         N.ENTITY_TYPE: template.entity_type,
         N.LIMIT: limit + 1,
         N.FACTS_CAP: FACTS_CAP,
+        N.VALUES_CAP: FACT_VALUES_CAP,
     }
+    if not template.shape.entity_facts:
+        # its entity_facts statement reads the projected fact fields' predicates alone
+        params[N.FACT_PREDICATES] = list(statements.fact_predicates)
     if refs:
         params[N.SUBJECT_IDS] = list(refs)
+    if bound.scope is not None:
+        params[N.SCOPE] = bound.scope.value
     if policy.require_fresh_fact:
         moment = (now or datetime.now(UTC)).astimezone(UTC)
         params[N.NOW] = moment

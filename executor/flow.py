@@ -32,11 +32,12 @@ from decimal import Decimal
 from operator import itemgetter
 from typing import Any, Literal
 
-from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.catalog import AliasGroup, FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.driver_sql import Layout, Rows
+from qdsl.executor.fact_values import fact_sets
 from qdsl.executor.main_facts import FACT_PREFIX, split_rows
 from qdsl.executor.result import VALIDATED, ExecutionResult, Untyped, Validated, builder
 from qdsl.executor.statements import AnySelect
@@ -109,6 +110,17 @@ class _Facts:
         self.entity_id = layout.getter(prefix + "entity_id")
         self.predicate = layout.getter(prefix + "predicate")
         self.value_text = layout.getter(prefix + "value_text")
+        self.value_norm = layout.getter(prefix + "value_norm")
+        # rows of entity_facts_ranked rank their value among their predicate's values
+        ranked = N.FACT_RANK_DOWN in layout.index
+        self.rank = layout.getter(N.FACT_RANK) if ranked else None
+        self.rank_down = layout.getter(N.FACT_RANK_DOWN) if ranked else None
+
+    def held(self, row: Row) -> int | None:
+        """How many distinct values the fact's predicate holds for its entity."""
+        if self.rank is None or self.rank_down is None:
+            return None
+        return int(self.rank(row)) + int(self.rank_down(row)) - 1
 
     def read(self, row: Row) -> Sequence[Any]:
         """The fact's 13 columns (`FACT_COLUMNS`), processed."""
@@ -149,7 +161,14 @@ class _Known:
         self.layouts: dict[int, _Columns] = {}
         # fact fields projected: their name and predicate
         fields = prep.entity.spec.fields
-        self.fact_fields = [(name, fields[name].fact) for name in prep.statements.fact_fields]
+        self.fact_fields = [
+            (name, fields[name].fact or name) for name in prep.statements.fact_fields
+        ]
+        # predicate -> the alias groups of its field (spellings of one value are one)
+        self.groups: dict[str, dict[str, AliasGroup]] = {}
+        for spec in fields.values():
+            if spec.fact is not None and spec.aliases:
+                self.groups.setdefault(spec.fact, spec.alias_lookup)
 
     def fingerprints_of(self, roles: list[str]) -> tuple[str, ...]:
         key = tuple(roles)
@@ -275,10 +294,19 @@ def _fallback(
 def _entity_facts(
     steps: _Steps, ids: list[Any]
 ) -> Generator[Request, Rows, tuple[_Facts | None, dict[Any, list[Row]]]]:
-    """Every (fresh) fact of each entity, for templates that report them."""
+    """The (fresh) facts of each entity, for templates that report them or
+    project fact fields (`statements._entity_facts`: its values within the bound)."""
     st = steps.prep.statements
+    cap = steps.prep.params[N.FACTS_CAP]
     every: dict[Any, list[Row]] = {}
     got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
+    if len(got.data) >= cap:
+        # not every fact fit: read them bounded per entity and predicate instead,
+        # each value ranked, so each predicate says how many values it holds
+        got = yield steps.req("entity_facts_ranked", st.entity_facts_ranked, {N.IDS: ids})
+        steps.notes.append("entity facts ranked per predicate")
+        if len(got.data) >= cap:
+            steps.notes.append(f"entity facts cut at {len(got.data)} rows")
     facts = _facts_of(got.layout, "")
     entity_id = facts.entity_id
     for f in got.data:
@@ -355,7 +383,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         if st.counts:
             count = hits
 
-    if prep.bound and baseline is None:
+    if prep.guarded and baseline is None:
         baseline = yield from _baseline(steps, found)
 
     truncated = _truncate(found, prep.limit) or capped
@@ -487,6 +515,7 @@ class _Parts:
         row_id, row_tenant, row_label = columns.id, columns.tenant, columns.label
         value_columns = columns.values
         fact_fields = self.known.fact_fields
+        groups = self.known.groups
         entity = build.entity
         out: list[Any] = []
         for r in self.rows:
@@ -495,20 +524,22 @@ class _Parts:
             if main_facts is not None:
                 for f in matched.get(eid, ()):
                     evidence_ids.append(_fact(build, main_facts, f, execution_id, evidence))
-            facts: dict[str, Any] = {}
+            held: dict[str, tuple[str, ...]] = {}
+            cut: dict[str, int] = {}
             own = every.get(eid, ()) if every_facts is not None else ()
-            if report_facts and every_facts is not None:
-                for f in own:
+            if own and every_facts is not None:
+                held, cut, behind = fact_sets(every_facts, own, groups)
+                # every fact behind a value the row states is its evidence
+                for f in behind:
                     ev = _fact(build, every_facts, f, execution_id, evidence)
                     if ev not in evidence_ids:
                         evidence_ids.append(ev)
-                    facts.setdefault(every_facts.predicate(f), every_facts.value_text(f))
             values = {
                 name: v if type(v := r[i]) in keep else convert(v)
                 for name, i, keep, convert in value_columns
             }
-            if fact_fields:
-                _fact_values(values, fact_fields, every_facts, own)
+            for name, predicate in fact_fields:
+                values[name] = held.get(predicate, ())
             out.append(
                 entity(
                     evidence,
@@ -518,7 +549,8 @@ class _Parts:
                     row_tenant(r),
                     row_label(r),
                     values,
-                    facts,
+                    held if report_facts else {},
+                    cut,
                     evidence_ids,
                     text,
                     # A text-fallback hit is marked as such: no fact stands behind it.
@@ -539,21 +571,11 @@ def _fact(
     return key
 
 
-def _fact_values(
-    values: dict[str, Any],
-    fact_fields: list[tuple[str, str | None]],
-    at: _Facts | None,
-    facts: Sequence[Row],
-) -> None:
-    """Projected fact fields: the value of the entity's first fact of each."""
-    for name, predicate in fact_fields:
-        values[name] = next(
-            (at.value_text(f) for f in facts if at is not None and at.predicate(f) == predicate),
-            None,
-        )
-
-
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
     st = prep.statements
-    by_role: dict[str, AnySelect] = {**dict(st.named()), "entity_facts": st.entity_facts}
+    by_role: dict[str, AnySelect] = {
+        **dict(st.named()),
+        "entity_facts": st.entity_facts,
+        "entity_facts_ranked": st.entity_facts_ranked,
+    }
     return [by_role[r] for r in dict.fromkeys(roles)]

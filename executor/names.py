@@ -14,7 +14,10 @@ TENANT = "tenant_id"
 ENTITY_TYPE = "entity_type"
 LIMIT = "limit"  # the page size + 1 (to know `truncated`)
 FACTS_CAP = "facts_cap"
+VALUES_CAP = "values_cap"  # distinct values read per (entity, predicate)
+FACT_PREDICATES = "fact_predicates"  # the predicates of projected fact fields
 SUBJECT_IDS = "subject_ids"
+SCOPE = "scope_id"  # the plan's project scope (`BoundScope.value`)
 NOW = "now"
 FRESH_SINCE = "fresh_since"
 FALLBACK_CAP = "fallback_cap"
@@ -66,6 +69,8 @@ ROW_LABEL = "q_label"
 ROW_TOTAL = "q_total"  # the match total (a window count)
 ROW_BASELINE = "q_baseline"  # the tenant's unfiltered count
 ROW_FILTER = "q_filter"  # which filter a matching fact row belongs to
+FACT_RANK = "q_rank"  # a fact's value among its predicate's distinct values (1, 2, ...)
+FACT_RANK_DOWN = "q_rank_down"  # the same counted from the last value
 COUNT = "n"  # the baseline statement's one column
 
 

@@ -55,9 +55,15 @@ class ResultRow(BaseModel):
     entity_id: str
     tenant_id: str
     label: str | None = None
+    # projected columns by name; a projected fact field holds its values (a tuple, as `facts`)
     values: dict[str, Any] = Field(default_factory=dict)
-    # predicate -> value_text, from this entity's facts (status / compare / diagnose)
-    facts: dict[str, str] = Field(default_factory=dict)
+    # predicate -> every distinct value this entity's facts state, in a stable order
+    # (status / compare / diagnose / explain): spellings of one catalog alias group
+    # are one value, its canonical one; at most `FACT_VALUES_CAP` per predicate
+    facts: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    # predicate -> how many distinct values it holds, only for predicates whose
+    # values (here or in a projected fact field) were cut at the bound
+    facts_cut: dict[str, int] = Field(default_factory=dict)
     evidence_ids: tuple[str, ...] = ()
 
 
@@ -183,6 +189,7 @@ class Validated:
         label: Any,
         values: dict[str, Any],
         facts: dict[str, Any],
+        facts_cut: dict[str, int],
         evidence_ids: list[str],
         text: bool,
         value_text: str | None,
@@ -208,6 +215,7 @@ class Validated:
             "label": label,
             "values": values,
             "facts": facts,
+            "facts_cut": facts_cut,
             "evidence_ids": evidence_ids,
         }
 
@@ -321,6 +329,7 @@ class Built(Validated):
         label: Any,
         values: dict[str, Any],
         facts: dict[str, Any],
+        facts_cut: dict[str, int],
         evidence_ids: list[str],
         text: bool,
         value_text: str | None,
@@ -332,9 +341,12 @@ class Built(Validated):
         ):
             raise Untyped
         if facts:
-            for value in facts.values():
-                if type(value) is not str:
+            for held in facts.values():
+                if type(held) is not tuple:
                     raise Untyped
+                for value in held:
+                    if type(value) is not str:
+                        raise Untyped
         object_id = f"{entity_type}:{entity_id}"
         evidence[object_id] = _built(
             Evidence,
@@ -367,6 +379,7 @@ class Built(Validated):
                 "label": label,
                 "values": values,
                 "facts": facts,
+                "facts_cut": facts_cut,
                 "evidence_ids": tuple(evidence_ids),
             },
             _ROW_SET,
@@ -409,9 +422,20 @@ def _built_as_validated() -> bool:
             )
             evidence: dict[str, Any] = {"fact:1": fact}
             row = how.entity(
-                evidence, "x", "e", "1", "t", "l", {"a": 1}, {"p": "v"}, ["fact:1"], False, None
+                evidence,
+                "x",
+                "e",
+                "1",
+                "t",
+                "l",
+                {"a": 1, "p": ("v",)},
+                {"p": ("v",)},
+                {"p": 3},
+                ["fact:1"],
+                False,
+                None,
             )
-            hit = how.entity(evidence, "x", "e", "2", "t", None, {}, {}, [], True, "w")
+            hit = how.entity(evidence, "x", "e", "2", "t", None, {}, {}, {}, [], True, "w")
             made.append(
                 how.result(
                     execution_id="x",

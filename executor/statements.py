@@ -21,17 +21,17 @@ import sqlalchemy as sa
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
-from qdsl.dsl.bound import BoundFilter, BoundPlan
+from qdsl.dsl.bound import BoundFilter, BoundPlan, BoundScope
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
 from qdsl.dsl.ir import Plan, QueryType, SortDirection
 from qdsl.executor import names as N
+from qdsl.executor.entity_facts_sql import entity_facts, entity_facts_ranked
 from qdsl.executor.fallback_sql import fallback_hits
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (
     Params,
     column_condition,
     fact_condition,
-    freshness,
     is_text,
 )
 from qdsl.executor.tables import EntityTable, catalog_key, entity_table, facts_table
@@ -62,28 +62,38 @@ class StatementSet:
     baseline: AnySelect
     main_facts: bool  # main is wrapped: baseline guard and/or matching facts (evidence)
     entity_facts: AnySelect
+    entity_facts_ranked: AnySelect  # entity_facts bounded per predicate, when it was cut
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
     rows_by_id: AnySelect  # rows of ids gathered over several fallback runs
     uses_entity_facts: bool = False
+    # entity_facts reads only these predicates (those of projected fact fields), when
+    # the template does not report every fact
+    fact_predicates: tuple[str, ...] = ()
 
     def named(self) -> list[tuple[str, AnySelect]]:
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
         out.append(("baseline", self.baseline))
         if self.uses_entity_facts:
             out.append(("entity_facts", self.entity_facts))
+            out.append(("entity_facts_ranked", self.entity_facts_ranked))
         if self.fallback is not None:
             out.append(("fallback", self.fallback))
             out.append(("rows_by_id", self.rows_by_id))
         return out
 
 
-def selected_columns(plan: Plan, et: EntityTable, template: Template) -> tuple[Selected, ...]:
+def selected_columns(
+    plan: Plan, et: EntityTable, template: Template, scope: BoundScope | None = None
+) -> tuple[Selected, ...]:
     spec = et.spec
     names: list[str] = list(plan.projection or spec.default_projection)
     if template.shape.snapshot:
         names += [n for n, f in spec.fields.items() if f.column and not f.sensitive]
     if template.shape.passages:
         names += list(spec.text_search)
+    if scope is not None and scope.field != spec.id:
+        # each row shows the scope it is in, so the verifier can check it (within_scope)
+        names.append(scope.field)
     out: dict[str, Selected] = {}
     for name in names:
         if name == EVIDENCE_PROJECTION:
@@ -129,6 +139,7 @@ def shape_key(w: StatementInputs) -> Shape:
         policy.require_fresh_fact and policy.freshness_days is not None,
         w.has_subjects,
         w.fallback,
+        (w.bound.scope.field, w.bound.scope.column) if w.bound.scope is not None else None,
     )
 
 
@@ -147,11 +158,19 @@ class StatementBuilder:
     object per name), tenant condition, filter conditions and order, shared with
     `executor.main_facts` and `executor.fallback_sql`."""
 
-    def __init__(self, catalog: Catalog, et: EntityTable, dialect: str, plan: Plan) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        et: EntityTable,
+        dialect: str,
+        plan: Plan,
+        scope: BoundScope | None = None,
+    ) -> None:
         self.catalog = catalog
         self.et = et
         self.dialect = dialect
         self.plan = plan
+        self.scope = scope
         self.p = Params(dialect)
         self.facts = facts_table(catalog.facts.table)
         policy = plan.retrieval_policy
@@ -161,10 +180,19 @@ class StatementBuilder:
     def tenant(self) -> ColumnElement[bool]:
         return self.et.tenant == self.p(N.TENANT, type_=sa.Text())
 
+    def bounds(self) -> list[ColumnElement[bool]]:
+        """The rows a plan may read at all: its tenant's, within its project scope."""
+        out = [self.tenant()]
+        if self.scope is not None:
+            # bound as an equals filter on the scope field binds (its column's type)
+            col = self.et.col(self.scope.column)
+            out.append(col == self.p(N.SCOPE, type_=col.type))
+        return out
+
     def conditions(
         self, bound: tuple[BoundFilter, ...], *, skip_positive_facts: bool
     ) -> list[ColumnElement[bool]]:
-        out = [self.tenant()]
+        out = self.bounds()
         for bf in bound:
             if bf.is_fact:
                 if skip_positive_facts and bf.positive_fact:
@@ -262,12 +290,15 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     plan, catalog, bound = w.bound.plan, w.bound.catalog, w.bound.filters
     template, dialect, has_subjects, fallback = w.template, w.dialect, w.has_subjects, w.fallback
     et = entity_table(catalog, template.entity_type, w.storage)
-    b = StatementBuilder(catalog, et, dialect, plan)
-    selected = selected_columns(plan, et, template)
+    scope = w.bound.scope
+    b = StatementBuilder(catalog, et, dialect, plan, scope)
+    selected = selected_columns(plan, et, template, scope)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
         where.append(et.id.in_(b.subject_ids()))
-    guard = bool(bound)  # the baseline guard is read when the plan filters
+    # the baseline guard (the tenant's unfiltered count) is read when the plan
+    # filters or is scoped: a narrowed answer must not be the tenant's total
+    guard = bool(bound) or scope is not None
     main = (
         b.entity_select(selected, baseline=False, total=template.shape.counts)
         .where(*where)
@@ -278,7 +309,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     joined = wrap_main(b, main, bound, guard=guard)
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
-        .where(b.tenant(), et.id.in_(et.id_list(N.IDS)))
+        .where(*b.bounds(), et.id.in_(et.id_list(N.IDS)))
         .order_by(*b.order_by())
         .limit(b.limit())
     )
@@ -287,28 +318,24 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         if fallback
         else None
     )
+    fact_fields = projected_fact_fields(plan, et)
+    every = template.shape.entity_facts
     return StatementSet(
         shape=shape,
         selected=selected,
-        fact_fields=projected_fact_fields(plan, et),
+        fact_fields=fact_fields,
         main=joined if joined is not None else main,
         main_facts=joined is not None,
         counts=template.shape.counts,
         baseline=baseline,
-        entity_facts=_entity_facts(b),
+        entity_facts=entity_facts(b, only_projected=not every),
+        entity_facts_ranked=entity_facts_ranked(b, only_projected=not every),
         fallback=fallback_rows,
         rows_by_id=rows_by_id,
-        uses_entity_facts=template.shape.entity_facts or bool(projected_fact_fields(plan, et)),
-    )
-
-
-def _entity_facts(b: StatementBuilder) -> AnySelect:
-    """Every (fresh) fact of the rows read, in a stable order, capped."""
-    entity_facts = b.facts_select()
-    if b.fresh:
-        entity_facts = entity_facts.where(*freshness(b.facts, b.p, window=b.window))
-    return entity_facts.order_by(b.facts.c.entity_id, b.facts.c.predicate, b.facts.c.id).limit(
-        b.p(N.FACTS_CAP, type_=sa.Integer())
+        uses_entity_facts=every or bool(fact_fields),
+        fact_predicates=(
+            () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
+        ),
     )
 
 
@@ -327,7 +354,7 @@ def _fallback_rows(
         b.entity_select(selected, baseline=guard, total=True)
         .add_columns(*labels)
         .join(hits, hits.c[N.ROW_ID] == b.et.row_id)
-        .where(b.tenant())
+        .where(*b.bounds())
         .order_by(*b.order_by())
         .limit(b.limit())
     )

@@ -56,8 +56,20 @@ def describe_catalog(catalog: Catalog, entity: str | None = None) -> dict[str, A
             hint=did_you_mean(suggest(entity, catalog.entities), catalog.entities, "entities"),
             details={"entity": entity, "known": sorted(catalog.entities)},
         )
+    scope = catalog.scope
     return {
         "source": catalog.source,
         "facts_table": catalog.facts.table,
+        # what `project "<id>"` scopes each entity by (entities absent: not scoped)
+        "scope": (
+            {
+                "entity": scope.entity,
+                "fields": {
+                    n: f for n in catalog.entities if (f := catalog.scope_field(n)) is not None
+                },
+            }
+            if scope is not None
+            else None
+        ),
         "entities": {n: _entity(catalog.entities[n], templates.get(n, [])) for n in names},
     }

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog import Catalog, EntitySpec
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.executor.result import ExecutionResult, ResultRow
+from qdsl.many_values import cut_of, listed, row_fields, set_difference, set_difference_text
 from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
 from qdsl.verifier import Answer, Language
 
@@ -38,8 +39,26 @@ def _evidence_ids(rows: Sequence[ResultRow], result: ExecutionResult) -> list[st
     return list(dict.fromkeys(ids))[:_MAX_CITES]
 
 
+def _data(value: Any) -> Any:
+    """A value as answer data: a fact's values as a list."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _item(row: ResultRow) -> dict[str, Any]:
-    return {"id": row.entity_id, "label": row.label, **row.values}
+    item: dict[str, Any] = {"id": row.entity_id, "label": row.label}
+    item.update((k, _data(v)) for k, v in row.values.items())
+    if row.facts_cut:
+        item["facts_cut"] = dict(row.facts_cut)
+    return item
+
+
+def _entity_data(row: ResultRow, **more: Any) -> dict[str, Any]:
+    """A row as a snapshot's (or finding's) data: its values, every fact's values,
+    and how many values each cut fact holds."""
+    out = _item(row)
+    out["facts"] = {k: list(v) for k, v in row.facts.items()}
+    out.update(more)
+    return out
 
 
 def _named(row: ResultRow) -> str:
@@ -70,6 +89,15 @@ def _in_asked_order(plan: Plan, rows: Sequence[ResultRow]) -> list[ResultRow]:
     return sorted(rows, key=lambda r: rank.get(r.entity_id, len(rank)))
 
 
+def _scope_phrase(plan: Plan, catalog: Catalog, lang: Language) -> str:
+    """The plan's project scope as the answer states it ("项目 64 内", " within project 64")."""
+    scoped, scope = plan.scope.project_id, catalog.scope
+    if scoped is None or scope is None:
+        return ""
+    name = entity_name(catalog, scope.entity, lang)
+    return f"{name} {scoped} 内" if lang == "zh" else f" within {name} {scoped}"
+
+
 class _Ctx:
     def __init__(self, plan: Plan, result: ExecutionResult, lang: Language, catalog: Catalog):
         self.plan, self.result, self.lang, self.catalog = plan, result, lang, catalog
@@ -81,15 +109,27 @@ class _Ctx:
             # The head already names the object ("项目 64"); "where id = 64" would repeat it.
             filters = tuple(f for f in filters if f.field != "id")
         self.conds = conditions(catalog, plan.entity_type, filters, lang)
+        self.scope = _scope_phrase(plan, catalog, lang)
 
     def where(self) -> str:
         if not self.conds:
-            return ""
-        return f"（{self.conds}）" if self.zh else f" where {self.conds}"
+            return f"（{self.scope}）" if self.zh and self.scope else self.scope
+        if self.zh:
+            return f"（{self.conds}；{self.scope}）" if self.scope else f"（{self.conds}）"
+        return f" where {self.conds}{self.scope}"
+
+    @property
+    def spec(self) -> EntitySpec | None:
+        return self.catalog.entities.get(self.plan.entity_type)
 
     def field(self, name: str) -> str:
-        spec = field_spec(self.catalog.entities.get(self.plan.entity_type), name)
-        return field_name(spec, name, self.lang)
+        return field_name(field_spec(self.spec, name), name, self.lang)
+
+    def value(self, name: str, value: Any, row: ResultRow) -> str:
+        """A stated value: a fact's values all listed, with their number when cut."""
+        if isinstance(value, tuple):
+            return listed([shown(v, self.zh) for v in value], self.lang, cut_of(self.spec, row, name))
+        return shown(value, self.zh)
 
 
 def _existence(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
@@ -160,12 +200,11 @@ def _attributes(c: _Ctx, row: ResultRow) -> str:
         else None
     )
     # The id and label are already in the head ("项目 64（title）").
-    skip = {"id", label_field}
-    pairs = {**{k: v for k, v in row.values.items() if k not in skip}, **row.facts}
+    pairs = {k: v for k, v in row_fields(c.spec, row).items() if k != label_field}
     sep = "；" if c.zh else "; "
     colon = "：" if c.zh else ": "
     return sep.join(
-        f"{c.field(k)}{colon}{shown(v, c.zh)}" for k, v in pairs.items() if v is not None
+        f"{c.field(k)}{colon}{c.value(k, v, row)}" for k, v in pairs.items() if v not in (None, ())
     )
 
 
@@ -178,7 +217,7 @@ def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         return text, {"entity": None}, []
     row = rows[0]
     cites = _evidence_ids([row], c.result)
-    entity = {"id": row.entity_id, "label": row.label, **row.values, "facts": dict(row.facts)}
+    entity = _entity_data(row)
     head = f"{c.one} {row.entity_id}" + (f"（{row.label}）" if c.zh else f" ({row.label})")
     attrs = _attributes(c, row)
     if c.zh:
@@ -193,7 +232,8 @@ def _explain(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     lines: list[str] = []
     for row in c.result.rows:
         ids = _evidence_ids([row], c.result)
-        body = str(row.values.get("body") or row.facts.get("summary") or row.label or "")
+        summary = " ".join(row.facts.get("summary", ()))
+        body = str(row.values.get("body") or summary or row.label or "")
         excerpt = body[:_EXCERPT] + ("…" if len(body) > _EXCERPT else "")
         section = row.values.get("section")
         passages.append(
@@ -220,15 +260,7 @@ def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     lines: list[str] = []
     for row in c.result.rows:
         ids = _evidence_ids([row], c.result)
-        findings.append(
-            {
-                "id": row.entity_id,
-                "label": row.label,
-                **row.values,
-                "facts": dict(row.facts),
-                "evidence": ids,
-            }
-        )
+        findings.append(_entity_data(row, evidence=ids))
         attrs = _attributes(c, row)
         lines.append(
             f"{c.one} {row.entity_id}（{row.label}）：{attrs}。{_cite(ids)}"
@@ -247,25 +279,28 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         text = f"没有找到{c.one} {asked}。" if c.zh else f"No {c.one} {asked} found."
         return text, {"subjects": [], "differences": []}, []
     subjects = [{"id": r.entity_id, "label": r.label} for r in rows]
-    fields: list[str] = []
-    for r in rows:
-        fields.extend(k for k in [*r.values, *r.facts] if k not in fields and k != "id")
+    stated = {r.entity_id: row_fields(c.spec, r) for r in rows}
+    fields: list[str] = list(dict.fromkeys(k for s in stated.values() for k in s))
     differences: list[dict[str, Any]] = []
+    parts = []
     for name in fields:
-        values = {r.entity_id: r.facts.get(name, r.values.get(name)) for r in rows}
-        values = {k: (plain(v) if isinstance(v, float) else v) for k, v in values.items()}
+        per = {eid: s.get(name) for eid, s in stated.items()}
+        if any(isinstance(v, tuple) for v in per.values()):
+            # a many-valued fact: sets, not their first values, are compared
+            cut = {r.entity_id: n for r in rows if (n := cut_of(c.spec, r, name)) is not None}
+            found = set_difference({k: v or () for k, v in per.items()}, cut)
+            if found is not None:
+                differences.append({"field": name, **found})
+                body = set_difference_text(found, c.lang)
+                parts.append(f"{c.field(name)}（{body}）" if c.zh else f"{c.field(name)} ({body})")
+            continue
+        values = {k: (plain(v) if isinstance(v, float) else v) for k, v in per.items()}
         if len({str(v) for v in values.values()}) > 1:
             differences.append({"field": name, "values": values})
+            vals = ("，" if c.zh else ", ").join(f"{k}: {shown(v, c.zh)}" for k, v in values.items())
+            parts.append(f"{c.field(name)}（{vals}）" if c.zh else f"{c.field(name)} ({vals})")
     cites = _evidence_ids(rows, c.result)
     ids = ("、" if c.zh else ", ").join(r.entity_id for r in rows)
-    parts = []
-    for d in differences:
-        vals = ("，" if c.zh else ", ").join(
-            f"{k}: {shown(v, c.zh)}" for k, v in d["values"].items()
-        )
-        parts.append(
-            f"{c.field(d['field'])}（{vals}）" if c.zh else f"{c.field(d['field'])} ({vals})"
-        )
     missing = [i for i in _asked_ids(c.plan) if i not in {r.entity_id for r in rows}]
     if missing:
         gone = ("、" if c.zh else ", ").join(missing)

@@ -143,12 +143,25 @@ class Run:
                 ev.update(status="error", error_code=exc.code)
                 ev.update(self.log_attempts(exc.details.get("attempts")))
                 raise
-            self.warnings = normalized.warnings
+            self.warnings = normalized.warnings + self.unscoped(pctx, normalized.plan)
             ev.update(
                 plan_shape(normalized.plan, normalized.plan_hash),
                 warnings=len(normalized.warnings),
             )
             return normalized
+
+    def unscoped(self, pctx: PlanContext, plan: Plan) -> tuple[str, ...]:
+        """Why the conversation's project does not scope `plan`, when it does not."""
+        scope = self.s.catalog.scope
+        if pctx.project_id is None or plan.scope.project_id is not None or scope is None:
+            return ()
+        if plan.entity_type == scope.entity:
+            why = f"it asks about {scope.entity} themselves"
+        elif self.s.catalog.scope_field(plan.entity_type) is None:
+            why = f"{plan.entity_type} has no field referencing {scope.entity}"
+        else:
+            why = "the question states its own condition on it"
+        return (f"the context's {scope.entity} {pctx.project_id} does not scope this plan: {why}",)
 
     def verify_context(self) -> VerifyContext:
         reading = self.reading

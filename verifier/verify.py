@@ -2,7 +2,8 @@
 
 What runs is the plan's `verifier_checks` (its query type's defaults when it
 names none) plus the checks no plan can remove (`dsl.kinds.MANDATORY_CHECKS`,
-the query type's own, fresh_evidence under require_fresh_fact), then the
+the query type's own, fresh_evidence under require_fresh_fact, within_scope
+under a project scope), then the
 caller's extra checks. A plan normalized by `dsl.normalize` already lists all
 of them; a plan built by hand gets the same.
 """
@@ -30,17 +31,20 @@ def checks_for(plan: Plan, extra: Sequence[Check] = ()) -> tuple[Check, ...]:
 
 @lru_cache(maxsize=256)
 def _plan_checks(
-    query_type: QueryType, named: tuple[VerifierCheck, ...], fresh: bool
+    query_type: QueryType, named: tuple[VerifierCheck, ...], fresh: bool, scoped: bool
 ) -> tuple[tuple[str, Check], ...]:
-    # A plan's checks follow from these three alone (kinds and CHECKS are fixed
-    # at import): worked out once, not per answer.
-    names = kind_of(query_type).checks_for(named, fresh=fresh)
+    # A plan's checks follow from these alone (kinds and CHECKS are fixed at
+    # import): worked out once, not per answer.
+    names = kind_of(query_type).checks_for(named, fresh=fresh, scoped=scoped)
     return tuple({check_name(CHECKS[n]): CHECKS[n] for n in names}.items())
 
 
 def _named_checks(plan: Plan, extra: Sequence[Check]) -> tuple[tuple[str, Check], ...]:
     base = _plan_checks(
-        plan.query_type, plan.verifier_checks, plan.retrieval_policy.require_fresh_fact
+        plan.query_type,
+        plan.verifier_checks,
+        plan.retrieval_policy.require_fresh_fact,
+        plan.scope.project_id is not None,
     )
     if not extra:
         return base

@@ -32,8 +32,9 @@ def bind_contract(plan: Plan, env: Env) -> Plan:
 def fill_verifier_checks(plan: Plan, env: Env) -> Plan:
     """Every check the verifier will run: the mandatory ones, then those the plan
     names (its query type's defaults when it names none), fresh_evidence when
-    freshness is asked."""
+    freshness is asked, within_scope when the plan has a project scope."""
     kind = kind_of(plan.query_type)
     fresh = plan.retrieval_policy.require_fresh_fact
-    out = kind.checks_for(plan.verifier_checks, fresh=fresh)
+    scoped = plan.scope.project_id is not None
+    out = kind.checks_for(plan.verifier_checks, fresh=fresh, scoped=scoped)
     return plan if out == plan.verifier_checks else plan.model_copy(update={"verifier_checks": out})

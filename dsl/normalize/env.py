@@ -15,7 +15,14 @@ from qdsl.dsl.limits import Limits
 
 @dataclass(frozen=True)
 class PlanContext:
-    """What the caller knows and the plan must not decide: above all, the tenant."""
+    """What the caller knows and the plan must not decide: above all, the tenant.
+
+    `project_id` scopes every plan the catalog's `[scope]` can scope (the
+    normalizer's `bind_scope`); `referenced_objects` are the conversation's
+    objects a question may point at (它, this project); `thread_anchor` (the
+    conversation's message or thread the question continues) is shown to an
+    LLM planner as conversation context and is no part of any plan: nothing
+    executes or verifies it."""
 
     tenant_id: str | None = None
     project_id: str | None = None

@@ -12,7 +12,7 @@ from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
 from qdsl.dsl.normalize.filters import bind_filters
 from qdsl.dsl.normalize.limits import fill_limit, fill_retrieval_policy
 from qdsl.dsl.normalize.projection import bind_projection
-from qdsl.dsl.normalize.scope import bind_tenant, merge_context
+from qdsl.dsl.normalize.scope import bind_scope, bind_tenant, merge_context
 from qdsl.dsl.normalize.sensitive import cleanse_sensitive
 from qdsl.dsl.normalize.sorting import bind_sort
 from qdsl.dsl.normalize.values import check_values, normalize_values
@@ -20,7 +20,8 @@ from qdsl.dsl.normalize.values import check_values, normalize_values
 # Order matters: a plan reaching for another tenant is refused before anything
 # else is said about it; the entity is bound before every rule that reads it;
 # sensitive names are refused or dropped before binding could call them merely
-# unknown (which would hint that they exist under another spelling).
+# unknown (which would hint that they exist under another spelling); the project
+# scope is bound once filters are, as a condition on its field replaces the context's.
 DEFAULT_RULES: tuple[Rule, ...] = (
     bind_tenant,
     bind_entity,
@@ -29,6 +30,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     merge_context,
     cleanse_sensitive,
     bind_filters,
+    bind_scope,
     check_values,
     normalize_values,
     bind_projection,

@@ -1,8 +1,9 @@
-"""Scope binding: the caller's tenant, and the context the plan left out."""
+"""Scope binding: the caller's tenant, the project scope, and the context the plan left out."""
 
 from __future__ import annotations
 
-from qdsl.dsl.errors import PolicyError
+from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError
 from qdsl.dsl.ir import ObjectRef, Plan, Scope
 from qdsl.dsl.normalize.entity import resolve_entity
 from qdsl.dsl.normalize.env import Env, where
@@ -52,35 +53,101 @@ def _bind_ref(ref: ObjectRef, env: Env, path: str) -> ObjectRef:
 
 
 def merge_context(plan: Plan, env: Env) -> Plan:
-    """Project and thread anchor from the context unless the plan has its own; the
-    referenced objects of both, each bound to a catalog entity, without repeats."""
+    """The referenced objects of the plan and of the context, each bound to a
+    catalog entity, without repeats. A referenced object names a subject of the
+    plan: one of another entity than the plan's is refused when the plan wrote
+    it (nothing would apply it) and left out when it comes from the context
+    (the conversation's other objects are not this plan's subjects)."""
     ctx = env.context
     scope = plan.scope
-    if (
-        ctx.project_id is None
-        and ctx.thread_anchor is None
-        and not ctx.referenced_objects
-        and not scope.referenced_objects
-    ):
+    if not ctx.referenced_objects and not scope.referenced_objects:
         return plan  # nothing to merge and no reference to bind
     refs: dict[tuple[str, str], ObjectRef] = {}
-    bound = [
-        _bind_ref(r, env, f"scope.referenced_objects[{i}].entity_type")
-        for i, r in enumerate(scope.referenced_objects)
-    ]
-    bound += [
-        _bind_ref(r, env, f"context.referenced_objects[{i}].entity_type")
-        for i, r in enumerate(ctx.referenced_objects)
-    ]
-    for ref in bound:
+    entity = resolve_entity(plan.entity_type, env.catalog, "entity_type", plan.span)
+    for i, r in enumerate(scope.referenced_objects):
+        ref = _bind_ref(r, env, f"scope.referenced_objects[{i}].entity_type")
+        if ref.entity_type != entity:
+            raise _foreign_ref(ref, entity, i, env.catalog)
         refs.setdefault((ref.entity_type, ref.id), ref)
-    new = scope.model_copy(
-        update={
-            "project_id": scope.project_id if scope.project_id is not None else ctx.project_id,
-            "thread_anchor": (
-                scope.thread_anchor if scope.thread_anchor is not None else ctx.thread_anchor
-            ),
-            "referenced_objects": tuple(refs.values()),
-        }
-    )
+    for i, r in enumerate(ctx.referenced_objects):
+        ref = _bind_ref(r, env, f"context.referenced_objects[{i}].entity_type")
+        if ref.entity_type == entity:
+            refs.setdefault((ref.entity_type, ref.id), ref)
+    new = scope.model_copy(update={"referenced_objects": tuple(refs.values())})
     return plan if new == scope else plan.model_copy(update={"scope": new})
+
+
+def _foreign_ref(ref: ObjectRef, entity: str, index: int, catalog: Catalog) -> PlanError:
+    by = next(
+        (n for n, f in catalog.entities[entity].fields.items() if f.references == ref.entity_type),
+        None,
+    )
+    hint = (
+        f'filter on it instead: `where {by} = "{ref.id}"`'
+        if by is not None
+        else f"`about` names {entity} subjects only"
+    )
+    return PlanError(
+        "foreign_reference",
+        f"`about {ref.entity_type} {ref.id}` names no {entity}: a referenced object is a "
+        "subject of the plan, of the plan's entity",
+        hint=hint,
+        details=where(
+            f"scope.referenced_objects[{index}]", ref.span, entity_type=ref.entity_type, id=ref.id
+        ),
+    )
+
+
+def bind_scope(plan: Plan, env: Env) -> Plan:
+    """The project scope, bound through the catalog's `[scope]`.
+
+    A plan's own `project` must be applicable: the catalog declares what a
+    project scope names, and the plan's entity has the field that carries it
+    (or is that entity), else `not_covered/scope_not_covered`. The context's
+    project scopes a plan over an entity that references the scope's entity
+    and that does not state a condition on that field itself (the question's
+    own words win): the conversation's project narrows what lies in it, not
+    which projects there are. Any other plan runs unscoped (the pipeline says
+    so in its warnings)."""
+    catalog = env.catalog
+    own = plan.scope.project_id
+    if own is not None:
+        if catalog.scope_field(plan.entity_type) is None:
+            raise _not_scoped(plan, catalog)
+        return plan
+    wanted = env.context.project_id
+    if wanted is None or not context_scope_applies(plan, catalog):
+        return plan
+    return plan.model_copy(update={"scope": plan.scope.model_copy(update={"project_id": wanted})})
+
+
+def context_scope_applies(plan: Plan, catalog: Catalog) -> bool:
+    """Whether a context's project scopes `plan` (a normalized plan's entity)."""
+    name = catalog.scope_field(plan.entity_type)
+    if name is None or catalog.scope is None or plan.entity_type == catalog.scope.entity:
+        return False
+    return all(f.field != name for f in plan.filters)
+
+
+def _not_scoped(plan: Plan, catalog: Catalog) -> NotCoveredError:
+    scope = catalog.scope
+    if scope is None:
+        reason = "this catalog declares no project scope (`[scope]`)"
+        hint = "drop the project scope, or declare `[scope] entity = ...` in the catalog"
+    else:
+        reason = (
+            f"`{plan.entity_type}` has no field referencing `{scope.entity}`, "
+            f"so a {scope.entity} scope cannot apply to it"
+        )
+        hint = f"drop the project scope: {plan.entity_type} rows belong to no {scope.entity}"
+    return NotCoveredError(
+        "scope_not_covered",
+        f"the plan is scoped to project {plan.scope.project_id!r}, but {reason}",
+        hint=hint,
+        details=where(
+            "scope.project_id",
+            plan.span,
+            entity_type=plan.entity_type,
+            scope_entity=scope.entity if scope is not None else None,
+        ),
+    )

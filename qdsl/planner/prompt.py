@@ -102,7 +102,11 @@ def _context(context: PlanContext | None) -> str:
         return ""
     parts = []
     if context.project_id:
-        parts.append(f"current project: {context.project_id}")
+        # qdsl scopes the plan itself (dsl.normalize.scope.bind_scope): a model
+        # writing the scope would also write it where the catalog cannot apply it
+        parts.append(
+            f"current project: {context.project_id} (qdsl applies it; write no project clause)"
+        )
     if context.thread_anchor:
         parts.append(f"thread anchor: {context.thread_anchor}")
     for ref in context.referenced_objects:

@@ -95,7 +95,6 @@ scopes: st.SearchStrategy[Scope] = st.builds(
     Scope,
     tenant_id=st.none() | texts,
     project_id=st.none() | texts,
-    thread_anchor=st.none() | texts,
     referenced_objects=st.lists(object_refs, max_size=3).map(tuple),
 )
 

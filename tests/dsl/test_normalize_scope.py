@@ -1,7 +1,8 @@
-"""Context fill: tenant, project, thread anchor and referenced objects."""
+"""Context fill: tenant, project scope and referenced objects."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,8 @@ from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import PlanError, PolicyError
 from qdsl.dsl.ir import ObjectRef, Plan, QueryType, Scope, Span
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.parser import grammar_text
+from qdsl.dsl.schema import plan_json_schema
 
 CAT = demo_catalog()
 
@@ -50,15 +53,30 @@ def test_without_a_context_tenant_the_plan_is_left_as_written() -> None:
     assert normalize(plan(scope=Scope(tenant_id="t2")), CAT).plan.scope.tenant_id == "t2"
 
 
-def test_project_and_anchor_from_context_unless_the_plan_has_them() -> None:
+def test_project_from_context_unless_the_plan_has_its_own() -> None:
     ctx = PlanContext(tenant_id="t1", project_id="64", thread_anchor="msg-9")
-    assert normalize(plan(), CAT, ctx).plan.scope == Scope(
-        tenant_id="t1", project_id="64", thread_anchor="msg-9"
-    )
-    own = plan(scope=Scope(project_id="65", thread_anchor="msg-1"))
-    assert normalize(own, CAT, ctx).plan.scope == Scope(
-        tenant_id="t1", project_id="65", thread_anchor="msg-1"
-    )
+    tasks = plan(query_type=QueryType.COUNT, entity_type="task")
+    assert normalize(tasks, CAT, ctx).plan.scope == Scope(tenant_id="t1", project_id="64")
+    own = tasks.model_copy(update={"scope": Scope(project_id="65")})
+    assert normalize(own, CAT, ctx).plan.scope == Scope(tenant_id="t1", project_id="65")
+
+
+def test_the_thread_anchor_is_no_part_of_a_plan() -> None:
+    """Nothing executes or verifies a thread anchor: the text form has no clause
+    for it, the JSON form no key; the context keeps it for an LLM planner."""
+    from qdsl.dsl.load import load_plan
+
+    with pytest.raises(PlanError):
+        load_plan('status project anchor "msg-9"')
+    with pytest.raises(PlanError) as info:
+        load_plan(
+            '{"query_type": "status", "entity_type": "project", '
+            '"scope": {"thread_anchor": "msg-9"}}'
+        )
+    assert "thread_anchor" in info.value.message
+    assert "thread_anchor" not in Scope.model_fields
+    assert "thread_anchor" not in json.dumps(plan_json_schema())
+    assert "anchor" not in grammar_text()
 
 
 def test_referenced_objects_are_merged_bound_and_deduplicated() -> None:
@@ -78,14 +96,29 @@ def test_referenced_objects_are_merged_bound_and_deduplicated() -> None:
             ObjectRef(entity_type="run", id="12"),
         ),
     )
+    # the context's run is not a subject of a project plan: left out
     assert normalize(p, CAT, ctx).plan.scope == Scope(
         tenant_id="t1",
         referenced_objects=(
             ObjectRef(entity_type="project", id="64"),
             ObjectRef(entity_type="project", id="65"),
-            ObjectRef(entity_type="run", id="12"),
         ),
     )
+
+
+def test_a_plan_about_an_object_of_another_entity_is_refused() -> None:
+    """`list task about project 64` used to list every task (the reference applied
+    to nothing): a referenced object is a subject of the plan's own entity."""
+    p = plan(
+        query_type=QueryType.LIST,
+        entity_type="task",
+        scope=Scope(referenced_objects=(ObjectRef(entity_type="project", id="64"),)),
+    )
+    with pytest.raises(PlanError) as info:
+        normalize(p, CAT, PlanContext(tenant_id="t1"))
+    assert info.value.code == "validation/foreign_reference"
+    assert info.value.hint == 'filter on it instead: `where project_id = "64"`'
+    assert info.value.details["path"] == "scope.referenced_objects[0]"
 
 
 def test_referenced_object_of_unknown_entity_is_refused_where_it_is() -> None:

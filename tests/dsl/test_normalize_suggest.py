@@ -38,6 +38,7 @@ def test_default_rules_are_named_and_ordered() -> None:
         "merge_context",
         "cleanse_sensitive",
         "bind_filters",
+        "bind_scope",
         "check_values",
         "normalize_values",
         "bind_projection",

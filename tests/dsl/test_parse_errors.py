@@ -296,7 +296,6 @@ def test_misspelled_keyword_suggests_the_keyword() -> None:
         excerpt="wehre status = 1\n^",
         expected=[
             "about",
-            "anchor",
             "contract",
             "end of input",
             "limit",

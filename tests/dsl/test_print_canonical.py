@@ -33,13 +33,12 @@ def test_scope_ids_are_bare_only_when_they_read_back_unchanged() -> None:
         scope=Scope(
             tenant_id="t-1",
             project_id="0064",
-            thread_anchor="anchor",
             referenced_objects=(ObjectRef(entity_type="project", id="6 4"),),
         ),
     )
     text = to_text(plan)
     assert text == (
-        'plan v1\nstatus project\ntenant "t-1"\nproject 0064\nanchor anchor\nabout project "6 4"\n'
+        'plan v1\nstatus project\ntenant "t-1"\nproject 0064\nabout project "6 4"\n'
     )
     assert parse_text(text) == plan
 

@@ -64,7 +64,6 @@ CLAUSES = (
     "limit",
     "tenant",
     "project",
-    "anchor",
     "about",
     "retrieval",
     "verify",

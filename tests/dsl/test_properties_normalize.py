@@ -180,7 +180,6 @@ def plans(draw: st.DrawFn) -> Plan:
         scope=Scope(
             tenant_id=draw(mostly(st.sampled_from([None, "t1"]), TENANTS)),
             project_id=draw(st.one_of(st.none(), st.just("64"))),
-            thread_anchor=draw(st.one_of(st.none(), st.just("m1"))),
             referenced_objects=tuple(
                 draw(mostly(st.just([]), st.lists(object_refs(), max_size=3)))
             ),

@@ -1,9 +1,13 @@
 """The executor's result-building steps as they were before rows were read from
 the driver's tuples and results built without validation (`executor.flow` at
-the time, verbatim but for this note and `split_rows`, copied in from
-`executor.main_facts`): the reference `test_result_build` holds the new
-steps to, output for output.
+the time, verbatim but for this note, `split_rows`, copied in from
+`executor.main_facts`, and the rows' own facts): the reference
+`test_result_build` holds the new steps to, output for output.
 
+The rows' own facts are written here as plainly as they can be: every value of
+a fact predicate, one per alias group of its field (its canonical value) or per
+`value_norm`, in the statement's order; how many distinct values a cut
+predicate holds; and every fact read for a row as its evidence.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from typing import Any, Literal
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
-from qdsl.executor.compile import Prepared, render
+from qdsl.executor.compile import FACT_VALUES_CAP, Prepared, render
 from qdsl.executor.main_facts import FACT_PREFIX
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.statements import AnySelect
@@ -191,7 +195,13 @@ def _entity_facts(
     st = steps.prep.statements
     every: dict[str, list[Row]] = {}
     if ids and st.uses_entity_facts:
-        for f in (yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})):
+        got = yield steps.req("entity_facts", st.entity_facts, {N.IDS: ids})
+        if len(got) >= steps.prep.params[N.FACTS_CAP]:
+            got = yield steps.req("entity_facts_ranked", st.entity_facts_ranked, {N.IDS: ids})
+            steps.notes.append("entity facts ranked per predicate")
+            if len(got) >= steps.prep.params[N.FACTS_CAP]:
+                steps.notes.append(f"entity facts cut at {len(got)} rows")
+        for f in got:
             every.setdefault(f["entity_id"], []).append(f)
     return every
 
@@ -234,7 +244,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         if st.counts:
             count = hits
 
-    if prep.bound and baseline is None:
+    if prep.guarded and baseline is None:
         baseline = yield from _baseline(steps, rows)
 
     truncated = len(rows) > prep.limit or capped
@@ -319,14 +329,12 @@ def _result_rows(
             ev = _fact_evidence(f, execution_id)
             evidence.setdefault(ev["id"], ev)
             evidence_ids.append(ev["id"])
-        facts: dict[str, str] = {}
-        if report_facts:
-            for f in every.get(eid, ()):
-                ev = _fact_evidence(f, execution_id)
-                evidence.setdefault(ev["id"], ev)
-                if ev["id"] not in evidence_ids:
-                    evidence_ids.append(ev["id"])
-                facts.setdefault(f["predicate"], f["value_text"])
+        held, cut, kept = _fact_sets(prep, every.get(eid, []))
+        for f in kept:
+            ev = _fact_evidence(f, execution_id)
+            evidence.setdefault(ev["id"], ev)
+            if ev["id"] not in evidence_ids:
+                evidence_ids.append(ev["id"])
         object_id = f"{entity_type}:{eid}"
         # A text-fallback hit is marked as such: no fact stands behind it.
         evidence[object_id] = {
@@ -346,8 +354,9 @@ def _result_rows(
                 "entity_id": eid,
                 "tenant_id": r[N.ROW_TENANT],
                 "label": r[N.ROW_LABEL],
-                "values": _row_values(prep, readers, r, every.get(eid, [])),
-                "facts": facts,
+                "values": _row_values(prep, readers, r, held),
+                "facts": held if report_facts else {},
+                "facts_cut": cut,
                 "evidence_ids": evidence_ids,
             }
         )
@@ -355,14 +364,51 @@ def _result_rows(
 
 
 def _row_values(
-    prep: Prepared, readers: list[tuple[str, str, Any]], r: Row, facts: list[Row]
+    prep: Prepared, readers: list[tuple[str, str, Any]], r: Row, held: dict[str, tuple[str, ...]]
 ) -> dict[str, Any]:
     """The projected values of one row: its columns, then projected fact fields."""
     values = {name: convert(r[key]) for name, key, convert in readers}
     for name in prep.statements.fact_fields:
-        predicate = prep.entity.spec.fields[name].fact
-        values[name] = next((f["value_text"] for f in facts if f["predicate"] == predicate), None)
+        predicate = prep.entity.spec.fields[name].fact or name
+        values[name] = held.get(predicate, ())
     return values
+
+
+def _fact_sets(
+    prep: Prepared, facts: list[Row]
+) -> tuple[dict[str, tuple[str, ...]], dict[str, int], list[Row]]:
+    fields = [f for f in prep.entity.spec.fields.values() if f.fact is not None]
+    values: dict[str, list[str]] = {}
+    keys: dict[str, list[object]] = {}
+    norms: dict[str, list[str]] = {}
+    every_norm: dict[str, set[str]] = {}
+    ranked: dict[str, int] = {}
+    kept: list[Row] = []
+    for f in facts:
+        predicate = f["predicate"]
+        every_norm.setdefault(predicate, set()).add(f["value_norm"])
+        mine = norms.setdefault(predicate, [])
+        if f["value_norm"] not in mine:
+            if len(mine) == FACT_VALUES_CAP:
+                continue
+            mine.append(f["value_norm"])
+        if "q_rank" in f:
+            ranked[predicate] = int(f["q_rank"]) + int(f["q_rank_down"]) - 1
+        kept.append(f)
+        spec = next((x for x in fields if x.fact == predicate and x.aliases), None)
+        group = spec.alias_lookup.get(f["value_norm"]) if spec is not None else None
+        key: object = ("alias", group[0]) if group is not None else ("norm", f["value_norm"])
+        if key not in keys.setdefault(predicate, []):
+            keys[predicate].append(key)
+            values.setdefault(predicate, []).append(
+                group[0] if group is not None else f["value_text"]
+            )
+    cut = {}
+    for predicate, mine in norms.items():
+        total = max(len(every_norm[predicate]), ranked.get(predicate, 0))
+        if total > len(mine):
+            cut[predicate] = total
+    return {p: tuple(v) for p, v in values.items()}, cut, kept
 
 
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:

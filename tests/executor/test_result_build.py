@@ -258,7 +258,7 @@ def test_a_fact_of_another_type_is_handled_as_validation_did(
         plan = load_plan("status project about project 64 select status, budget")
         new, old = _both(monkeypatch, lambda: execute(plan, CATALOG, engine, "t1", now=NOW))
         assert isinstance(new, ExecutionResult) and any(e.kind == "fact" for e in new.evidence)
-        assert all(isinstance(v, str) for row in new.rows for v in row.facts.values())
+        assert all(isinstance(v, str) for row in new.rows for vs in row.facts.values() for v in vs)
         assert_same(new, old)
     finally:
         engine.dispose()

@@ -20,7 +20,7 @@ from qdsl.verifier.checks.evidence import evidence_backed
 from qdsl.verifier.checks.freshness import fresh_evidence
 from qdsl.verifier.checks.limits import within_limit
 from qdsl.verifier.checks.question import question_covered
-from qdsl.verifier.checks.tenancy import route_contract_internal, tenant_consistent
+from qdsl.verifier.checks.tenancy import route_contract_internal, tenant_consistent, within_scope
 
 CHECKS: Mapping[VerifierCheck, Check] = {
     VerifierCheck(check.__name__): check
@@ -35,6 +35,7 @@ CHECKS: Mapping[VerifierCheck, Check] = {
         fresh_evidence,
         within_limit,
         question_covered,
+        within_scope,
     )
 }
 
@@ -55,4 +56,5 @@ __all__ = [
     "tenant_consistent",
     "warning",
     "within_limit",
+    "within_scope",
 ]

@@ -113,7 +113,8 @@ def no_total_count_substitution(s: Subject) -> Iterator[Issue]:
     if answer.contract is not AnswerContract.COUNT_SCALAR and "count" in answer.data:
         yield error(NAME, f"a {answer.contract.value} answer carries a `count`")
     filtered = [f for f in s.plan.filters if f.value_source is not ValueSource.DEFAULT]
-    if not filtered and not s.plan.scope.referenced_objects:
+    scope = s.plan.scope
+    if not filtered and not scope.referenced_objects and scope.project_id is None:
         return
     baseline = s.result.baseline_total
     if baseline is None:

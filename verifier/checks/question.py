@@ -311,7 +311,8 @@ def _result_issues(
 
 
 def _row_text(row: ResultRow) -> str:
-    parts = [row.label or "", *map(str, row.values.values()), *row.facts.values()]
+    facts = [v for values in row.facts.values() for v in values]
+    parts = [row.label or "", *map(str, row.values.values()), *facts]
     return normalize_text(" ".join(parts))
 
 

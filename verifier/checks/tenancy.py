@@ -1,4 +1,4 @@
-"""tenant_consistent and route_contract_internal: nothing crosses a boundary."""
+"""tenant_consistent, within_scope and route_contract_internal: nothing crosses a boundary."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from qdsl.verifier.checks.base import Subject, error
 from qdsl.verifier.model import Issue, Outcome
 
 TENANT = "tenant_consistent"
+SCOPE = "within_scope"
 ROUTE = "route_contract_internal"
 
 
@@ -30,6 +31,39 @@ def tenant_consistent(s: Subject) -> Iterator[Issue]:
     for ev in result.evidence:
         if ev.tenant_id != tenant:
             yield _leak(f"evidence {ev.id} belongs to another tenant")
+
+
+def within_scope(s: Subject) -> Iterator[Issue]:
+    """Every row lies in the plan's project scope: its scope field (or, on the
+    scope's own entity, its id) holds the scope's id. A row that does not show
+    it cannot be shown to lie inside, and is refused alike."""
+    scoped = s.plan.scope.project_id
+    if scoped is None:
+        return
+    name = s.context.catalog.scope_field(s.plan.entity_type)
+    entity = s.context.catalog.entities.get(s.plan.entity_type)
+    if name is None or entity is None:
+        yield error(
+            SCOPE,
+            f"the plan is scoped to {scoped!r} but the catalog cannot scope {s.plan.entity_type}",
+            Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE,
+            retryable=False,
+        )
+        return
+    for row in s.result.rows:
+        held = row.entity_id if name == entity.id else row.values.get(name, _UNSHOWN)
+        if held is _UNSHOWN:
+            yield error(SCOPE, f"row {row.entity_id} does not show its {name}: scope unchecked")
+        elif str(held) != scoped:
+            yield error(
+                SCOPE,
+                f"row {row.entity_id} has {name} {held!r}, outside the plan's scope {scoped!r}",
+                Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE,
+                retryable=False,
+            )
+
+
+_UNSHOWN = object()
 
 
 def route_contract_internal(s: Subject) -> Iterator[Issue]:
