@@ -36,7 +36,6 @@ runs in the loader's own process, so a killed loader stops it too.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import threading
@@ -49,6 +48,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 from sqlalchemy.dialects.postgresql import REGCLASS
 
+from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import UsageError
 from qdsl.facts.dberrors import StatementTimeout
 from qdsl.facts.tables import semantic_facts
@@ -87,9 +87,9 @@ class LoadInterrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def load_timeout_ms(env: dict[str, str] | None = None) -> int:
+def load_timeout_ms() -> int:
     """QDSL_LOAD_STATEMENT_TIMEOUT_MS, else 600,000; a usage error when malformed."""
-    raw = (os.environ if env is None else env).get(LOAD_TIMEOUT_ENV, "")
+    raw = getenv(LOAD_TIMEOUT_ENV) or ""
     text = raw.strip()
     if not text:
         return DEFAULT_LOAD_TIMEOUT_MS
