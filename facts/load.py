@@ -57,13 +57,20 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog, FieldType
-from qdsl.dsl.errors import DatabaseError, ErrorType, UserError
+from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.facts.bulk import bulk_insert, bypasses_rls
 from qdsl.facts.dberrors import StatementTimeout, classify
 from qdsl.facts.engines import display_url
 from qdsl.facts.fact_rows import FACT_KEYS, OPTIONAL, REQUIRED, fact_fields, validate_row
 from qdsl.facts.index_bounds import server_max_item
+from qdsl.facts.load_report import (
+    MAX_PROBLEMS_SHOWN,
+    FactsRejected,
+    LoadReport,
+    RowProblem,
+    rejected,
+)
 from qdsl.facts.load_session import (
     cancel_on_signals,
     load_timeout,
@@ -83,45 +90,7 @@ __all__ = [
 ]
 
 BATCH_ROWS = 5000
-MAX_PROBLEMS_SHOWN = 200
 NATURAL_KEY = ("tenant_id", "entity_type", "entity_id", "predicate", "source_ref")
-
-
-class FactsRejected(UserError):
-    """Rows that do not validate; nothing was written."""
-
-    type = ErrorType.VALIDATION
-
-
-@dataclass(frozen=True)
-class RowProblem:
-    line: int
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "reason": self.reason}
-
-
-@dataclass
-class LoadReport:
-    rows: int = 0
-    inserted: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    tenants: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "inserted": self.inserted,
-            "updated": self.updated,
-            "removed": self.removed,
-            "unchanged": self.unchanged,
-            "tenants": self.tenants,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -326,24 +295,6 @@ def _stage(
     return out
 
 
-def _rejected(problems: list[RowProblem], bad: int, rows: int) -> FactsRejected:
-    first = problems[0]
-    return FactsRejected(
-        "facts_rejected",
-        f"{bad} of {rows} row(s) are not valid facts (first: line {first.line}: "
-        f"{first.reason}); nothing was loaded",
-        hint="fix the rows named in details.problems and load the file again",
-        details={
-            "problems": [p.to_dict() for p in problems],
-            "bad_rows": bad,
-            "rows": rows,
-            # shown under the message to a person (QdslError.__str__)
-            "excerpt": "\n".join(f"  line {p.line}: {p.reason}" for p in problems[:10])
-            + (f"\n  … and {bad - 10} more" if bad > 10 else ""),
-        },
-    )
-
-
 def _write(
     conn: Connection,
     rows: Iterable[tuple[int, Mapping[str, Any] | str]],
@@ -371,7 +322,7 @@ def _write(
         bad = len(problems)
     if bad:
         # Raising inside the transaction rolls the staging back too.
-        raise _rejected(problems, bad, report.rows)
+        raise rejected(problems, bad, report.rows)
     _analyze(conn, st)
     report.tenants = sorted(conn.execute(sa.select(st.c.tenant_id).distinct()).scalars())
     for pass_tenant in _tenant_passes(conn, st):
