@@ -20,9 +20,7 @@ every right one: a planner that guesses scores below one that abstains.
 
 from __future__ import annotations
 
-import json
 import math
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from qdsl.dsl.errors import DatabaseError, QdslError, UsageError
+from qdsl.dsl.limits import Limits, check_text_size, limits
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -189,50 +188,31 @@ def cases_from_records(records: Sequence[Mapping[str, Any]], source: str) -> tup
     return tuple(cases)
 
 
-def _toml_records(text: str, source: str) -> list[dict[str, Any]]:
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError("invalid_cases", f"{source} is not valid TOML: {exc}") from None
-    unknown = set(raw) - {"defaults", "case"}
-    if unknown:
-        raise UsageError(
-            "invalid_cases",
-            f"{source}: unknown top-level key(s) {sorted(unknown)}",
-            hint="a case file holds [defaults] (tenant, now) and [[case]] tables",
-        )
-    defaults = raw.get("defaults", {})
-    return [{**defaults, **case} for case in raw.get("case", [])]
+def check_questions(cases: Sequence[Case], source: str, limit: Limits | None = None) -> None:
+    """Refuse a question over `[limits] input_bytes`, or questions over it together.
 
-
-def _jsonl_records(text: str, source: str) -> list[dict[str, Any]]:
-    records = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                "invalid_cases", f"{source} line {lineno} is not JSON: {exc.msg}"
-            ) from None
-        if not isinstance(value, dict):
-            raise UsageError("invalid_cases", f"{source} line {lineno} is not a JSON object")
-        records.append(value)
-    return records
+    The limit the MCP server puts on one question; together, because `[defaults]`
+    may give every case of a file the same long question, and each is asked.
+    """
+    lim = limit or limits()
+    total = 0
+    for case in cases:
+        check_text_size(case.question, "input_bytes", f"the question of case `{case.id}`", lim)
+        total += len(case.question.encode("utf-8"))
+        if total > lim.input_bytes:
+            what = f"the questions of {source} together"
+            raise lim.too_large("input_bytes", what, total, "bytes")
 
 
 def load_cases(path: str | Path) -> tuple[Case, ...]:
-    """Cases from a `.toml` file ([defaults] + [[case]]) or JSON Lines (one case a line)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise UsageError(
-            "cases_unreadable", f"cannot read {p.name}: {exc.strerror}", hint="pass a case file"
-        ) from None
-    records = _toml_records(text, p.name) if p.suffix == ".toml" else _jsonl_records(text, p.name)
-    return cases_from_records(records, p.name)
+    """Cases from a `.toml` file ([defaults] + [[case]]) or JSON Lines (one case a line),
+    read within the input limits (qdsl.eval_files)."""
+    from qdsl.eval_files import read_case_records
+
+    records, source = read_case_records(path)
+    cases = cases_from_records(records, source)
+    check_questions(cases, source)
+    return cases
 
 
 # -- judging -------------------------------------------------------------------------

@@ -128,7 +128,8 @@ class _Ctx:
     def value(self, name: str, value: Any, row: ResultRow) -> str:
         """A stated value: a fact's values all listed, with their number when cut."""
         if isinstance(value, tuple):
-            return listed([shown(v, self.zh) for v in value], self.lang, cut_of(self.spec, row, name))
+            stated = [shown(v, self.zh) for v in value]
+            return listed(stated, self.lang, cut_of(self.spec, row, name))
         return shown(value, self.zh)
 
 
@@ -297,7 +298,8 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         values = {k: (plain(v) if isinstance(v, float) else v) for k, v in per.items()}
         if len({str(v) for v in values.values()}) > 1:
             differences.append({"field": name, "values": values})
-            vals = ("，" if c.zh else ", ").join(f"{k}: {shown(v, c.zh)}" for k, v in values.items())
+            sep = "，" if c.zh else ", "
+            vals = sep.join(f"{k}: {shown(v, c.zh)}" for k, v in values.items())
             parts.append(f"{c.field(name)}（{vals}）" if c.zh else f"{c.field(name)} ({vals})")
     cites = _evidence_ids(rows, c.result)
     ids = ("、" if c.zh else ", ").join(r.entity_id for r in rows)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -98,7 +99,7 @@ def _open(path: str) -> tuple[IO[bytes], int]:
     return handle, Path(path).stat().st_size
 
 
-def _load(path: str, fmt: str | None, json_mode: bool) -> dict[str, Any]:
+def _load(path: str, fmt: str | None, tenant: str | None, json_mode: bool) -> dict[str, Any]:
     from qdsl.dsl.catalog import resolve_catalog
     from qdsl.facts.fact_files import Format, guess_format, read_rows
     from qdsl.facts.load import load_facts
@@ -112,8 +113,12 @@ def _load(path: str, fmt: str | None, json_mode: bool) -> dict[str, Any]:
     try:
         with _engine() as engine:
             rows = read_rows(stream, chosen)
+            load = partial(
+                load_facts, rows, engine=engine, catalog=catalog, tenant=tenant,
+                stop_on_signals=True,
+            )
             if not show:
-                return load_facts(rows, engine=engine, catalog=catalog).to_dict()
+                return load().to_dict()
             with click.progressbar(length=size, label="loading facts", file=sys.stderr) as bar:
                 seen = [0]
 
@@ -122,7 +127,7 @@ def _load(path: str, fmt: str | None, json_mode: bool) -> dict[str, Any]:
                     seen[0] = counted.count
 
                 callback: Callable[[int], None] = progress
-                return load_facts(rows, engine=engine, catalog=catalog, progress=callback).to_dict()
+                return load(progress=callback).to_dict()
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
@@ -137,18 +142,25 @@ def _load(path: str, fmt: str | None, json_mode: bool) -> dict[str, Any]:
     default=None,
     help="File format (default: csv for *.csv, else jsonl; stdin is jsonl).",
 )
+@click.option(
+    "--tenant",
+    default=None,
+    help="Load only this tenant's facts: a row of another tenant rejects the file.",
+)
 @click.pass_context
-def load_cmd(ctx: click.Context, /, file: str, fmt: str | None) -> None:
+def load_cmd(ctx: click.Context, /, file: str, fmt: str | None, tenant: str | None) -> None:
     """Load facts from FILE (JSONL or CSV; - for stdin): validated, normalized, upserted.
 
     One row per fact with tenant_id, entity_type, entity_id, predicate,
     value_text and optionally value_num, source_type, source_ref, confidence,
     observed_at, valid_until. The file loads completely or not at all; a bad
-    row is named by its line.
+    row is named by its line. SIGINT or SIGTERM cancels the load on the
+    database too.
     """
+    from qdsl.facts.load_session import LoadInterrupted
 
     def body() -> Outcome:
-        data = _load(file, fmt, current_state().json_mode)
+        data = _load(file, fmt, tenant, current_state().json_mode)
         return Outcome(
             data=data,
             human=(
@@ -158,7 +170,15 @@ def load_cmd(ctx: click.Context, /, file: str, fmt: str | None) -> None:
             next_ops=[{"operation": "facts stats", "argv": ["qdsl", "--json", "facts", "stats"]}],
         )
 
-    ctx.exit(run_operation("facts load", body))
+    try:
+        code = run_operation("facts load", body)
+    except LoadInterrupted as stop:
+        # The statement was cancelled and the transaction rolled back: say so, and
+        # exit as a process ended by that signal does (128 + its number).
+        sys.stderr.write(f"qdsl: facts load stopped by {stop}; nothing was loaded\n")
+        sys.stderr.flush()
+        code = 128 + stop.signum
+    ctx.exit(code)
 
 
 @facts_group.command("stats")
