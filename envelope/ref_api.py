@@ -198,6 +198,18 @@ def plan_eviction(
     return evict
 
 
+# What an envelope adds around a value read from a ref (`refs get`): its
+# fields, the expression (escaped), the ref's id and sha256.
+_ENVELOPE_ROOM = 64 * 1024
+
+
+def result_room(store: RefStoreProtocol) -> int:
+    """The most bytes a value read from `store` may print as, so that its
+    envelope, stored for the same tenant when over the output budget, stays
+    within the store's byte cap."""
+    return max(store.max_bytes - _ENVELOPE_ROOM, 0)
+
+
 def over_cap_warning(record: RefRecord, max_bytes: int) -> str:
     return (
         f"ref {record.ref_id} ({record.bytes} bytes) is over the ref store's byte cap "
