@@ -151,10 +151,19 @@ def _parse(expression: str) -> Any:
 
 
 def bad_expression(expression: str, exc: Exception) -> UsageError:
+    from jmespath.exceptions import EmptyExpressionError, ParseError
+
     shown = expression if len(expression) <= 200 else expression[:200] + "…"
+    # jmespath's message of a failed evaluation quotes the value it failed on:
+    # the name of the failure says enough
+    what = (
+        "not a valid JMESPath expression"
+        if isinstance(exc, ParseError | EmptyExpressionError)
+        else "the JMESPath expression failed on this document"
+    )
     return UsageError(
         "bad_expression",
-        f"not a valid JMESPath expression: {shown!r} ({type(exc).__name__})",
+        f"{what}: {shown!r} ({type(exc).__name__})",
         hint="for example data.items[0].id or data.items[*].id; see jmespath.org",
     )
 
