@@ -193,9 +193,9 @@ JMES_BOMBS = [
     "{a:" * 1000 + "@" + "}" * 1000,
     "`" + "[" * 2000 + "]" * 2000 + "`",
     "to_string(@" + "|[@,@]" * 30 + ")",
-    # 2,048 empty strings joined by a 4,000-character separator: 8 MB of text
-    "join('" + "x" * 4000 + "', map(&'', @" + "|[@,@]" * 11 + "|[]" * 10 + "))",
-    "map(&[@,@,@,@,@,@,@,@], " * 12 + "@" + ")" * 12,
+    # 4,096 empty strings joined by a 3,000-character separator: 12 MB of text
+    "join('" + "x" * 3000 + "', map(&'', @" + "|[@,@]" * 12 + "|[]" * 11 + "))",
+    "map(&[@,@,@,@,@,@,@,@], " * 12 + "to_array(@)" + ")" * 12,
     "data." + "a" * 10_000,
 ]
 
