@@ -26,10 +26,13 @@ Over a bound, a typed usage error (exit 2) naming the limit and its setting.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import UsageError
 from qdsl.dsl.limits import Limits, limits
+
+if TYPE_CHECKING:
+    from qdsl.envelope.jmes_budget import Sizes
 
 # Characters that each open one level of the parser's recursion (or more).
 _OPEN = "[{("
@@ -55,7 +58,7 @@ def search(
     """
     from jmespath.exceptions import JMESPathError
 
-    from qdsl.envelope.jmes_budget import Budget, evaluate, json_bytes
+    from qdsl.envelope.jmes_budget import Budget, evaluate
 
     lim = limits()
     estimate = check_expression(expression, lim)
@@ -73,17 +76,29 @@ def search(
     budget = Budget(lim, document_bytes)
     try:
         value = evaluate(parsed.parsed, document, budget)
-    except JMESPathError as exc:
+        if store_bytes is not None:
+            _check_room(value, budget.sizes, document_bytes, store_bytes)
+    except (JMESPathError, TypeError) as exc:
+        # TypeError: jmespath compares a string with a number as Python does
+        # (`[?id > \`10\`]` over a string id), which raises
         raise bad_expression(expression, exc) from None
     except RecursionError:  # a guard only: the depth checks above keep well clear of it
         raise lim.too_large(
             "jmespath_depth", "the JMESPath expression's nesting", depth, "levels"
         ) from None
-    if store_bytes is not None:
-        size = json_bytes(value, budget.sizes, stop_above=store_bytes)
-        if size > store_bytes:
-            raise too_large_to_store(size, store_bytes)
     return value
+
+
+def _check_room(value: Any, sizes: Sizes, document_bytes: int, room: int) -> None:
+    """Refuse a value the ref store's byte caps have no room for. One that was
+    not built is a part of the document (or a literal), within the document's
+    own bytes: it needs no measuring when the document fits."""
+    from qdsl.envelope.jmes_budget import part_bytes
+
+    if id(value) in sizes or document_bytes > room:
+        size = part_bytes(value, sizes)
+        if size > room:
+            raise too_large_to_store(size, room)
 
 
 def check_expression(expression: str, lim: Limits | None = None) -> int:

@@ -8,9 +8,10 @@ alone would let the printed result grow without end. Both are bounded here,
 at each node of the tree, as it returns:
 
 * the value a node builds (a list, an object, a projection, a slice, a
-  function's result) is measured as the JSON it prints as, its shared parts
-  once each (sizes are kept by object identity for the evaluation), and may
-  not be larger than the budget;
+  function's result) is measured as the JSON it prints as, from its parts'
+  sizes (kept by object identity for the evaluation: a part built before is
+  known, a part of the document is measured once), and may not be larger
+  than the budget;
 * the bytes all nodes build, each value counting only what is new in it
   (its slots, the characters of a new string), may not add up to more than
   the budget: a projection whose every element is within it cannot pile up
@@ -24,6 +25,7 @@ plus `jmespath_result_bytes`; the clock is checked at every node.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterable
@@ -76,7 +78,7 @@ class Budget:
 
     def add(self, value: Any) -> None:
         """`value` was just built: measure it and count what is new in it."""
-        size = json_bytes(value, self.sizes, stop_above=self.max_bytes)
+        size = built_bytes(value, self.sizes)
         if size > self.max_bytes:
             raise self.over(size)
         self.built += own_bytes(value)
@@ -137,45 +139,41 @@ def evaluate(tree: Any, document: Any, budget: Budget) -> Any:
     return _Interpreter(budget).visit(tree, document)
 
 
-def json_bytes(value: Any, sizes: Sizes, *, stop_above: int | None = None) -> int:
-    """The bytes `value` prints as (compact JSON, UTF-8; an upper estimate for
-    escapes), each shared part measured once; iterative, as values may be deep.
-    With `stop_above`, a part found larger than it is returned at once."""
+def built_bytes(value: Any, sizes: Sizes) -> int:
+    """The JSON size of a value a node has just built: its own brackets,
+    separators and keys, plus its parts' sizes. A part built before is known
+    (every built value is measured as its node returns); the others are parts
+    of the document or of a literal, trees that json measures at C speed, in
+    one call when they are distinct. So a chain of `[@,@]` costs one step per
+    level, never a walk of what it would print."""
     if not isinstance(value, list | dict):
-        return _scalar_bytes(value, sizes)
+        return part_bytes(value, sizes)
+    parts = list(value.values()) if isinstance(value, dict) else value
+    total = 2 + max(len(parts) - 1, 0)
+    if isinstance(value, dict):
+        total += sum(_str_bytes(str(k)) + 1 for k in value)
+    unknown = [p for p in parts if id(p) not in sizes and isinstance(p, str | list | dict)]
+    if unknown and len({id(p) for p in unknown}) == len(unknown):
+        # their sizes together: the JSON list of them, less its brackets and commas
+        total += _dumped(unknown) - 2 - (len(unknown) - 1)
+        total += sum(part_bytes(p, sizes) for p in parts if id(p) in sizes)
+        total += sum(part_bytes(p, sizes) for p in parts if not isinstance(p, str | list | dict))
+    else:
+        total += sum(part_bytes(p, sizes) for p in parts)
+    sizes[id(value)] = (value, total)
+    return total
+
+
+def _dumped(value: Any) -> int:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def part_bytes(value: Any, sizes: Sizes) -> int:
+    """The JSON size of a value that is built (and known) or is a part of the
+    document or of a literal (measured, and remembered when large)."""
     known = sizes.get(id(value))
     if known is not None:
-        return known[1]
-    stack: list[tuple[Any, bool]] = [(value, False)]
-    while stack:
-        node, children_done = stack.pop()
-        if id(node) in sizes:
-            continue
-        items = list(node.values()) if isinstance(node, dict) else node
-        if not children_done:
-            stack.append((node, True))
-            stack.extend(
-                (c, False) for c in items if isinstance(c, list | dict) and id(c) not in sizes
-            )
-            continue
-        total = 2 + max(len(items) - 1, 0)
-        if isinstance(node, dict):
-            total += sum(_scalar_bytes(str(k), sizes) + 1 for k in node)
-        for c in items:
-            total += sizes[id(c)][1] if isinstance(c, list | dict) else _scalar_bytes(c, sizes)
-        sizes[id(node)] = (node, total)
-        if stop_above is not None and total > stop_above:
-            return total
-    return sizes[id(value)][1]
-
-
-def _scalar_bytes(value: Any, sizes: Sizes) -> int:
-    if isinstance(value, str):
-        if len(value) < _REMEMBER_CHARS:
-            return _str_bytes(value)
-        known = sizes.get(id(value))
-        if known is None:
-            known = sizes[id(value)] = (value, _str_bytes(value))
         return known[1]
     if value is None or value is True:
         return 4
@@ -183,7 +181,13 @@ def _scalar_bytes(value: Any, sizes: Sizes) -> int:
         return 5
     if isinstance(value, int | float):
         return len(repr(value))
-    return 64  # not JSON (an expression reference): printed as a short text
+    if isinstance(value, str) and len(value) < _REMEMBER_CHARS:
+        return _str_bytes(value)
+    if not isinstance(value, str | list | dict):
+        return 64  # not JSON (an expression reference): printed as a short text
+    size = _dumped(value)
+    sizes[id(value)] = (value, size)
+    return size
 
 
 def _str_bytes(text: str) -> int:

@@ -286,3 +286,15 @@ def test_any_jmespath_on_any_expression_channel_is_typed(
     args = _jmes_channels(sqlite_url, jmes_refs, expr)[channel]
     assert_typed(*run_cli(args), what=(args[:4], expr[:60]))
     suite_counts["cli fuzz JMESPath (in-process runs)"] += 1
+
+
+def test_a_comparison_jmespath_cannot_make_is_a_usage_error(
+    jmes_refs: dict[str, str], suite_counts: Counter[str]
+) -> None:
+    """jmespath orders a string against a number as Python does, which raises
+    TypeError (exit 1): the list's ids are strings."""
+    expr = "data.answer.items[?id > `10`]"
+    code, out, err = run_cli(["refs", "get", "--tenant", "t1", jmes_refs["t1"], expr])
+    assert_typed(code, out, err, what=expr)
+    assert code == 2 and _last_json_line(err)["error"]["code"] == "usage/bad_expression"
+    suite_counts["cli fuzz JMESPath (in-process runs)"] += 1
