@@ -16,9 +16,20 @@ order as the `[io]` settings of the ref store).
 | JSON nesting depth | QDSL_MAX_JSON_DEPTH | json_depth | 64 |
 | tenant id length | QDSL_MAX_TENANT_CHARS | tenant_chars | 128 |
 | grams of one text-fallback term | QDSL_MAX_FALLBACK_GRAMS | fallback_grams | 100 |
+| characters of a JMESPath expression | QDSL_MAX_JMESPATH_CHARS | jmespath_chars | 4096 |
+| nesting depth of a JMESPath expression | QDSL_MAX_JMESPATH_DEPTH | jmespath_depth | 64 |
+| bytes JMESPath may build | QDSL_MAX_JMESPATH_RESULT_BYTES | jmespath_result_bytes | 4 MiB |
+| time one JMESPath evaluation may take | QDSL_MAX_JMESPATH_MS | jmespath_ms | 5000 |
 
-Exceeding a channel, catalog or JSON-depth bound is a usage error (exit 2);
-a plan over its bounds is a validation error (exit 3).
+Exceeding a channel, catalog, JSON-depth or JMESPath bound is a usage error
+(exit 2); a plan over its bounds is a validation error (exit 3).
+
+The JMESPath bounds hold for every expression a caller writes (`refs get`,
+`--pick`, chain `$.` references, MCP `get_ref`): its length and nesting are
+checked before jmespath's recursive parser sees it, and what it builds is
+counted while it is evaluated (`qdsl.envelope.jmes`): beyond the bytes of the
+document it reads, it may build `jmespath_result_bytes` more, within
+`jmespath_ms`.
 
 `fallback_grams` bounds what the text index is asked, not how long a value is:
 the fallback finds a term through the distinct character pairs (bigrams) of
@@ -67,6 +78,10 @@ class Limits:
     json_depth: int = 64
     tenant_chars: int = 128
     fallback_grams: int = 100
+    jmespath_chars: int = 4 * KIB
+    jmespath_depth: int = 64
+    jmespath_result_bytes: int = 4 * KIB * KIB
+    jmespath_ms: int = 5000
 
     def setting(self, name: str) -> str:
         """How a caller raises limit `name`."""

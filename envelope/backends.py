@@ -98,6 +98,8 @@ def open_selected(clock: Clock = system_clock) -> RefStoreProtocol:
             max_bytes=settings.max_bytes,
             grace_ms=settings.grace_ms,
             clock=clock,
+            tenant_max_count=settings.tenant_max_count,
+            tenant_max_bytes=settings.tenant_max_bytes,
         )
     from qdsl.envelope.pg_store import PgRefStore
 
@@ -108,6 +110,8 @@ def open_selected(clock: Clock = system_clock) -> RefStoreProtocol:
         max_bytes=settings.max_bytes,
         grace_ms=settings.grace_ms,
         clock=clock,
+        tenant_max_count=settings.tenant_max_count,
+        tenant_max_bytes=settings.tenant_max_bytes,
     )
 
 

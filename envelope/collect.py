@@ -121,7 +121,8 @@ def _plan(
     pruned: set[str],
 ) -> tuple[list[RefRecord], list[RefRecord]]:
     """(kept, dropped): the explicitly pruned and the expired first, then the
-    oldest over the caps (counted in `report` once removed, by `_drop`).
+    oldest over the caps, each tenant's, then the store's (`plan_eviction`;
+    counted in `report` once removed, by `_drop`).
 
     A ref younger than the grace period is never evicted by the caps (an
     explicit prune still removes it); the newest ref is kept even alone over
@@ -141,6 +142,8 @@ def _plan(
         max_count=store.max_count,
         max_bytes=store.max_bytes,
         grace_ms=store.grace_ms,
+        tenant_max_count=store.tenant_max_count,
+        tenant_max_bytes=store.tenant_max_bytes,
     )
     drop += [r for r in keep if r.ref_id in evict]
     keep = [r for r in keep if r.ref_id not in evict]

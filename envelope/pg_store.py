@@ -2,7 +2,8 @@
 of a deployment (docs/refs.md, "Several processes, one store").
 
 The same contract as the file store (`envelope.store`): the same ids, records,
-TTL, count and byte caps, grace period and errors. A row is a ref: its record
+TTL, count and byte caps (the store's and each tenant's), grace period and
+errors. A row is a ref: its record
 in columns, the stored bytes in `payload`, and `seal`, the sha256 of the
 record's fields, so a changed expiry, size or checksum reads as `ref_corrupt`
 like a changed file header.
@@ -16,7 +17,8 @@ Who sees what is row-level security (migration 0003):
 * `put` runs as the connecting user with `app.tenant_id` set to the ref's
   tenant: the policy admits a row of that tenant (or a shared one) only;
 * the collector declares `app.ref_scope = 'collect'`, the one scope that sees
-  every tenant's refs, since the TTL and the caps are store-wide.
+  every tenant's refs, since the TTL and the store's caps are store-wide (and
+  each tenant's caps are weighed against the others' holdings).
 
 Caps without races: each collection runs in one transaction that first takes
 a transaction-scoped advisory lock (released at commit or when the process
@@ -105,11 +107,16 @@ class PgRefStore(DerivedReads):
         max_bytes: int,
         grace_ms: int = DEFAULT_GRACE_MS,
         clock: Clock = system_clock,
+        tenant_max_count: int | None = None,
+        tenant_max_bytes: int | None = None,
     ) -> None:
         self.engine = engine
         self.ttl_ms = ttl_ms
         self.max_count = max_count
         self.max_bytes = max_bytes
+        # each tenant's caps (None: the store's)
+        self.tenant_max_count = max_count if tenant_max_count is None else tenant_max_count
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
         self.grace_ms = grace_ms
         self.clock = clock
 
@@ -246,6 +253,8 @@ class PgRefStore(DerivedReads):
             max_count=self.max_count,
             max_bytes=self.max_bytes,
             grace_ms=self.grace_ms,
+            tenant_max_count=self.tenant_max_count,
+            tenant_max_bytes=self.tenant_max_bytes,
         )
         if evict:
             conn.execute(delete(ref_table).where(ref_table.c.ref_id.in_(sorted(evict))))

@@ -58,6 +58,8 @@ class RefStoreProtocol(Protocol):
     ttl_ms: int
     max_count: int
     max_bytes: int
+    tenant_max_count: int
+    tenant_max_bytes: int
     grace_ms: int
     clock: Clock
 
@@ -179,25 +181,89 @@ def prunes(record: RefRecord, owner: PruneOwner) -> bool:
 
 
 def plan_eviction(
-    live: list[RefRecord], *, now: int, max_count: int, max_bytes: int, grace_ms: int
+    live: list[RefRecord],
+    *,
+    now: int,
+    max_count: int,
+    max_bytes: int,
+    grace_ms: int,
+    tenant_max_count: int | None = None,
+    tenant_max_bytes: int | None = None,
 ) -> set[str]:
     """The ids the caps evict from `live` (unexpired, oldest first).
 
-    The oldest go first until both caps hold; a ref younger than the grace
-    period is never evicted, and the newest always stays (even alone over the
-    byte cap).
+    First each tenant's caps (the refs made without a tenant count as one
+    more tenant): a tenant over them loses its own oldest refs. Then the
+    store's: while it is over them, the tenant holding the most (bytes when
+    over the byte cap, refs when over the count cap) loses its oldest ref, so
+    one tenant's large results never evict another's smaller holding. A ref
+    younger than the grace period is never evicted; a tenant's caps never
+    evict its newest ref, the store's never the store's newest (which stays
+    even alone over the byte cap).
     """
-    excess = len(live) - max(max_count, 1)
-    total = sum(r.bytes for r in live)
+    if not live:
+        return set()
+    newest = live[-1].ref_id
+    owned: dict[str | None, list[RefRecord]] = {}
+    for r in live:
+        owned.setdefault(r.tenant, []).append(r)
     evict: set[str] = set()
-    for r in live[:-1]:
-        if excess <= 0 and total <= max_bytes:
+    count_cap = max(max_count if tenant_max_count is None else tenant_max_count, 1)
+    bytes_cap = max_bytes if tenant_max_bytes is None else tenant_max_bytes
+    for refs in owned.values():
+        count, total = len(refs), sum(r.bytes for r in refs)
+        for r in refs[:-1]:
+            if count <= count_cap and total <= bytes_cap:
+                break
+            if now - r.created_ms >= grace_ms:
+                evict.add(r.ref_id)
+                count, total = count - 1, total - r.bytes
+    kept = {t: [r for r in refs if r.ref_id not in evict] for t, refs in owned.items()}
+    # each tenant's refs the store's caps may evict, oldest first
+    candidates = {
+        t: [r for r in refs if r.ref_id != newest and now - r.created_ms >= grace_ms]
+        for t, refs in kept.items()
+    }
+    return evict | _largest_first(kept, candidates, max(max_count, 1), max_bytes)
+
+
+def _largest_first(
+    kept: dict[str | None, list[RefRecord]],
+    candidates: dict[str | None, list[RefRecord]],
+    max_count: int,
+    max_bytes: int,
+) -> set[str]:
+    """While the store is over a cap, the largest holder's oldest candidate."""
+    evict: set[str] = set()
+    count = sum(len(refs) for refs in kept.values())
+    total = sum(r.bytes for refs in kept.values() for r in refs)
+    held = {t: (len(refs), sum(r.bytes for r in refs)) for t, refs in kept.items()}
+    while count > max_count or total > max_bytes:
+        by_bytes = total > max_bytes
+        holders = [t for t, c in candidates.items() if c]
+        if not holders:
             break
-        if now - r.created_ms >= grace_ms:
-            evict.add(r.ref_id)
-            excess -= 1
-            total -= r.bytes
+        victim = max(
+            holders,
+            key=lambda t: (held[t][1] if by_bytes else held[t][0], -candidates[t][0].created_ms),
+        )
+        r = candidates[victim].pop(0)
+        evict.add(r.ref_id)
+        count, total = count - 1, total - r.bytes
+        held[victim] = (held[victim][0] - 1, held[victim][1] - r.bytes)
     return evict
+
+
+# What an envelope adds around a value read from a ref (`refs get`): its
+# fields, the expression (escaped), the ref's id and sha256.
+_ENVELOPE_ROOM = 64 * 1024
+
+
+def result_room(store: RefStoreProtocol) -> int:
+    """The most bytes a value read from `store` may print as, so that its
+    envelope, stored for the same tenant when over the output budget, stays
+    within the store's byte caps (the store's and the tenant's)."""
+    return max(min(store.max_bytes, store.tenant_max_bytes) - _ENVELOPE_ROOM, 0)
 
 
 def over_cap_warning(record: RefRecord, max_bytes: int) -> str:

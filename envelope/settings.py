@@ -51,6 +51,10 @@ class IoSettings(NamedTuple):
     max_count: int = DEFAULT_MAX_COUNT
     max_bytes: int = DEFAULT_MAX_BYTES
     grace_ms: int = DEFAULT_GRACE_MS
+    # Each tenant's caps (the refs made without a tenant count as one tenant);
+    # by default the store's, and never above them.
+    tenant_max_count: int = DEFAULT_MAX_COUNT
+    tenant_max_bytes: int = DEFAULT_MAX_BYTES
     file_input: FileInputPolicy = "warn"
     # Where file_input came from, for the deny hint: "env", "config" or "default".
     file_input_source: str = "default"
@@ -143,13 +147,21 @@ def io_settings(env: Mapping[str, str] | None = None, root: Path | None = None) 
         policy, source = parse_policy(config["file_input"], "[io] file_input"), "config"
     else:
         policy, source = "warn", "default"
+    max_count = _int_setting(env, config, "QDSL_REF_MAX_COUNT", "ref_max_count", 50)
+    max_bytes = _int_setting(env, config, "QDSL_REF_MAX_BYTES", "ref_max_bytes", DEFAULT_MAX_BYTES)
+    tenant_count = _int_setting(
+        env, config, "QDSL_REF_TENANT_MAX_COUNT", "ref_tenant_max_count", max_count
+    )
+    tenant_bytes = _int_setting(
+        env, config, "QDSL_REF_TENANT_MAX_BYTES", "ref_tenant_max_bytes", max_bytes
+    )
     return IoSettings(
         threshold=threshold,
         ttl_ms=_int_setting(env, config, "QDSL_REF_TTL_MS", "ref_ttl_ms", DEFAULT_TTL_MS),
-        max_count=_int_setting(env, config, "QDSL_REF_MAX_COUNT", "ref_max_count", 50),
-        max_bytes=_int_setting(
-            env, config, "QDSL_REF_MAX_BYTES", "ref_max_bytes", DEFAULT_MAX_BYTES
-        ),
+        max_count=max_count,
+        max_bytes=max_bytes,
+        tenant_max_count=min(tenant_count, max_count),
+        tenant_max_bytes=min(tenant_bytes, max_bytes),
         grace_ms=_int_setting(env, config, "QDSL_REF_GRACE_MS", "ref_grace_ms", DEFAULT_GRACE_MS),
         file_input=policy,
         file_input_source=source,

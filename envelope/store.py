@@ -89,12 +89,17 @@ class RefStore(DerivedReads):
         max_bytes: int,
         grace_ms: int = DEFAULT_GRACE_MS,
         clock: Clock = system_clock,
+        tenant_max_count: int | None = None,
+        tenant_max_bytes: int | None = None,
     ) -> None:
         self.root = state_root
         self.dir = state_root / "refs"
         self.ttl_ms = ttl_ms
         self.max_count = max_count
         self.max_bytes = max_bytes
+        # each tenant's caps (None: the store's)
+        self.tenant_max_count = max_count if tenant_max_count is None else tenant_max_count
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
         self.grace_ms = grace_ms
         self.clock = clock
 

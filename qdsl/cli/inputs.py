@@ -241,9 +241,9 @@ def read_ref_value(ref_id: str, pick: str | None) -> Any:
     from qdsl.envelope.jmes import search
     from qdsl.envelope.store import open_store
 
-    document = open_store().read_json(ref_id, tenant=reader_tenant(command_tenant()))
+    record, document = open_store().load_json(ref_id, tenant=reader_tenant(command_tenant()))
     expr = pick if pick is not None and pick.strip() else "data"
-    value = search(expr, document)
+    value = search(expr, document, document_bytes=record.bytes)
     if value is None:
         raise UsageError(
             "pick_empty",

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
 from qdsl.cli.state import current_state
 from qdsl.dsl.errors import QdslError, UsageError
+
+if TYPE_CHECKING:
+    from qdsl.mcp.http_server import HttpOptions
 
 
 def _require_sdk() -> None:
@@ -63,6 +67,29 @@ def _fail(exc: QdslError) -> int:
     show_default=True,
     help="Seconds one call may take in all before it is cancelled.",
 )
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="HTTP: a Host clients may use besides the address bound (a DNS name, a proxy's "
+    "host); repeatable. Any other Host or Origin is refused (DNS rebinding).",
+)
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    help="HTTP: seconds a request's headers and body may take to arrive.",
+)
+@click.option(
+    "--max-unauthenticated",
+    type=click.IntRange(1, 100_000),
+    default=64,
+    show_default=True,
+    help="HTTP: connections without a valid token yet; past it the one waiting longest "
+    "is closed.",
+)
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING"]), default="INFO")
 @click.pass_context
 def mcp_group(  # noqa: PLR0917 - click passes every option
@@ -73,6 +100,9 @@ def mcp_group(  # noqa: PLR0917 - click passes every option
     max_concurrency: int,
     timeout_ms: int | None,
     call_timeout: float,
+    allow_hosts: tuple[str, ...],
+    request_timeout: float,
+    max_unauthenticated: int,
     log_level: str,
 ) -> None:
     """Serve qdsl over the Model Context Protocol (stdio, or HTTP with --http)."""
@@ -90,6 +120,7 @@ def mcp_group(  # noqa: PLR0917 - click passes every option
             tenant,
             http_address,
             ServerOptions(max_concurrency, timeout_ms, call_timeout, log_level),
+            _http_options(allow_hosts, request_timeout, max_unauthenticated),
         )
     except QdslError as exc:
         code = _fail(exc)
@@ -104,20 +135,44 @@ class ServerOptions:
     log_level: str
 
 
-def _serve(tenant: str | None, http_address: str | None, opts: ServerOptions) -> int:
+def _http_options(
+    allow_hosts: tuple[str, ...], request_timeout: float, max_unauthenticated: int
+) -> HttpOptions:
+    from qdsl.mcp.http_server import HttpOptions
+
+    for name in allow_hosts:
+        if not name.strip() or any(c.isspace() or c in "/,\"'" for c in name):
+            raise UsageError(
+                "bad_allow_host",
+                f"--allow-host takes a host name, optionally with :PORT, got {name!r}",
+                hint="for example --allow-host mcp.example.com or --allow-host 10.0.0.5:8765",
+            )
+    return HttpOptions(
+        request_timeout_s=request_timeout,
+        max_unauthenticated=max_unauthenticated,
+        allow_hosts=tuple(n.strip() for n in allow_hosts),
+    )
+
+
+def _serve(
+    tenant: str | None, http_address: str | None, opts: ServerOptions, http: HttpOptions
+) -> int:
     import anyio
 
     from qdsl.dsl.tenant import valid_tenant
     from qdsl.envelope.store import collect_at_start
     from qdsl.executor.run import timeout_from_env
+    from qdsl.mcp.http_server import parse_address
     from qdsl.mcp.logs import configure as configure_logging
     from qdsl.mcp.service import ServerConfig, Service
-    from qdsl.mcp.transports import parse_address
+    from qdsl.mcp.tokens import TokenFile
 
     if tenant is not None:
         tenant = valid_tenant(tenant)
     if http_address is not None:
         parse_address(http_address)
+        # a tokens file that cannot be read is refused now, naming its bad line
+        TokenFile.default().records()
     timeout_from_env(opts.timeout_ms)  # a bad value is a usage error now, not on every call
     state = current_state()
     config = ServerConfig(
@@ -140,11 +195,10 @@ def _serve(tenant: str | None, http_address: str | None, opts: ServerOptions) ->
 
         anyio.run(serve_stdio, service, tenant)
     else:
-        from qdsl.mcp.tokens import TokenFile
-        from qdsl.mcp.transports import serve_http
+        from qdsl.mcp.http_server import serve_http
 
         assert http_address is not None
-        anyio.run(serve_http, service, http_address, TokenFile.default())
+        anyio.run(serve_http, service, http_address, TokenFile.default(), http)
     sys.stderr.flush()
     return 0
 

@@ -133,6 +133,7 @@ def op_refs_get(inputs: dict[str, Any]) -> Outcome:
     the ref's tenant, so a result too large to print is stored for it alone.
     """
     from qdsl.envelope.jmes import search
+    from qdsl.envelope.ref_api import result_room
     from qdsl.envelope.store import open_store
 
     unknown = set(inputs) - {"ref", "expr", "tenant"}
@@ -148,8 +149,10 @@ def op_refs_get(inputs: dict[str, Any]) -> Outcome:
     expr = inputs.get("expr") or "data"
     if not isinstance(expr, str):
         raise UsageError("bad_expression", "expr must be a string", hint="e.g. data.items[0]")
-    record, document = open_store().load_json(ref_id, tenant=reader_tenant(inputs.get("tenant")))
-    value = search(expr, document)
+    store = open_store()
+    record, document = store.load_json(ref_id, tenant=reader_tenant(inputs.get("tenant")))
+    # what is read may be stored again for the ref's tenant (over the output budget)
+    value = search(expr, document, document_bytes=record.bytes, store_bytes=result_room(store))
     warnings = [] if value is not None else [f"{expr!r} selects nothing in ref {record.ref_id}"]
     return Outcome(
         data={"refId": record.ref_id, "expr": expr, "value": value},

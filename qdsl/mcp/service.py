@@ -279,10 +279,15 @@ class Service:
     async def get_ref(self, tenant: str, ref_id: str, expr: str) -> Envelope:
         def body() -> Envelope:
             from qdsl.envelope.jmes import search
+            from qdsl.envelope.ref_api import result_room
             from qdsl.envelope.store import open_store
 
-            record, document = open_store().load_json(ref_id, tenant=tenant)
-            value = search(expr, document)
+            store = open_store()
+            record, document = store.load_json(ref_id, tenant=tenant)
+            # what is read may be stored again for the tenant (over the output budget)
+            value = search(
+                expr, document, document_bytes=record.bytes, store_bytes=result_room(store)
+            )
             warnings = [] if value is not None else [f"{expr!r} selects nothing in {ref_id}"]
             data = {
                 "refId": record.ref_id,

@@ -125,57 +125,101 @@ class TokenFile:
 
     # ------------------------------------------------------------------- read
     def records(self) -> dict[str, TokenRecord]:
-        """Every token ever added (revoked ones too), by id; re-read when the file changes."""
+        """Every token ever added (revoked ones too), by id; re-read when the file
+        changes. A file that cannot be read whole is `usage/tokens_unreadable`,
+        naming its first bad line: a revocation on that line would otherwise be
+        lost, so no token of it authenticates until it is fixed."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
             self._seen, self._records = None, {}
             return {}
+        except OSError as exc:
+            raise unreadable(f"cannot be read ({exc.strerror})") from None
         seen = (st.st_mtime_ns, st.st_size)
         if seen != self._seen:
-            self._records = _fold(self.path.read_text(encoding="utf-8"))
+            try:
+                data = self.path.read_bytes()
+            except OSError as exc:
+                raise unreadable(f"cannot be read ({exc.strerror})") from None
+            self._records = _fold(data)
             self._seen = seen
         return self._records
 
-    def tenant_of(self, token: str) -> TokenRecord | None:
-        """The active token's record, or None (unknown or revoked)."""
+    def lookup(self, token: str) -> TokenRecord | None:
+        """The record of `token`, revoked or not, or None if it is no token of this file."""
         if not token.startswith(TOKEN_PREFIX):
             return None
         presented = digest(token)
         found = None
         for record in self.records().values():
             # compare every entry in constant time; no early exit on a match
-            if hmac.compare_digest(record.sha256, presented) and record.revoked_at is None:
+            if hmac.compare_digest(record.sha256, presented):
                 found = record
         return found
 
+    def tenant_of(self, token: str) -> TokenRecord | None:
+        """The active token's record, or None (unknown or revoked)."""
+        record = self.lookup(token)
+        return record if record is not None and record.revoked_at is None else None
 
-def _fold(text: str) -> dict[str, TokenRecord]:
+
+def unreadable(why: str, line: int | None = None) -> UsageError:
+    where = f"line {line} of the tokens file" if line is not None else "the tokens file"
+    return UsageError(
+        "tokens_unreadable",
+        f"{where} {why}; until it is fixed no token authenticates",
+        hint="fix or remove that line of <state dir>/mcp/tokens.jsonl (`qdsl refs path` shows "
+        "the state dir), then revoke and re-add tokens as needed (`qdsl mcp token list`)",
+        retryable=False,
+        details={"line": line} if line is not None else {},
+    )
+
+
+def _fold(data: bytes) -> dict[str, TokenRecord]:
+    """The records of the file's lines, each of which must be a whole event."""
     records: dict[str, TokenRecord] = {}
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue  # a torn last line of a crashed writer
-        if not isinstance(event, dict):
-            continue
-        token_id = event.get("id")
-        if event.get("op") == "add" and isinstance(token_id, str):
+    lines = data.split(b"\n")
+    if lines[-1]:  # not newline-terminated: a torn write (one write per line)
+        raise unreadable("is incomplete (a write was cut short)", len(lines))
+    for number, raw in enumerate(lines[:-1], start=1):
+        event = _event(raw, number)
+        token_id = event["id"]
+        if event["op"] == "add":
             records[token_id] = TokenRecord(
                 token_id=token_id,
-                tenant=str(event.get("tenant")),
-                sha256=str(event.get("sha256")),
-                created_at=str(event.get("createdAt")),
+                tenant=event["tenant"],
+                sha256=event["sha256"],
+                created_at=event["createdAt"],
                 label=event.get("label"),
             )
-        elif event.get("op") == "revoke" and token_id in records:
+        elif token_id in records:
             old = records[token_id]
             records[token_id] = TokenRecord(
                 old.token_id,
                 old.tenant,
                 old.sha256,
                 old.created_at,
-                str(event.get("revokedAt")),
+                event["revokedAt"],
                 old.label,
             )
     return records
+
+
+_REQUIRED = {"add": ("id", "tenant", "sha256", "createdAt"), "revoke": ("id", "revokedAt")}
+
+
+def _event(raw: bytes, number: int) -> dict[str, Any]:
+    try:
+        event = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise unreadable("is not a JSON line", number) from None
+    if not isinstance(event, dict) or event.get("op") not in _REQUIRED:
+        raise unreadable("is no `add` or `revoke` event", number)
+    for key in _REQUIRED[event["op"]]:
+        if not isinstance(event.get(key), str) or not event[key]:
+            raise unreadable(f"has no {key}", number)
+    label = event.get("label")
+    if label is not None and not isinstance(label, str):
+        raise unreadable("has a label that is no text", number)
+    return event

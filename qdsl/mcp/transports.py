@@ -1,10 +1,10 @@
-"""The two transports: stdio (one tenant, fixed at start) and streamable HTTP
-(each request's bearer token names its tenant).
+"""The stdio transport: one tenant, fixed at start (streamable HTTP, each
+request's bearer token naming its tenant, is `http_server`).
 
-Both stop cleanly: on SIGTERM / SIGINT the calls in flight are cancelled
-(their statements with them) and the database pool is closed; on stdio, the
-host closing stdin ends the server the same way. Logs go to stderr only:
-on stdio, stdout is the protocol.
+It stops cleanly: on SIGTERM / SIGINT the calls in flight are cancelled
+(their statements with them) and the database pool is closed, and the host
+closing stdin ends the server the same way. Logs go to stderr only: on
+stdio, stdout is the protocol.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -21,24 +20,21 @@ from typing import Any, Self
 
 import anyio
 import mcp_types as types
-from mcp.server import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
-from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from qdsl.dsl.errors import UsageError
 from qdsl.mcp import tools
 from qdsl.mcp.app import build_server
 from qdsl.mcp.fast_calls import FastCalls
 from qdsl.mcp.logs import logger
 from qdsl.mcp.service import Service
-from qdsl.mcp.tokens import TokenFile
+from qdsl.mcp.stdio_lines import Overlong, PipeLines
 
 log = logger()
 
-# How long a stopping HTTP server waits for calls in flight.
-_GRACE_S = 10
+# How long a stopping server waits for calls in flight.
+GRACE_S = 10
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
@@ -47,6 +43,24 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
             log.info("stopping", signal=signal.Signals(signum).name)
             scope.cancel()
             return
+
+
+def _overlong(line: Overlong) -> types.JSONRPCError:
+    """The answer to a line over the length limit: its id, if it could be found."""
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=line.request_id,
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=f"the message is over the limit of {line.limit} bytes and was dropped",
+            data={
+                "type": "usage",
+                "subtype": "message_too_large",
+                "code": "usage/message_too_large",
+                "details": {"max_bytes": line.limit},
+            },
+        ),
+    )
 
 
 def _malformed(exc: Exception) -> types.JSONRPCError:
@@ -136,61 +150,6 @@ class AnswerMalformed(_ReadStream):
         await self.inner.aclose()
 
 
-# The longest line stdin may send: room for an argument over the input limits,
-# so that it is refused with its typed error rather than as a broken line.
-def _max_line() -> int:
-    from qdsl.dsl.limits import limits
-
-    return 4 * limits().input_bytes + 1024 * 1024
-
-
-_OVERLONG = "\x00 a line over the length limit"  # parses as nothing: answered -32700
-
-
-class PipeLines:
-    """stdin as lines read by the event loop itself, not by a worker thread.
-
-    The SDK reads stdin in a thread, and a thread blocked in read() cannot be
-    cancelled: SIGTERM would wait for the host's next line. Read by the loop,
-    a stop cancels the read like any other await.
-    """
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
-
-    @classmethod
-    async def open(cls) -> PipeLines | None:
-        """Over fd 0 when it is a pipe (as hosts spawn servers); else None."""
-        import os
-
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=_max_line())
-        pipe = os.fdopen(os.dup(0), "rb", buffering=0)
-        try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        except (OSError, ValueError):
-            pipe.close()
-            return None
-        return cls(reader)
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> str:
-        try:
-            line = await self.reader.readline()
-        except ValueError:  # over the limit: drop the rest of that line, answer it
-            while True:
-                try:
-                    await self.reader.readline()
-                except ValueError:
-                    continue
-                return _OVERLONG
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
-
-
 class PipeWriter:
     """stdout written by the event loop (the SDK writes through a worker thread,
     two thread hops per message); fd 1 itself is pointed at stderr, so stray
@@ -241,6 +200,9 @@ class LineReadStream(_ReadStream):
                 line = await anext(self.lines)
             except StopAsyncIteration:
                 raise anyio.EndOfStream from None
+            if isinstance(line, Overlong):
+                await self.write.send(SessionMessage(_overlong(line)))
+                continue
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:
@@ -275,7 +237,7 @@ class LineWriteStream(_Stream):
             # the host may be gone already: what it did not read is lost either way
             with (
                 anyio.CancelScope(shield=True),
-                anyio.move_on_after(_GRACE_S),
+                anyio.move_on_after(GRACE_S),
                 contextlib.suppress(OSError),
             ):
                 if self.fast is not None:  # its calls in flight are answered first
@@ -317,103 +279,3 @@ async def serve_stdio(service: Service, tenant: str) -> None:
     finally:
         with anyio.CancelScope(shield=True):
             await service.close()
-
-
-# ------------------------------------------------------------------------- HTTP
-
-
-class TokenVerifier:
-    """The SDK's TokenVerifier over the tokens file: a token is an active entry's."""
-
-    def __init__(self, tokens: TokenFile) -> None:
-        self.tokens = tokens
-
-    async def verify_token(self, token: str) -> Any:
-        from mcp.server.auth.provider import AccessToken
-
-        record = self.tokens.tenant_of(token)
-        if record is None:
-            log.warning("token_refused", reason="unknown or revoked")
-            return None
-        return AccessToken(
-            token=token, client_id=record.token_id, scopes=[], claims={"tenant": record.tenant}
-        )
-
-
-def http_tenant(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The tenant of the token that authenticated this very request."""
-    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-
-    request = ctx.request
-    user = getattr(request, "scope", {}).get("user") if request is not None else None
-    if isinstance(user, AuthenticatedUser):
-        tenant = (user.access_token.claims or {}).get("tenant")
-        if isinstance(tenant, str):
-            return tenant
-    # The auth middleware lets no request without a token through; refuse anyway.
-    raise MCPError(types.INVALID_REQUEST, "no tenant: the request carried no valid bearer token")
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise UsageError(
-            "bad_address",
-            f"--http takes HOST:PORT, got {text!r}",
-            hint="for example --http 127.0.0.1:8765 (port 0 picks a free port)",
-        )
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
-async def serve_http(service: Service, address: str, tokens: TokenFile) -> None:
-    import uvicorn
-    from mcp.server.auth.settings import AuthSettings
-    from pydantic import AnyHttpUrl
-
-    from qdsl.dsl.limits import limits
-
-    host, port = parse_address(address)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
-    bound = sock.getsockname()[1]
-    server = build_server(service, http_tenant)
-    app = server.streamable_http_app(
-        host=host,
-        # Room for an argument over the input limits, so that it is refused
-        # with its typed error (usage/input_bytes_exceeded), not a bare 413.
-        max_request_body_size=4 * limits().input_bytes,
-        # Only issuer_url is required: with no authorization server and no
-        # resource_server_url the SDK serves no OAuth routes, only bearer checks.
-        auth=AuthSettings(
-            issuer_url=AnyHttpUrl(f"http://127.0.0.1:{bound}"), resource_server_url=None
-        ),
-        token_verifier=TokenVerifier(tokens),
-    )
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        lifespan="on",
-        log_config=None,
-        # open SSE streams would hold a graceful shutdown forever
-        timeout_graceful_shutdown=_GRACE_S,
-    )
-    shown = f"[{host}]" if ":" in host else host
-    log.info("serving", transport="http", url=f"http://{shown}:{bound}/mcp")
-    # uvicorn stops on SIGTERM / SIGINT by itself, letting calls in flight finish
-    # (up to _GRACE_S), then raises the signal again for the handler it found:
-    # this one notes it, so a stop asked for is a clean exit (0), not a kill.
-    noted = {s: signal.signal(s, _note_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        for signum, handler in noted.items():
-            signal.signal(signum, handler)
-        with anyio.CancelScope(shield=True):
-            await service.close()
-        log.info("stopped")
-
-
-def _note_signal(signum: int, _frame: Any) -> None:
-    log.info("stopping", signal=signal.Signals(signum).name)

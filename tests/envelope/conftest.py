@@ -157,8 +157,16 @@ def make_any_store(
         empty_refs_table(request.getfixturevalue("pg_refs_admin"))
 
     def make(
-        *, ttl_ms: int = 60_000, max_count: int = 50, max_bytes: int = 10_000_000, grace_ms: int = 0
+        *,
+        ttl_ms: int = 60_000,
+        max_count: int = 50,
+        max_bytes: int = 10_000_000,
+        grace_ms: int = 0,
+        tenant_max_count: int | None = None,
+        tenant_max_bytes: int | None = None,
     ) -> RefStoreProtocol:
+        given = {"tenant_max_count": tenant_max_count, "tenant_max_bytes": tenant_max_bytes}
+        caps = {k: v for k, v in given.items() if v is not None}
         if engine is None:
             return RefStore(
                 tmp_path / "state",
@@ -167,6 +175,7 @@ def make_any_store(
                 max_bytes=max_bytes,
                 grace_ms=grace_ms,
                 clock=clock,
+                **caps,
             )
         from qdsl.envelope.pg_store import PgRefStore
 
@@ -177,6 +186,7 @@ def make_any_store(
             max_bytes=max_bytes,
             grace_ms=grace_ms,
             clock=clock,
+            **caps,
         )
 
     return make

@@ -173,18 +173,7 @@ class StoreMachine(RuleBasedStateMachine):
             ((rid, e) for rid, e in self.model.items() if e.expires > now),
             key=lambda item: (item[1].created, item[0]),
         )
-        # the oldest go first, except the newest and those within the grace period
-        excess = len(live) - MAX_COUNT
-        total = sum(len(e.payload) for _r, e in live)
-        kept = []
-        for i, (rid, e) in enumerate(live):
-            over = excess > 0 or total > MAX_BYTES
-            if over and i < len(live) - 1 and now - e.created >= GRACE:
-                excess -= 1
-                total -= len(e.payload)
-            else:
-                kept.append((rid, e))
-        self.model = dict(kept)
+        self.model = dict(_kept_by_the_caps(live, now))
 
     @precondition(lambda self: bool(self.model))
     @rule(ref_id=refs, position=st.integers(min_value=0))
@@ -298,3 +287,41 @@ def test_the_machine_on_postgresql(pg_refs_engine: Engine, pg_refs_admin: Engine
 
     factory: Callable[[], StoreMachine] = Bound
     run_state_machine_as_test(factory, settings=MACHINE_SETTINGS)
+
+
+def _kept_by_the_caps(live: list[tuple[str, Entry]], now: int) -> list[tuple[str, Entry]]:
+    """What the caps keep of `live` (oldest first): each tenant within its caps
+    (here the store's) by its own oldest, its newest kept; then, while the
+    store is over a cap, the largest holder (bytes over the byte cap, refs over
+    the count cap; among equals, the one whose oldest is oldest) loses its
+    oldest, never the store's newest; nothing within the grace period goes."""
+    newest = live[-1][0] if live else None
+    tenants = list(dict.fromkeys(e.tenant for _r, e in live))
+    evicted: set[str] = set()
+    for tenant in tenants:
+        mine = [(rid, e) for rid, e in live if e.tenant == tenant]
+        count, total = len(mine), sum(len(e.payload) for _r, e in mine)
+        for rid, e in mine[:-1]:
+            if count <= MAX_COUNT and total <= MAX_BYTES:
+                break
+            if now - e.created >= GRACE:
+                evicted.add(rid)
+                count, total = count - 1, total - len(e.payload)
+    left = [(rid, e) for rid, e in live if rid not in evicted]
+    while True:
+        total = sum(len(e.payload) for _r, e in left)
+        if len(left) <= MAX_COUNT and total <= MAX_BYTES:
+            return left
+        by_bytes = total > MAX_BYTES
+        movable: dict[str | None, list[tuple[str, Entry]]] = {t: [] for t in tenants}
+        held: dict[str | None, int] = dict.fromkeys(tenants, 0)
+        for rid, e in left:
+            held[e.tenant] += len(e.payload) if by_bytes else 1
+            if rid != newest and now - e.created >= GRACE:
+                movable[e.tenant].append((rid, e))
+        holders = [t for t in tenants if movable[t]]
+        if not holders:
+            return left
+        victim = max(holders, key=lambda t: (held[t], -movable[t][0][1].created))
+        gone = movable[victim][0][0]
+        left = [(rid, e) for rid, e in left if rid != gone]

@@ -79,13 +79,29 @@ class HttpServer:
 
     @classmethod
     def start(
-        cls, args: list[str], env: dict[str, str], state_dir: Path, mcp_args: tuple[str, ...] = ()
+        cls,
+        args: list[str],
+        env: dict[str, str],
+        state_dir: Path,
+        mcp_args: tuple[str, ...] = (),
+        *,
+        bind: str = "127.0.0.1:0",
+        module: str | None = None,
     ) -> HttpServer:
-        """`qdsl <args> mcp --http 127.0.0.1:0 <mcp_args>`, once it listens."""
+        """`qdsl <args> mcp --http <bind> <mcp_args>`, once it listens; with
+        `module`, `python -m <module>` of this directory stands in for `qdsl`."""
         log = state_dir.parent / f"http-server-{time.monotonic_ns()}.log"
+        command = [QDSL]
+        if module is not None:
+            here = str(Path(__file__).parent)
+            env = {
+                **env,
+                "PYTHONPATH": os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p),
+            }
+            command = [sys.executable, "-m", module]
         with log.open("w") as out:
             proc = subprocess.Popen(
-                [QDSL, *args, "mcp", "--http", "127.0.0.1:0", *mcp_args],
+                [*command, *args, "mcp", "--http", bind, *mcp_args],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=out,

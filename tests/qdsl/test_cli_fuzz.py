@@ -175,3 +175,126 @@ def test_argv_that_is_not_utf8_is_a_usage_error(
     assert proc.returncode == 2, proc.stderr[-500:]
     envelope = _last_json_line(proc.stderr)
     assert envelope["error"]["type"] == "usage" and envelope["error"]["subtype"] == "bad_encoding"
+
+
+# -- JMESPath (issue 25, F3 / F7) ------------------------------------------------------
+# What a caller writes as an expression: `refs get`, `--pick`, a chain's `refs get`
+# step and a chain's `$.` reference. `@|[@,@]` x 19 killed the process (x 16 wrote a
+# 219 MB ref), 3,000 levels of nesting were a RecursionError (exit 1).
+JMES_BOMBS = [
+    "@" + "|[@,@]" * 16,
+    "@" + "|[@,@]" * 19,
+    "@" + "|[@,@]" * 60,
+    "[" * 3000 + "@" + "]" * 3000,
+    "[" * 1500 + "@" + "]" * 1500,
+    "!" * 3000 + "@",
+    "@" + "|@" * 2000,
+    "@" + "[*]" * 1300,
+    "{a:" * 1000 + "@" + "}" * 1000,
+    "`" + "[" * 2000 + "]" * 2000 + "`",
+    "to_string(@" + "|[@,@]" * 30 + ")",
+    # 4,096 empty strings joined by a 3,000-character separator: 12 MB of text
+    "join('" + "x" * 3000 + "', map(&'', @" + "|[@,@]" * 12 + "|[]" * 11 + "))",
+    "map(&[@,@,@,@,@,@,@,@], " * 12 + "to_array(@)" + ")" * 12,
+    "data." + "a" * 10_000,
+]
+
+
+@pytest.fixture
+def jmes_refs(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Two refs to read expressions over: one shared, one of tenant t1."""
+    monkeypatch.setenv("QDSL_REF_THRESHOLD", "1024")
+    refs = {}
+    for name, args in (
+        ("shared", ["schema"]),
+        ("t1", ["--db", sqlite_url, "run", "--tenant", "t1", "--plan", "list project"]),
+    ):
+        code, out, _err = run_cli(args)
+        assert code == 0
+        refs[name] = _last_json_line(out)["refId"]
+    return refs
+
+
+def _jmes_channels(db: str, refs: dict[str, str], expr: str) -> list[list[str]]:
+    step = {"op": "refs get", "input": {"ref": refs["shared"], "expr": expr}}
+    first = {"op": "refs get", "input": {"ref": refs["shared"], "expr": "data"}}
+    pick = {"op": "refs get", "input": {"ref": "$." + expr}}
+    return [
+        ["refs", "get", refs["shared"], expr],
+        ["refs", "get", "--tenant", "t1", refs["t1"], expr],
+        ["--db", db, "run", "--tenant", "t1", "--input-ref", refs["t1"], "--pick", expr],
+        ["chain", "--steps", json.dumps([step])],
+        ["chain", "--steps", json.dumps([first, pick])],
+    ]
+
+
+@pytest.mark.parametrize("bomb", JMES_BOMBS, ids=lambda s: repr(s[:24]))
+def test_jmespath_bombs_on_every_expression_channel_are_typed(
+    bomb: str,
+    sqlite_url: str,
+    jmes_refs: dict[str, str],
+    suite_counts: Counter[str],
+) -> None:
+    for args in _jmes_channels(sqlite_url, jmes_refs, bomb):
+        code, out, err = run_cli(args)
+        assert_typed(code, out, err, what=(args[:4], bomb[:40]))
+        if args[0] in ("refs", "--db"):  # a bomb is refused, never answered
+            assert code == 2, err[-400:]
+        suite_counts["cli fuzz JMESPath (in-process runs)"] += 1
+    # nothing over the store's byte cap was ever written
+    from qdsl.envelope.store import open_store
+
+    store = open_store()
+    assert all(r.bytes <= store.max_bytes for r in store.records())
+
+
+_JMES_ATOMS = st.sampled_from(["@", "data", "keys(@)", "data.*", "`[1, 2]`", "'x'", "*"])
+
+
+def _jmes_combined(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    two = st.tuples(inner, inner)
+    return st.one_of(
+        st.builds(lambda a, n: f"({a})" + "|[@,@]" * n, inner, st.integers(1, 40)),
+        two.map(lambda p: f"[{p[0]}, {p[1]}]"),
+        two.map(lambda p: f"({p[0]}) || ({p[1]})"),
+        inner.map(lambda a: f"({a})[*]"),
+        inner.map(lambda a: f"({a})[]"),
+        inner.map(lambda a: f"({a})[?@]"),
+        inner.map(lambda a: f"to_string({a})"),
+        inner.map(lambda a: f"join(',', {a})"),
+        inner.map(lambda a: f"length({a})"),
+        inner.map(lambda a: f"{{k: {a}}}"),
+        inner.map(lambda a: f"map(&[@, @, @], {a})"),
+        inner.map(lambda a: f"sort_by({a}, &to_string(@))"),
+        st.builds(lambda a, n: "[" * n + a + "]" * n, inner, st.integers(1, 2000)),
+        st.builds(lambda a, n: "!" * n + a, inner, st.integers(1, 3000)),
+    )
+
+
+_JMES = st.recursive(_JMES_ATOMS, _jmes_combined, max_leaves=8)
+
+
+@FUZZ
+@given(expr=_JMES, channel=st.integers(0, 4))
+def test_any_jmespath_on_any_expression_channel_is_typed(
+    expr: str,
+    channel: int,
+    sqlite_url: str,
+    jmes_refs: dict[str, str],
+    suite_counts: Counter[str],
+) -> None:
+    args = _jmes_channels(sqlite_url, jmes_refs, expr)[channel]
+    assert_typed(*run_cli(args), what=(args[:4], expr[:60]))
+    suite_counts["cli fuzz JMESPath (in-process runs)"] += 1
+
+
+def test_a_comparison_jmespath_cannot_make_is_a_usage_error(
+    jmes_refs: dict[str, str], suite_counts: Counter[str]
+) -> None:
+    """jmespath orders a string against a number as Python does, which raises
+    TypeError (exit 1): the list's ids are strings."""
+    expr = "data.answer.items[?id > `10`]"
+    code, out, err = run_cli(["refs", "get", "--tenant", "t1", jmes_refs["t1"], expr])
+    assert_typed(code, out, err, what=expr)
+    assert code == 2 and _last_json_line(err)["error"]["code"] == "usage/bad_expression"
+    suite_counts["cli fuzz JMESPath (in-process runs)"] += 1
