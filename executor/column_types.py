@@ -187,6 +187,38 @@ class IntegerBool(TypeDecorator[bool]):
         return None if value is None else bool(value)
 
 
+class IdText(TypeDecorator[str]):
+    """An id compared as text with an INTEGER or UUID id cast to text: bound as the
+    column's own spelling of the value (``"007"`` as ``"7"``, a UUID in its
+    canonical form), any other value as written, which no stored id spells."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def __init__(self, stored: Stored | None = None) -> None:
+        super().__init__()
+        self.stored = stored
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        text = str(value).strip()
+        if self.stored is Stored.INTEGER:
+            number = IntegerId().process_bind_param(text, dialect)
+            return text if number is None else str(number)
+        if self.stored is Stored.UUID:
+            found = UuidId().process_bind_param(text, dialect)
+            return text if found is None else found
+        return text
+
+
+def excludes_as_text(kind: FieldType, stored: Stored | None) -> bool:
+    """Whether `!=` / `not in` on the column compare its text: an id kept in an
+    INTEGER or UUID column, where a value it cannot hold would bind NULL and so
+    exclude every row, when it excludes none."""
+    return kind is FieldType.ID and stored in (Stored.INTEGER, Stored.UUID)
+
+
 def column_type(kind: FieldType | None, stored: Stored | None) -> TypeEngine[Any] | None:
     """The bind and result type of a column holding `kind`, stored as `stored`."""
     if kind is None:

@@ -24,6 +24,7 @@ from qdsl.executor import column_types as CT
 from qdsl.executor import names as N
 from qdsl.executor.bind import LIKE_ESCAPE, filter_param
 from qdsl.executor.tables import EntityTable
+from qdsl.facts.storage import Stored
 
 
 class Params:
@@ -100,6 +101,8 @@ def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnEleme
         return col.is_(None) if bf.filter.value is not False else col.is_not(None)
     if op is Operator.EQUALS:
         return lhs == v(name)
+    if op in (Operator.NOT_EQUALS, Operator.NOT_IN) and CT.excludes_as_text(bf.kind, stored):
+        return _excluded_ids(bf, col, stored, p)
     if op is Operator.NOT_EQUALS:
         # SQL's three-valued logic would drop NULL rows; "not equal to x" keeps them.
         return sa.or_(lhs != v(name), col.is_(None))
@@ -115,6 +118,21 @@ def column_condition(bf: BoundFilter, et: EntityTable, p: Params) -> ColumnEleme
     if op is Operator.BETWEEN:
         return lhs.between(v(N.filter_low(bf.index)), v(N.filter_high(bf.index)))
     raise _not_covered(bf)
+
+
+def _excluded_ids(
+    bf: BoundFilter, col: ColumnElement[Any], stored: Stored | None, p: Params
+) -> ColumnElement[bool]:
+    """`!=` / `not in` on an INTEGER or UUID id, compared as text: a value the column
+    cannot hold ("E-4") excludes no row, where bound in the column's type it would
+    be NULL and exclude them all."""
+    text = CT.as_text(col, stored)
+    name = filter_param(bf)
+    if bf.op is Operator.NOT_EQUALS:
+        found = text != p(name, type_=CT.IdText(stored))
+    else:
+        found = text.not_in(p(name, expanding=True, type_=CT.IdText(stored)))
+    return sa.or_(found, col.is_(None))
 
 
 def freshness(facts: TableClause, p: Params, *, window: bool) -> list[ColumnElement[bool]]:

@@ -137,3 +137,24 @@ def test_the_cli_answers_and_selects_the_date(hr_url: str) -> None:
 def test_catalog_check_passes(hr_engine: Engine, hr_catalog: Catalog) -> None:
     report = check_catalog(hr_engine, hr_catalog)
     assert report.ok, [(f.rule, f.message) for f in report.errors]
+
+
+@pytest.mark.parametrize(
+    ("where", "ids"),
+    [
+        ('id != "E-4"', ["4", "9", "10"]),  # a value no INTEGER id holds excludes nothing
+        ('id != "4"', ["9", "10"]),
+        ('id != "009"', ["4", "10"]),  # the column's own spelling of 009 is 9
+        ('id not in ("E-4", "009")', ["4", "10"]),
+        ('id not in ("E-4", "x")', ["4", "9", "10"]),
+        ('id = "E-4"', []),
+        ('id in ("E-4", "10")', ["10"]),
+    ],
+)
+def test_an_integer_id_excludes_what_it_is_asked_to(
+    hr_url: str, where: str, ids: list[str]
+) -> None:
+    code, out = _cli(hr_url, "run", "--tenant", "acme", "--plan", f"list member where {where}")
+    assert code == 0, out
+    data: Any = out["data"]
+    assert [i["id"] for i in data["answer"]["items"]] == ids
