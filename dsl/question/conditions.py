@@ -107,12 +107,19 @@ class Builder:
         ]
         return nums[0] if len(nums) == 1 else None
 
-    def time_field(self, main: str) -> str | None:
+    def time_field(self, main: str, i: int) -> str | None:
+        """The date field the date at pieces[i] is about: the nearest field name of a
+        date field, one no earlier date took first ("今年入职、去年创建的", "hired in
+        2025 and created in 2026"), on a tie the one before it ("创建时间在去年")."""
+        named: list[tuple[bool, int, bool, int, str]] = []
         for j, p in enumerate(self.pieces):
             s = sense_for(p, main, None) if p.kind is Kind.FIELD else None
             if s is not None and s.field and self.ent(main).fields[s.field].type in _TIME:
-                self.used.add(j)
-                return s.field
+                named.append((j in self.used, abs(j - i), j > i, j, s.field))
+        if named:
+            *_, j, field = min(named)
+            self.used.add(j)
+            return field
         dates = [n for n, f in self.ent(main).fields.items() if f.type in _TIME and not f.sensitive]
         return dates[0] if len(dates) == 1 else None
 
@@ -131,8 +138,8 @@ class Builder:
             return
         self.add(field, operator, _num(n), words)
 
-    def dates(self, main: str, p: Piece) -> None:
-        field = self.time_field(main)
+    def dates(self, main: str, i: int, p: Piece) -> None:
+        field = self.time_field(main, i)
         if field is None:
             self.problem(p.text, "unplaced", self.could(main, _TIME), "date")
             return

@@ -242,7 +242,7 @@ class Walk:
         self.b.problem(p.text, "unplaced", could, "number")
 
     def on_date(self, i: int, p: Piece) -> None:
-        self.b.dates(self.main, p)
+        self.b.dates(self.main, i, p)
 
     def on_absence(self, i: int, p: Piece) -> None:
         s = sense_for(p, self.main, None)
