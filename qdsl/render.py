@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog import Catalog, FieldSpec
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.executor.result import ExecutionResult, ResultRow
@@ -230,6 +230,13 @@ def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     return "\n".join([head, *lines]), {"findings": findings}, cites
 
 
+def _meaning(spec: FieldSpec | None, value: Any) -> str:
+    """What a compared value means: two spellings of one alias group are one value
+    ("US stocks" and "美股" are no difference)."""
+    group = spec.alias_group(str(value)) if spec is not None and value is not None else None
+    return f"alias:{group[0]}" if group is not None else str(value)
+
+
 def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     rows = _in_asked_order(c.plan, c.result.rows)
     if not rows:
@@ -241,10 +248,11 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     for r in rows:
         fields.extend(k for k in [*r.values, *r.facts] if k not in fields and k != "id")
     differences: list[dict[str, Any]] = []
+    entity = c.catalog.entities.get(c.plan.entity_type)
     for name in fields:
         values = {r.entity_id: r.facts.get(name, r.values.get(name)) for r in rows}
         values = {k: (plain(v) if isinstance(v, float) else v) for k, v in values.items()}
-        if len({str(v) for v in values.values()}) > 1:
+        if len({_meaning(field_spec(entity, name), v) for v in values.values()}) > 1:
             differences.append({"field": name, "values": values})
     cites = _evidence_ids(rows, c.result)
     ids = ("、" if c.zh else ", ").join(r.entity_id for r in rows)
