@@ -184,6 +184,9 @@ class Walk:
         self.fields.append((i, s.field or ""))
 
     def on_negation(self, i: int, p: Piece) -> None:
+        if self.negate is not None:
+            # the earlier negation found nothing to negate before this one
+            self.b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         self.negate = i
 
     def on_id(self, i: int, p: Piece) -> None:

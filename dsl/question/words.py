@@ -226,9 +226,11 @@ NEGATION = (
 ASKING = re.compile(r"有没有|是不是|有无|是否|存不存在|还有没有")
 
 # Absence / presence of a field's value, built around the field's spellings.
+# 没有 after a lone 有 is the asking 有没有; after 有没有 / 是否有 it is "without"
+# ("有没有没有预算的项目": are there projects without a budget).
 ABSENCE_BEFORE = (
-    r"(?:(?<!有)没有|(?<!有)没|无|缺少|缺|未设置|未填写?|\bwithout(?: an?| any)?|\bwith no"
-    r"|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
+    r"(?:(?<!(?<![没否])有)没有|(?<!有)没|无|缺少|缺|未设置|未填写?|\bwithout(?: an?| any)?"
+    r"|\bwith no|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
 )
 ABSENCE_AFTER = r"(?:为空|是空的|缺失|\bis (?:missing|empty|not set)|\bmissing)"
 PRESENCE_BEFORE = r"(?:(?<![没])有|\bwith an?|\bhaving an?|\bthat have an?)"

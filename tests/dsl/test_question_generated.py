@@ -165,3 +165,33 @@ def test_a_number_inside_chinese_text_is_no_id(question: str) -> None:
     r = read_question(question, catalog, now=NOW)
     assert not r.problems
     assert all(c.field != "id" for c in r.conditions)
+
+
+@pytest.mark.parametrize("question", ["有没有没有退款的工单", "是否有没有退款的工单"])
+def test_absence_after_an_existence_cue(question: str) -> None:
+    r = read_question(question, _tickets(), now=NOW)
+    assert not r.problems, r.problems
+    assert {(c.field, c.operator, c.value) for c in r.conditions} == {
+        ("refund_amount", Operator.IS_NULL, True)
+    }
+
+
+def test_a_date_binds_past_an_absence_of_another_date_field() -> None:
+    # "没有创建时间、2025年入职的": created_at is missing, hired_on is in 2025
+    assert _conds("有没有没有创建时间、2025年入职的员工") == {
+        ("created_at", Operator.IS_NULL, True),
+        *_years("hired_on", Y2025),
+    }
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many tickets not opened in 2026 and not urgent are there?",
+        "有多少个不是2026年提交、不是紧急的工单",
+    ],
+)
+def test_a_negation_with_nothing_to_negate_is_not_lost_to_the_next(question: str) -> None:
+    # the date cannot be negated; the answer must not apply it as stated
+    r = read_question(question, _tickets(), now=NOW)
+    assert [p.text for p in r.problems] in (["not"], ["不是"])
