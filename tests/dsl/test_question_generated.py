@@ -195,3 +195,19 @@ def test_a_negation_with_nothing_to_negate_is_not_lost_to_the_next(question: str
     # the date cannot be negated; the answer must not apply it as stated
     r = read_question(question, _tickets(), now=NOW)
     assert [p.text for p in r.problems] in (["not"], ["不是"])
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "有没有不是2026年提交且紧急的工单",
+        "Are there any tickets not opened in 2026 that are urgent?",
+        "有没有不是没有退款且紧急的工单",
+    ],
+)
+def test_a_negation_before_a_period_never_moves_to_the_next_value(question: str) -> None:
+    # found: "不是2026年以来创建且Go的" was read as created since 2026 and skill not Go
+    r = read_question(question, _tickets(), now=NOW)
+    assert [p.text for p in r.problems] in (["not"], ["不是"])
+    urgent = [c for c in r.conditions if c.field == "priority"]
+    assert [c.operator for c in urgent] in ([Operator.EQUALS], [Operator.EQUALS_OR_ALIAS])
