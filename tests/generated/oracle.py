@@ -23,6 +23,8 @@ from generated.model import Deployment, Row, Value
 from generated.periods import Range, moment_of
 from generated.questions import Cond, Question
 
+from qdsl.dsl.textnorm import normalize_text
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -62,6 +64,8 @@ def holds(c: Cond, row: Row, facts: dict[str, frozenset[str]]) -> bool | None:
         if c.kind == "any_fact":
             return bool(held & set(c.value))
         return (c.value in held) is (c.kind == "fact")
+    if c.kind == "label":  # the name contains the words, as a text match does
+        return normalize_text(c.value) in normalize_text(str(row["label"]))
     v = row[c.field]
     if c.kind == "absent":
         return v is None

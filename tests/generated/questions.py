@@ -8,7 +8,8 @@ field (stated or negated), a number with its unit and a comparison or a range,
 a date or time in a calendar or relative period, or not in it
 (tests/generated/periods.py),
 an absent value, a fact value (stated, negated, or one of two), a name only
-the data knows (stated or negated). Conditions are data (`Cond`), not code:
+the data knows (stated or negated), the object's name or a part of it.
+Conditions are data (`Cond`), not code:
 the oracle (tests/generated/oracle.py) interprets them over the rows, so a
 failing example prints what was asked.
 """
@@ -28,7 +29,7 @@ from hypothesis import strategies as st
 @dataclass(frozen=True)
 class Cond:
     # value / not_value / any_value / bool / not_bool / number / absent / date /
-    # not_date / fact / not_fact / any_fact / name / not_name
+    # not_date / fact / not_fact / any_fact / name / not_name / label
     kind: str
     field: str
     text: str
@@ -85,9 +86,29 @@ def _pick(draw: st.DrawFn, options: list[str] | tuple[str, ...]) -> str:
 
 
 def _word(draw: st.DrawFn, words: tuple[str, ...], lang: str) -> str:
-    """A spelling for the language; an ASCII one serves zh too (A股, Go, K8s)."""
+    """A spelling for the language; an ASCII one serves zh too (A股, Go, K8s); now and
+    then in another case or in full-width letters, as typed on a phone."""
     fit = [w for w in words if w.isascii() != (lang == "zh")]
-    return _pick(draw, fit or list(words))
+    return _variant(draw, _pick(draw, fit or list(words)))
+
+
+_FULL_WIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}
+
+
+def _variant(draw: st.DrawFn, text: str) -> str:
+    how = draw(st.integers(0, 19))
+    if how == 1:
+        return text.upper()
+    if how == 2:
+        return text.title()
+    if how == 3 and lang_free(text):
+        return text.translate(_FULL_WIDTH)
+    return text
+
+
+def lang_free(text: str) -> bool:
+    """ASCII letters and digits only: a word whose full-width form is still that word."""
+    return text.isascii() and text.replace(" ", "").replace("-", "").isalnum()
 
 
 def _syn(draw: st.DrawFn, c: Concept, lang: str) -> str:
@@ -187,7 +208,9 @@ def number_text(draw: st.DrawFn, n: Decimal, c: Concept, lang: str) -> str:
             forms.extend([f"{whole:,}", f"${whole:,}"])
             if whole % 1000 == 0:
                 forms.append(f"{whole // 1000}k")
-    return _pick(draw, forms)
+    text = _pick(draw, forms)
+    # full-width digits, as an IME types them ("２万")
+    return text.translate(_FULL_WIDTH) if draw(st.integers(0, 19)) == 0 else text
 
 
 def _between(draw: st.DrawFn, at: At, f: Field, syn: str, n: Decimal) -> Cond:
@@ -266,6 +289,21 @@ def _name(draw: st.DrawFn, at: At, f: Field) -> Cond | None:
     return Cond("not_name" if negated else "name", f.name, text, name)
 
 
+def _label(draw: st.DrawFn, at: At) -> Cond | None:
+    """The object's name, or a part of it: "名为李娜", "名字里带交换", "called Harbor Point"."""
+    labels = sorted({str(r["label"]) for r in at.dep.rows_of(at.tenant, at.ent.name)})
+    if not labels:
+        return None
+    label = draw(st.sampled_from(labels))
+    if not at.zh:
+        return Cond("label", "name", f"{_pick(draw, ['called', 'named'])} {label}", label)
+    if label.isascii() or len(label) < 3 or draw(st.booleans()):
+        return Cond("label", "name", _pick(draw, [f"名为{label}", f"叫{label}"]), label)
+    start = draw(st.integers(0, len(label) - 2))
+    part = label[start : start + 2]
+    return Cond("label", "name", _pick(draw, [f"名字里带{part}", f"名称包含{part}"]), part)
+
+
 def condition(draw: st.DrawFn, at: At, f: Field) -> Cond | None:
     if f.kind in ("enum", "fact"):
         return _value(draw, at, f)
@@ -306,12 +344,17 @@ def _phrase(ent: Entity, conds: list[Cond], lang: str, join: str) -> str:
 def row_question(draw: st.DrawFn, at: At, qtype: str) -> Question:
     conds: list[Cond] = []
     usable = [f for f in at.ent.fields if not (f.kind == "bool" and "bool_conditions" in at.gaps)]
+    named = False
     for _ in range(draw(st.sampled_from([0, 1, 1, 2, 2, 3]))):
-        if not usable:
+        if not named and draw(st.integers(0, 9)) == 0:
+            named = True
+            cond = _label(draw, at)
+        elif usable:
+            f = draw(st.sampled_from(usable))
+            usable.remove(f)
+            cond = condition(draw, at, f)
+        else:
             break
-        f = draw(st.sampled_from(usable))
-        usable.remove(f)
-        cond = condition(draw, at, f)
         if cond is not None:
             conds.append(cond)
     if not at.zh and sum(c.before_noun for c in conds) > 1:

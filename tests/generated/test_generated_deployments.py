@@ -131,6 +131,7 @@ def _required_shapes(tally: Tally) -> set[str]:
     shapes = {f"qtype:{q}" for q in ("count", "existence", "list", "status", "compare")}
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
+    shapes.add("cond:label")
     if "bool_conditions" not in GAPS:
         shapes |= {"cond:bool", "cond:not_bool"}
     return shapes
