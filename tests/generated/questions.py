@@ -414,11 +414,26 @@ def object_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
     return Question(text, at.lang, qtype, at.ent.name, at.tenant, (), ids, frozenset(tags))
 
 
+def _shows_gap(at: At) -> bool:
+    """Whether a snapshot or comparison of the entity shows a value the product cannot
+    show yet: a many-valued fact, or a PostgreSQL DATE column (tests' KNOWN_GAPS)."""
+    fields = at.ent.fields
+    if "many_valued_facts" in at.gaps and any(f.concept.many for f in fields):
+        return True
+    dates = at.dep.dialect == "postgresql" and any(f.sql == "DATE" for f in fields)
+    return dates and "postgresql:date_in_snapshots" in at.gaps
+
+
 QTYPES = ("count", "existence", "list", "count", "existence", "list", "status", "compare")
 
 
 @st.composite
-def questions(draw: st.DrawFn, dep: Deployment, gaps: frozenset[str] = frozenset()) -> Question:
+def questions(
+    draw: st.DrawFn,
+    dep: Deployment,
+    gaps: frozenset[str] = frozenset(),
+    qtypes: tuple[str, ...] = QTYPES,
+) -> Question:
     at = At(
         dep,
         draw(st.sampled_from(dep.entities)),
@@ -426,9 +441,9 @@ def questions(draw: st.DrawFn, dep: Deployment, gaps: frozenset[str] = frozenset
         draw(st.sampled_from(["zh", "en"])),
         gaps,
     )
-    qtype = draw(st.sampled_from(QTYPES))
+    qtype = draw(st.sampled_from(qtypes))
     if qtype in ("status", "compare"):
-        q = draw(object_question(at, qtype))
+        q = None if _shows_gap(at) else draw(object_question(at, qtype))
         if q is not None:
             return q
         qtype = "list"
