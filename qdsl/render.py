@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from qdsl.dsl.catalog import Catalog, EntitySpec
+from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.executor.result import ExecutionResult, ResultRow
@@ -273,6 +273,13 @@ def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     return "\n".join([head, *lines]), {"findings": findings}, cites
 
 
+def _meaning(spec: FieldSpec | None, value: Any) -> str:
+    """What a compared value means: two spellings of one alias group are one value
+    ("US stocks" and "美股" are no difference)."""
+    group = spec.alias_group(str(value)) if spec is not None and value is not None else None
+    return f"alias:{group[0]}" if group is not None else str(value)
+
+
 def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     rows = _in_asked_order(c.plan, c.result.rows)
     if not rows:
@@ -296,7 +303,7 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
                 parts.append(f"{c.field(name)}（{body}）" if c.zh else f"{c.field(name)} ({body})")
             continue
         values = {k: (plain(v) if isinstance(v, float) else v) for k, v in per.items()}
-        if len({str(v) for v in values.values()}) > 1:
+        if len({_meaning(field_spec(c.spec, name), v) for v in values.values()}) > 1:
             differences.append({"field": name, "values": values})
             sep = "，" if c.zh else ", "
             vals = sep.join(f"{k}: {shown(v, c.zh)}" for k, v in values.items())

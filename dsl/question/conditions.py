@@ -5,6 +5,7 @@ dates, absence), each turning pieces of the question into `Condition`s or a
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
@@ -13,6 +14,8 @@ from qdsl.dsl.question.model import Condition, Kind, Piece, Problem, ProblemReas
 from qdsl.dsl.question.target import sense_for
 
 _TIME = (FieldType.DATE, FieldType.DATETIME)
+# What parts two conditions: a field on the other side of one belongs to the other.
+_SEPARATOR = re.compile(r"[、,，;；]|且|\band\b|\bwith\b")
 
 
 class Builder:
@@ -109,12 +112,23 @@ class Builder:
         ]
         return nums[0] if len(nums) == 1 else None
 
-    def time_field(self, main: str) -> str | None:
+    def time_field(self, main: str, i: int) -> str | None:
+        """The date field the date at pieces[i] is about: the name of a date field no
+        earlier date took ("今年入职、去年创建的"), not split from the date by a
+        separator ("没有巡检时间、本周签署的" is signed this week), nearest, on a tie
+        the one before it ("创建时间在去年")."""
+        named: list[tuple[bool, bool, int, bool, int, str]] = []
+        date = self.pieces[i]
         for j, p in enumerate(self.pieces):
             s = sense_for(p, main, None) if p.kind is Kind.FIELD else None
             if s is not None and s.field and self.ent(main).fields[s.field].type in _TIME:
-                self.used.add(j)
-                return s.field
+                between = self.gap(p, date) if j < i else self.gap(date, p)
+                split = _SEPARATOR.search(between) is not None
+                named.append((j in self.used, split, abs(j - i), j > i, j, s.field))
+        if named:
+            *_, j, field = min(named)
+            self.used.add(j)
+            return field
         dates = [n for n, f in self.ent(main).fields.items() if f.type in _TIME and not f.sensitive]
         return dates[0] if len(dates) == 1 else None
 
@@ -133,8 +147,8 @@ class Builder:
             return
         self.add(field, operator, _num(n), words)
 
-    def dates(self, main: str, p: Piece) -> None:
-        field = self.time_field(main)
+    def dates(self, main: str, i: int, p: Piece) -> None:
+        field = self.time_field(main, i)
         if field is None:
             self.problem(p.text, "unplaced", self.could(main, _TIME), "date")
             return

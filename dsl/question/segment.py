@@ -213,8 +213,18 @@ def _catalog_pieces(
 
 @lru_cache(maxsize=1024)
 def _bounded_id(pattern: str) -> re.Pattern[str]:
-    """An entity's id pattern, standing alone as a word."""
-    return re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", re.IGNORECASE)
+    """An entity's id pattern, not inside a longer ASCII word or number."""
+    return re.compile(r"(?<![a-z0-9_-])(?:" + pattern + r")(?![a-z0-9_-])", re.IGNORECASE)
+
+
+def _standalone(text: str, m: re.Match[str]) -> bool:
+    """An id with letters may touch Chinese text ("员工E-5的状态"); one of digits
+    alone must stand apart from any word ("2026年" is a year, not an id)."""
+    if any(c.isalpha() and c.isascii() for c in m.group()):
+        return True
+    before = text[m.start() - 1] if m.start() else " "
+    after = text[m.end()] if m.end() < len(text) else " "
+    return not (before.isalnum() or after.isalnum())
 
 
 @lru_cache(maxsize=4096)
@@ -234,6 +244,8 @@ def _id_pieces(text: str, display: str, catalog: Catalog) -> Iterator[Piece]:
         regex = ent.id_regex
         if regex is not None:
             for m in _bounded_id(regex.pattern).finditer(text):
+                if not _standalone(text, m):
+                    continue
                 value = display[m.start() : m.end()]
                 if regex.fullmatch(value) is None:
                     value = value.upper() if regex.fullmatch(value.upper()) else value

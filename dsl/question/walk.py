@@ -192,6 +192,9 @@ class Walk(TextPieces):
         self.negate = None
 
     def on_negation(self, i: int, p: Piece) -> None:
+        if self.negate is not None:
+            # the earlier negation found nothing to negate before this one
+            self.b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         self.negate = i
 
     def on_aggregate(self, i: int, p: Piece) -> None:
@@ -211,7 +214,15 @@ class Walk(TextPieces):
         if p.text in STANDALONE_PRONOUNS or (nxt is not None and nxt is self.named_by):
             self.pronoun = True
 
+    def unnegatable(self) -> None:
+        """A pending negation met a condition no plan can negate (a period, a number, an
+        absence): it negates nothing, rather than the value that happens to come next."""
+        if self.negate is not None:
+            self.b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
+            self.negate = None
+
     def on_comparison(self, i: int, p: Piece) -> None:
+        self.unnegatable()
         after = p.entity == "True"
         j = i + 1 if after else i - 1
         q = self.pieces[j] if 0 <= j < len(self.pieces) else None
@@ -231,6 +242,7 @@ class Walk(TextPieces):
             self.b.problem(p.text, "unplaced", could, "comparison")
 
     def on_number(self, i: int, p: Piece) -> None:
+        self.unnegatable()
         k = self.joined_number(i)
         if k is not None:
             self.b.used.add(k)
@@ -253,9 +265,11 @@ class Walk(TextPieces):
         self.b.problem(p.text, "unplaced", could, "number")
 
     def on_date(self, i: int, p: Piece) -> None:
-        self.b.dates(self.main, p)
+        self.unnegatable()
+        self.b.dates(self.main, i, p)
 
     def on_absence(self, i: int, p: Piece) -> None:
+        self.unnegatable()
         s = sense_for(p, self.main, None)
         if s is None or s.field is None:
             self.b.problem(p.text, "unplaced", self.b.could(self.main, None))

@@ -173,7 +173,7 @@ FUNCTION_ZH = _words(
     "告诉我 我想知道 想知道 系统里面 系统里 系统中 系统内 系统 里面 里边 当中 "
     "之中 目前 当前 现在 现有 一共 总共 共 所有的 所有 全部的 全部 全都 都 "
     "一下 我们的 我们 我的 你们 咱们 相关的 相关 有关的 有关 关于 的话 已经 "
-    "还是 还有 以及 或者 或 和 与 及 跟 同 以外 之外 外 被 给 把 对 由 "
+    "还是 还有 以及 或者 或 和 与 及 跟 同 并且 而且 且 以外 之外 外 被 给 把 对 由 "
     "在 是 为 有 了 的 地 得 吗 呢 吧 啊 呀 么 嘛 哦 个 项 条 家 位 "
     "名 篇 份 件 些 这些 那些 其中 还 里 谁 是谁 什么时候 何时 通过 经由 "
     "到 至 之间 中间 分配给 分配 指派给 属于 下的 下面的 之下 里的 中的 "
@@ -250,21 +250,27 @@ NEGATION = (
 ASKING = re.compile(r"有没有|是不是|有无|是否|存不存在|还有没有")
 
 # Absence / presence of a field's value, built around the field's spellings.
+# 没有 after a lone 有 is the asking 有没有; after 有没有 / 是否有 it is "without"
+# ("有没有没有预算的项目": are there projects without a budget).
 ABSENCE_BEFORE = (
-    r"(?:(?<!有)没有|(?<!有)没|无|缺少|缺|未设置|未填写?|\bwithout(?: an?| any)?|\bwith no"
-    r"|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
+    r"(?:(?<!(?<![没否])有)没有|(?<!有)没|无|缺少|缺|未设置|未填写?|\bwithout(?: an?| any)?"
+    r"|\bwith no|\bno|\bmissing(?: an?)?|\blacking(?: an?)?)"
 )
 ABSENCE_AFTER = r"(?:为空|是空的|缺失|\bis (?:missing|empty|not set)|\bmissing)"
 PRESENCE_BEFORE = r"(?:(?<![没所])有|\bwith an?|\bhaving an?|\bthat have an?)"
 
+# A superlative right before an amount bounds it ("薪资最多4.5万" is at most, not the
+# most); before a count ("最多5个") it stays a limit or a ranking.
+_ZH_AMOUNT = r"[\d零〇一二两三四五六七八九十百千万亿.]"
+_BOUND = rf"(?=\s*{_ZH_AMOUNT}+(?!{_ZH_AMOUNT}|\s*[个项条名家篇位件份]))"
 # Comparisons: (pattern, op, whether the number comes after the words).
 _GTE = (
     r"不少于|不低于|至少|大于等于|大于或等于|\bat least\b|\bno less than\b"
-    r"|\bnot less than\b"
+    rf"|\bnot less than\b|(?:最少|最低){_BOUND}"
 )
 _LTE = (
     r"不超过|不多于|不高于|至多|小于等于|小于或等于|\bat most\b|\bno more than\b"
-    r"|\bup to\b|\bnot more than\b"
+    rf"|\bup to\b|\bnot more than\b|(?:最多|最高){_BOUND}"
 )
 _GT = (
     r"超过|大于|多于|高于|高过|\bover\b|\bmore than\b|\babove\b|\bgreater than\b"

@@ -1,0 +1,410 @@
+"""Generated deployments: every answer RIGHT or SAFE, never WRONG, never an error.
+
+Hypothesis builds whole deployments (tests/generated/deployments.py: 1–3
+entities with fields of every kind, each in a SQL column type that fits the
+dialect, int and text ids, two tenants with overlapping ids and values, facts
+under any alias, many-valued ones) and zh and en questions about them
+(tests/generated/questions.py: count, existence, list, the status of one
+object, the comparison of two; conditions of every kind and conjunctions of
+2–3). Each deployment gets a real database (tests/generated/conftest.py) and
+each question goes through `qdsl.plan_and_answer` with the rule planner; the
+oracle (tests/generated/oracle.py, plain Python over the generated rows)
+says what the answer must be, and the judge (tests/generated/judge.py) calls
+it RIGHT, SAFE (an abstention) or WRONG. One WRONG answer or one exception
+fails the example, and Hypothesis shrinks it to a minimal deployment and
+question; the report prints it as a case for tests/generated/found.toml.
+
+Counts (`ci` profile): ≥ 2,000 questions on SQLite, ≥ 300 on PostgreSQL;
+`deep` (make test-deep) ten times that. Reported through `suite_counts`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from generated.database import Builder
+from generated.deployments import deployments, matrix, matrix_size
+from generated.found import dump
+from generated.judge import Verdict, judge
+from generated.model import Deployment, Dialect
+from generated.questions import Question, questions
+from generated.runner import Asked, Tally, ask_all
+from generated.vocab import CONCEPTS, every_word
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine
+
+from qdsl.dsl.textnorm import normalize_text
+
+# Shapes the product does not serve yet, left out of generation until the fix for each
+# lands (issue 20; the row of its table, or the item of its "Build" list). Remove a name
+# once its fix is merged: the property then covers that shape too.
+KNOWN_GAPS: dict[str, str] = {
+    # row 2, "any plan on a table whose id column is INTEGER": exit 1 on SQLite (the
+    # result refuses an int id), exit 8 on PostgreSQL (the id sorted with a text
+    # collation); UUID ids fail the same way (item 1)
+    "sqlite:id:INTEGER": "issue 20 row 2 (item 1)",
+    "postgresql:id:INTEGER": "issue 20 row 2 (item 1)",
+    "postgresql:id:BIGINT": "issue 20 row 2 (item 1)",
+    "postgresql:id:UUID": "issue 20 row 2 (item 1)",
+    # row 1, a PG DATE column: `'datetime.date' object has no attribute 'tzinfo'` on
+    # every status and compare of its entity (conditions on it are served and asked)
+    "postgresql:date_in_snapshots": "issue 20 row 1 (item 1)",
+    # rows 3–4: a yes/no field as a condition is dropped ("远程办公的" answers every
+    # row) or clarifies; yes/no columns stay in every deployment (snapshots, compares)
+    "bool_conditions": "issue 20 rows 3-4 (item 3)",
+    # rows 5–6: a snapshot or comparison shows one value of a many-valued fact; no
+    # status or compare is asked of an entity with one (conditions on it are)
+    "many_valued_facts": "issue 20 rows 5-6 (item 4)",
+    # row 7: a window ending now ("最近7天", "the last 2 weeks") on a DATE field leaves
+    # out today; on a datetime field it is served
+    "date_windows_on_dates": "issue 20 row 7 (item 5)",
+}
+GAPS = frozenset(KNOWN_GAPS)
+
+PER_DEPLOYMENT = 30
+DEPLOYMENTS: dict[Dialect, int] = {"sqlite": 105, "postgresql": 17}
+AT_LEAST: dict[Dialect, int] = {"sqlite": 2000, "postgresql": 300}
+# Anti-vacuity: most answers are RIGHT, and every question shape is answered RIGHT
+# somewhere in the SQLite run (a shape that only ever abstains is not being tested;
+# the smaller PostgreSQL run may miss a rare one, which the type matrix then asks).
+RIGHT_SHARE = 0.7
+# questions asked of each deployment of the type matrix, most of them showing values
+MATRIX_QUESTIONS = 60
+MATRIX_QTYPES = ("status", "compare", "status", "compare", "count", "existence", "list")
+
+
+def _scale() -> int:
+    """Ten times the deployments under the `deep` profile (tests/conftest.py)."""
+    return max(1, settings().max_examples // 100)
+
+
+@st.composite
+def cases(draw: st.DrawFn, dialect: Dialect) -> tuple[Deployment, list[Question]]:
+    dep = draw(deployments(dialect, GAPS))
+    asked: list[Question] = []
+    for _ in range(PER_DEPLOYMENT):
+        # nearly every slot asks; a failing example shrinks by dropping the questions
+        # that do not fail (0 is where the shrinker goes)
+        if draw(st.integers(0, 19)):
+            asked.append(draw(questions(dep, GAPS)))
+    return dep, asked
+
+
+class Served:
+    """The database of the deployment being asked, kept while examples reuse it.
+
+    Hypothesis shrinks a failing example mostly by changing its questions, not its
+    deployment: the database is built again only when the deployment changes, and an
+    answer is asked again only when its question does.
+    """
+
+    def __init__(self, build: Builder) -> None:
+        self.build = build
+        self.stack = ExitStack()
+        self.dep: Deployment | None = None
+        self.engine: Engine | None = None
+        self.answers: dict[Question, Asked] = {}
+
+    def ask(self, dep: Deployment, asked: list[Question]) -> list[Asked]:
+        if dep != self.dep:
+            self.close()
+            self.engine = self.stack.enter_context(self.build(dep))
+            self.dep = dep
+        assert self.engine is not None
+        fresh = [q for q in dict.fromkeys(asked) if q not in self.answers]
+        self.answers.update(zip(fresh, ask_all(dep, self.engine, fresh), strict=True))
+        return [self.answers[q] for q in asked]
+
+    def close(self) -> None:
+        self.stack.close()
+        self.dep, self.engine, self.answers = None, None, {}
+
+
+def _report(dep: Deployment, bad: list[Asked]) -> str:
+    lines = [a.line() for a in bad]
+    case = dump("(found by the property: say what it shows)", dep, [a.question for a in bad])
+    return "\n".join([f"{len(bad)} wrong or failed answer(s):", *lines, "", "as a case:", case])
+
+
+def _required_shapes(tally: Tally) -> set[str]:
+    """Every query type and kind of condition, less those a known gap leaves out."""
+    shapes = {f"qtype:{q}" for q in ("count", "existence", "list", "status", "compare")}
+    shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
+    shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
+    shapes.add("cond:label")
+    if "bool_conditions" not in GAPS:
+        shapes |= {"cond:bool", "cond:not_bool"}
+    return shapes
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
+def test_generated_deployments_answer_right_or_safe(
+    dialect: Dialect,
+    request: pytest.FixtureRequest,
+    suite_counts: Counter[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    served = Served(
+        request.getfixturevalue(f"{'sqlite' if dialect == 'sqlite' else 'pg'}_deployments")
+    )
+    request.addfinalizer(served.close)
+    scale = _scale()
+    tally = Tally()
+    started = time.perf_counter()
+
+    @settings(
+        max_examples=DEPLOYMENTS[dialect] * scale,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(cases(dialect))
+    def answer_all(case: tuple[Deployment, list[Question]]) -> None:
+        dep, asked = case
+        done = served.ask(dep, asked)
+        tally.add(dep, done)
+        bad = [a for a in done if a.verdict.outcome in ("wrong", "error")]
+        assert not bad, _report(dep, bad)
+
+    answer_all()
+    elapsed = time.perf_counter() - started
+    suite_counts[f"generated deployments ({dialect}), questions"] += tally.asked
+    right = tally.outcomes["right"]
+    summary = (
+        f"generated deployments on {dialect}: {tally.asked} questions in {elapsed:.0f} s, "
+        f"{dict(sorted(tally.outcomes.items()))}"
+    )
+    with capsys.disabled():
+        print(f"\n{summary}")
+    assert tally.asked >= AT_LEAST[dialect] * scale, summary
+    assert right >= RIGHT_SHARE * tally.asked, summary
+    if dialect == "sqlite":
+        shapes = _required_shapes(tally)
+        never_right = sorted(t for t in shapes if not tally.by_shape[t, "right"])
+        assert not never_right, f"{summary}; never answered right: {never_right}"
+
+
+def _matrix_params() -> list[Any]:
+    out = []
+    for dialect in ("sqlite", "postgresql"):
+        marks = [pytest.mark.pg] if dialect == "postgresql" else []
+        for k in range(matrix_size(dialect, GAPS)):
+            out.append(pytest.param(dialect, k, marks=marks, id=f"{dialect}-{k}"))
+    return out
+
+
+@pytest.mark.parametrize(("dialect", "k"), _matrix_params())
+def test_every_column_type_answers_right_or_safe(
+    dialect: Dialect, k: int, request: pytest.FixtureRequest, suite_counts: Counter[str]
+) -> None:
+    """Every column type of the dialect, every run: the k-th deployment of the type
+    matrix stores each field in the k-th type its kind allows (tests/generated/
+    deployments.py), and is asked questions of every shape."""
+    dep = matrix(dialect, k, GAPS)
+    served = Served(
+        request.getfixturevalue(f"{'sqlite' if dialect == 'sqlite' else 'pg'}_deployments")
+    )
+    request.addfinalizer(served.close)
+    asked = Counter[str]()
+
+    @settings(
+        max_examples=MATRIX_QUESTIONS * _scale(),
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(questions(dep, GAPS, MATRIX_QTYPES))
+    def answer(q: Question) -> None:
+        (done,) = served.ask(dep, [q])
+        asked[done.verdict.outcome] += 1
+        assert done.verdict.outcome in ("right", "safe"), _report(dep, [done])
+
+    answer()
+    suite_counts[f"generated deployments ({dialect}), type matrix questions"] += asked.total()
+    assert asked["right"] >= RIGHT_SHARE * asked.total(), dict(asked)
+
+
+# -- the pieces the property stands on -----------------------------------------------
+
+
+def test_every_word_of_the_bank_has_one_meaning() -> None:
+    meanings: dict[str, set[str]] = {}
+    for word, meaning in every_word():
+        meanings.setdefault(normalize_text(word), set()).add(meaning)
+    clashes = {w: m for w, m in meanings.items() if len(m) > 1}
+    assert not clashes
+
+
+def _fake(status: str, contract: str | None, data: dict[str, Any]) -> Any:
+    from qdsl.dsl.ir import AnswerContract
+    from qdsl.pipeline import AnswerResult
+
+    return AnswerResult(
+        status=status,  # type: ignore[arg-type]
+        trace_id="t",
+        language="en",
+        answer_contract=AnswerContract(contract) if contract else None,
+        text="",
+        data=data,
+    )
+
+
+def test_the_judge_tells_an_abstention_from_a_wrong_answer() -> None:
+    from generated.oracle import expected
+    from generated.questions import Cond
+
+    dep = _tiny_deployment()
+    senior = Cond("value", "level", "senior", "senior", before_noun=True)
+    q = Question(
+        "How many senior employees are there?", "en", "count", "employee", "tenant-a", (senior,)
+    )
+    want = expected(dep, q)
+    assert sorted(want.definite) == ["E-1"]
+
+    def verdict(res: Any) -> Verdict:
+        return judge(dep, q, res, want)
+
+    assert verdict(_fake("answered", "count_scalar", {"count": 1})).outcome == "right"
+    assert verdict(_fake("answered", "count_scalar", {"count": 2})).outcome == "wrong"  # dropped
+    assert (
+        verdict(_fake("answered", "entity_list", {"items": [{"id": "E-1"}], "total": 1})).outcome
+        == "wrong"
+    )
+    for status in ("clarify", "insufficient_evidence", "not_covered", "refused"):
+        assert verdict(_fake(status, None, {})).outcome == "safe"
+
+    listed = Question("List the senior employees", "en", "list", "employee", "tenant-a", (senior,))
+    want = expected(dep, listed)
+    ok = _fake("answered", "entity_list", {"items": [{"id": "E-1"}], "total": 1})
+    other_tenant = _fake("answered", "entity_list", {"items": [{"id": "E-2"}], "total": 1})
+    assert judge(dep, listed, ok, want).outcome == "right"
+    assert judge(dep, listed, other_tenant, want).outcome == "wrong"
+
+
+def test_the_judge_reads_values_by_meaning_and_catches_a_lost_one() -> None:
+    from datetime import date, datetime
+
+    from generated.oracle import expected
+
+    dep = _tiny_deployment()
+    q = Question("员工 E-1 现在什么状态", "zh", "status", "employee", "tenant-a", (), ("E-1",))
+    want = expected(dep, q)
+    entity = {
+        "id": "E-1",
+        "label": "张伟",
+        "name": "张伟",
+        "level": "senior",
+        "remote": 1,  # 0/1 is a yes/no
+        "salary": 45000.0,  # a float is the number
+        "hired_on": datetime(2026, 3, 2),  # a date as its midnight
+        "facts": {"skill": ["golang", "Python"]},  # any alias of each value
+    }
+    assert (
+        judge(dep, q, _fake("answered", "entity_snapshot", {"entity": entity}), want).outcome
+        == "right"
+    )
+    one_skill = {**entity, "facts": {"skill": "Go"}}
+    assert (
+        judge(dep, q, _fake("answered", "entity_snapshot", {"entity": one_skill}), want).outcome
+        == "wrong"
+    )
+    no_date = {k: v for k, v in entity.items() if k != "hired_on"}
+    assert (
+        judge(dep, q, _fake("answered", "entity_snapshot", {"entity": no_date}), want).outcome
+        == "wrong"
+    )
+    day_off = {**entity, "hired_on": date(2026, 3, 1)}
+    assert (
+        judge(dep, q, _fake("answered", "entity_snapshot", {"entity": day_off}), want).outcome
+        == "wrong"
+    )
+
+    cmp = Question(
+        "Compare employees E-1 and E-2", "en", "compare", "employee", "tenant-a", (), ("E-1", "E-2")
+    )
+    want = expected(dep, cmp)
+    subjects = [{"id": "E-1"}, {"id": "E-2"}]
+    differences = [
+        {"field": "name", "values": {"E-1": "张伟", "E-2": "李娜"}},
+        {"field": "level", "values": {"E-1": "senior", "E-2": "junior"}},
+        {"field": "remote", "values": {"E-1": True, "E-2": False}},
+        {"field": "hired_on", "values": {"E-1": "2026-03-02", "E-2": None}},
+        {"field": "skill", "values": {"E-1": ["Go", "Python"], "E-2": ["Python"]}},
+    ]
+    full = {"subjects": subjects, "differences": differences}
+    assert (
+        judge(dep, cmp, _fake("answered", "comparison_with_basis", full), want).outcome == "right"
+    )
+    short = {"subjects": subjects, "differences": differences[:-1]}
+    assert (
+        judge(dep, cmp, _fake("answered", "comparison_with_basis", short), want).outcome == "wrong"
+    )
+    same = {"field": "salary", "values": {"E-1": 45000, "E-2": "45000.00"}}
+    extra = {"subjects": subjects, "differences": [*differences, same]}
+    assert (
+        judge(dep, cmp, _fake("answered", "comparison_with_basis", extra), want).outcome == "wrong"
+    )
+
+
+def _tiny_deployment() -> Deployment:
+    from datetime import UTC, date, datetime
+    from decimal import Decimal
+
+    from generated.model import Entity, Fact, Field
+    from generated.vocab import NOUNS
+
+    concepts = {c.key: c for c in CONCEPTS}
+    ent = Entity(
+        NOUNS[0],
+        "TEXT",
+        "TEXT",
+        (
+            Field(concepts["level"], "TEXT"),
+            Field(concepts["remote"], "BOOLEAN"),
+            Field(concepts["salary"], "NUMERIC"),
+            Field(concepts["hired_on"], "DATE", nullable=True),
+            Field(concepts["skill"], None),
+        ),
+    )
+    a = [
+        {
+            "id": "E-1",
+            "label": "张伟",
+            "level": "senior",
+            "remote": True,
+            "salary": Decimal(45000),
+            "hired_on": date(2026, 3, 2),
+        },
+        {
+            "id": "E-2",
+            "label": "李娜",
+            "level": "junior",
+            "remote": False,
+            "salary": Decimal(45000),
+            "hired_on": None,
+        },
+    ]
+    b = [
+        {
+            "id": "E-2",
+            "label": "刘洋",
+            "level": "senior",
+            "remote": True,
+            "salary": Decimal(5000),
+            "hired_on": None,
+        }
+    ]
+    facts = (
+        Fact("tenant-a", "employee", "E-1", "skill", "golang", "Go"),
+        Fact("tenant-a", "employee", "E-1", "skill", "Python", "Python"),
+        Fact("tenant-a", "employee", "E-2", "skill", "Python", "Python"),
+    )
+    rows = ((("tenant-a", "employee"), tuple(a)), (("tenant-b", "employee"), tuple(b)))
+    return Deployment("sqlite", datetime(2026, 6, 15, 10, 30, tzinfo=UTC), (ent,), rows, facts)  # type: ignore[arg-type]
