@@ -43,27 +43,7 @@ from qdsl.dsl.textnorm import normalize_text
 # Shapes the product does not serve yet, left out of generation until the fix for each
 # lands (issue 20; the row of its table, or the item of its "Build" list). Remove a name
 # once its fix is merged: the property then covers that shape too.
-KNOWN_GAPS: dict[str, str] = {
-    # row 2, "any plan on a table whose id column is INTEGER": exit 1 on SQLite (the
-    # result refuses an int id), exit 8 on PostgreSQL (the id sorted with a text
-    # collation); UUID ids fail the same way (item 1)
-    "sqlite:id:INTEGER": "issue 20 row 2 (item 1)",
-    "postgresql:id:INTEGER": "issue 20 row 2 (item 1)",
-    "postgresql:id:BIGINT": "issue 20 row 2 (item 1)",
-    "postgresql:id:UUID": "issue 20 row 2 (item 1)",
-    # row 1, a PG DATE column: `'datetime.date' object has no attribute 'tzinfo'` on
-    # every status and compare of its entity (conditions on it are served and asked)
-    "postgresql:date_in_snapshots": "issue 20 row 1 (item 1)",
-    # rows 3–4: a yes/no field as a condition is dropped ("远程办公的" answers every
-    # row) or clarifies; yes/no columns stay in every deployment (snapshots, compares)
-    "bool_conditions": "issue 20 rows 3-4 (item 3)",
-    # rows 5–6: a snapshot or comparison shows one value of a many-valued fact; no
-    # status or compare is asked of an entity with one (conditions on it are)
-    "many_valued_facts": "issue 20 rows 5-6 (item 4)",
-    # row 7: a window ending now ("最近7天", "the last 2 weeks") on a DATE field leaves
-    # out today; on a datetime field it is served
-    "date_windows_on_dates": "issue 20 row 7 (item 5)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 GAPS = frozenset(KNOWN_GAPS)
 
 PER_DEPLOYMENT = 30
