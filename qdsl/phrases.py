@@ -123,6 +123,8 @@ def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -
         if zh:
             return f"{label}{'为空' if empty else '不为空'}"
         return f"{label} {'is empty' if empty else 'is set'}"
+    if isinstance(flt.value, bool) and flt.operator in (Operator.EQUALS, Operator.NOT_EQUALS):
+        return _yes_no(label, flt.value != (flt.operator is Operator.NOT_EQUALS), zh)
     values = flt.value if isinstance(flt.value, tuple) else (flt.value,)
     shown = [value_name(spec, v, lang) for v in values]
     if flt.operator is Operator.CONTAINS and len(shown) == 1:
@@ -135,6 +137,13 @@ def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -
     if zh:
         return f"{label}{_OPS_ZH.get(flt.operator, flt.operator.value)} {joined}"
     return f"{label} {_OPS_EN.get(flt.operator, flt.operator.value)} {joined}"
+
+
+def _yes_no(label: str, state: bool, zh: bool) -> str:
+    """A yes/no condition in the answer's words: 远程办公：否, remote = no."""
+    if zh:
+        return f"{label}：{'是' if state else '否'}"
+    return f"{label} = {'yes' if state else 'no'}"
 
 
 def conditions(

@@ -122,6 +122,21 @@ def test_a_yes_no_field_alone_is_asked_about(staff: Engine, question: str, count
     assert (res.status, res.data.get("count")) == ("answered", count), res.text
 
 
+@pytest.mark.parametrize(
+    ("question", "stated"),
+    [
+        ("How many employees are not remote?", "remote = no"),
+        ("远程办公的员工有多少个", "远程办公：是"),
+        ("非远程的员工有多少", "远程办公：否"),
+    ],
+)
+def test_a_yes_no_condition_is_written_in_the_answers_words(
+    staff: Engine, question: str, stated: str
+) -> None:
+    res = ask(staff, STAFF, question)
+    assert stated in res.text and "True" not in res.text and "False" not in res.text, res.text
+
+
 @pytest.mark.parametrize("question", ["已停用的站点有哪些", "Which sites are inactive?"])
 def test_the_false_states_words(staff: Engine, question: str) -> None:
     assert ids(ask(staff, STAFF, question)) == {"S-2"}
