@@ -11,7 +11,7 @@ beyond that (for two subjects: what each has that the other lacks).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from qdsl.dsl.catalog import EntitySpec
@@ -59,16 +59,19 @@ def listed(values: Sequence[Any], lang: Language, held: int | None = None) -> st
     return f"{text} ({len(values)} of {held} shown)"
 
 
-def _key(value: Any) -> str:
+def _normalized(value: Any) -> str:
     return normalize_text(str(value))
 
 
 def set_difference(
-    per_subject: Mapping[str, Sequence[Any]], cut: Mapping[str, int]
+    per_subject: Mapping[str, Sequence[Any]],
+    cut: Mapping[str, int],
+    key: Callable[[Any], str] | None = None,
 ) -> dict[str, Any] | None:
     """The difference of the subjects' sets of values, or None when they hold the
-    same set (values compared normalized). `cut`: subjects whose values were cut
-    (they are reported, as not compared in full)."""
+    same set (values compared by `key`, by default normalized). `cut`: subjects
+    whose values were cut (they are reported, as not compared in full)."""
+    _key = key or _normalized
     keys = {s: {_key(v) for v in vals} for s, vals in per_subject.items()}
     if len({frozenset(k) for k in keys.values()}) <= 1 and not cut:
         return None

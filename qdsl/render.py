@@ -14,6 +14,7 @@ from typing import Any
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
 from qdsl.dsl.ir import AnswerContract, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
+from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.many_values import cut_of, listed, row_fields, set_difference, set_difference_text
 from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
@@ -273,11 +274,14 @@ def _diagnose(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     return "\n".join([head, *lines]), {"findings": findings}, cites
 
 
-def _meaning(spec: FieldSpec | None, value: Any) -> str:
+def _meaning(spec: FieldSpec | None, value: Any, *, norm: bool = False) -> str:
     """What a compared value means: two spellings of one alias group are one value
-    ("US stocks" and "美股" are no difference)."""
+    ("US stocks" and "美股" are no difference); `norm`: other values normalized (a
+    fact's values, stored normalized)."""
     group = spec.alias_group(str(value)) if spec is not None and value is not None else None
-    return f"alias:{group[0]}" if group is not None else str(value)
+    if group is not None:
+        return f"alias:{group[0]}"
+    return normalize_text(str(value)) if norm else str(value)
 
 
 def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
@@ -296,7 +300,12 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         if any(isinstance(v, tuple) for v in per.values()):
             # a many-valued fact: sets, not their first values, are compared
             cut = {r.entity_id: n for r in rows if (n := cut_of(c.spec, r, name)) is not None}
-            found = set_difference({k: v or () for k, v in per.items()}, cut)
+            spec = field_spec(c.spec, name)
+            found = set_difference(
+                {k: v or () for k, v in per.items()},
+                cut,
+                key=lambda v: _meaning(spec, v, norm=True),
+            )
             if found is not None:
                 differences.append({"field": name, **found})
                 body = set_difference_text(found, c.lang)

@@ -17,7 +17,7 @@ CATALOG = demo_catalog()
 
 
 def _compare(
-    facts: tuple[dict[str, str], dict[str, str]], status: tuple[str, str]
+    facts: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]], status: tuple[str, str]
 ) -> dict[str, object]:
     raw = Plan(
         query_type=QueryType.COMPARE,
@@ -49,13 +49,15 @@ def _compare(
 
 
 def test_two_spellings_of_one_fact_value_are_no_difference() -> None:
-    data = _compare(({"market_theme": "US stocks"}, {"market_theme": "美股"}), ("active", "active"))
+    data = _compare(
+        ({"market_theme": ("US stocks",)}, {"market_theme": ("美股",)}), ("active", "active")
+    )
     assert data["differences"] == []
 
 
 def test_other_values_of_a_fact_still_differ() -> None:
     data = _compare(
-        ({"market_theme": "US stocks"}, {"market_theme": "A-share"}), ("active", "closed")
+        ({"market_theme": ("US stocks",)}, {"market_theme": ("A-share",)}), ("active", "closed")
     )
     fields = [d["field"] for d in data["differences"]]  # type: ignore[attr-defined]
     assert fields == ["status", "market_theme"]
