@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -108,65 +107,9 @@ SpanField = Annotated[Span | None, Field(default=None, exclude=True, repr=False)
 
 
 class _Node(BaseModel):
+    # Copies with changes are pydantic's `model_copy(update=...)`: frozen like the
+    # original, and unvalidated, so the normalizer passes only values it built.
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """`BaseModel.model_copy`; a shallow copy with changes is made directly.
-
-        The normalizer copies a plan a few times per compile, and pydantic's
-        general copy (extra and private attributes, a copy of each) costs twice
-        what these nodes need: they have neither (extra is forbidden, no
-        private attributes). The direct copy sets the four instance attributes
-        pydantic's own `__copy__` sets; `_FAST_COPY` is on only if it gives what
-        pydantic's does (checked at import), else every copy is pydantic's."""
-        if deep or not update or not _FAST_COPY:
-            return super().model_copy(update=update, deep=deep)
-        return _copied(self, update)
-
-
-def _copied(node: _NodeT, update: Mapping[str, Any]) -> _NodeT:
-    """`node` with `update` (field values the caller built): no validation, as in
-    `model_copy`."""
-    cls = type(node)
-    new = cls.__new__(cls)
-    values = node.__dict__.copy()
-    values.update(update)
-    _set(new, "__dict__", values)
-    _set(new, "__pydantic_extra__", None)
-    _set(new, "__pydantic_fields_set__", node.__pydantic_fields_set__ | update.keys())
-    _set(new, "__pydantic_private__", None)
-    return new
-
-
-_NodeT = TypeVar("_NodeT", bound=_Node)
-_set = object.__setattr__
-_INSTANCE_STATE = (
-    "__dict__",
-    "__pydantic_extra__",
-    "__pydantic_fields_set__",
-    "__pydantic_private__",
-)
-
-
-def _same_as_pydantic() -> bool:
-    """Whether the direct copy makes what pydantic's `model_copy` makes (its
-    instance layout is pydantic's to change)."""
-    try:
-        probe = _Probe(a=1)
-        ours, theirs = _copied(probe, {"b": 2}), BaseModel.model_copy(probe, update={"b": 2})
-        return all(getattr(ours, k) == getattr(theirs, k) for k in _INSTANCE_STATE) and set(
-            vars(ours)
-        ) == set(vars(theirs))
-    except Exception:
-        return False
-
-
-class _Probe(_Node):
-    a: int
-    b: int = 0
-
-
-_FAST_COPY = _same_as_pydantic()
 
 
 class Filter(_Node):

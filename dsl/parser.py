@@ -11,7 +11,8 @@ mistakes (``==``, a bare word where a quoted value belongs, ``;``).
 Positions cost about a third of a parse, and only errors read them. So a
 caller that needs no spans (``spans=False``: the compile path, which redoes a
 refused plan with spans) gets a second parser that transforms while it parses
-(no parse tree) and tracks no positions; whenever that parser or its
+(Lark's own LALR loop with the transformer embedded: no parse tree) and
+propagates no positions; whenever that parser or its
 transformer refuses the text, the text is parsed again with positions, and
 that parse raises the error, so every refusal is exactly the located one.
 """
@@ -30,7 +31,6 @@ from lark.exceptions import UnexpectedToken, VisitError
 from qdsl.dsl.errors import PlanError, QdslError
 from qdsl.dsl.grammar_cache import grammar_cache
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.lean_parser import LeanParser
 from qdsl.dsl.transform import _HANDLERS, PlanTransformer, excerpt
 
 if TYPE_CHECKING:
@@ -116,8 +116,9 @@ class _Embedded:
 
 
 @functools.cache
-def _unlocated_parser() -> LeanParser:
-    """The plan grammar with no positions and the transformer run as it parses."""
+def _unlocated_parser() -> Lark:
+    """The plan grammar with no positions and the transformer run as it parses
+    (Lark's one-pass LALR: no parse tree is built)."""
     options: dict[str, Any] = {
         "parser": "lalr",
         "lexer": "contextual",
@@ -126,8 +127,7 @@ def _unlocated_parser() -> LeanParser:
     }
     text = grammar_text()
     with grammar_cache("unlocated", f"{text}\n{sorted(options.items())}") as where:
-        lark = Lark(text, cache=where, transformer=_Embedded(), **options)
-    return LeanParser(lark)
+        return Lark(text, cache=where, transformer=_Embedded(), **options)
 
 
 def example_plan(catalog: Catalog | None) -> str:
