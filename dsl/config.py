@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 # The settings readers' seam to the environment: one setting (`getenv`), and the
-# key of a cache of settings read from some names (`environ_key`), both looked
-# up without os.environ's cost of an unset name (`env_lookup`).
+# key of a cache of settings read from some names (`environ_key`) (`env_lookup`).
 from qdsl.dsl import env_lookup
 from qdsl.dsl.errors import UsageError
 

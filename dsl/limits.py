@@ -56,8 +56,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from qdsl.dsl.config import STATE_ROOT_ENV, config_table, state_root
-from qdsl.dsl.env_lookup import decode_raw_key, environ_raw_key
+from qdsl.dsl.config import STATE_ROOT_ENV, config_table, environ_key, state_root
 from qdsl.dsl.errors import PlanError, QdslError, UsageError
 
 if TYPE_CHECKING:
@@ -157,11 +156,11 @@ def limits() -> Limits:
     held = _HELD.get()
     if held is not None:
         return held
-    key = environ_raw_key(_ENV_NAMES)
+    key = environ_key(_ENV_NAMES)
     hit = _BY_KEY.get(key)
     if hit is None:
-        # read from the key itself: the environment may have changed since
-        values = decode_raw_key(key)
+        # built from the key itself: the environment may have changed since
+        values = key
         hit = _BY_KEY[key] = _cached(
             tuple((n, v) for n, v in zip(_ENV_NAMES, values, strict=True) if v is not None), ""
         )
@@ -170,7 +169,7 @@ def limits() -> Limits:
     return hit
 
 
-_BY_KEY: dict[tuple[object, ...], Limits] = {}
+_BY_KEY: dict[tuple[str | None, ...], Limits] = {}
 _HELD: ContextVar[Limits | None] = ContextVar("qdsl_held_limits", default=None)
 
 
