@@ -21,8 +21,8 @@ state-dir file off. A sink whose `stages` is true (MemorySink, for tests and
 embedding hosts) also gets one line per pipeline stage, keyed by trace_id.
 
 Cost: stage fields are folded into the summary with a few dict operations;
-JSON is rendered once per request (with a C encoder made once, and no copy
-when every field is already plain), for a summary-only sink no stage line is
+JSON is rendered once per request (`qdsl.audit_line`; no copy when every
+field is already plain), for a summary-only sink no stage line is
 ever built, and for a sink that discards lines (NullSink) nothing is rendered.
 The file sink writes each line with one `write(2)` and an `fstat(2)` of the
 open file, on the calling thread: nothing is buffered in the process, so a
@@ -37,86 +37,35 @@ crash, a kill or `os._exit`.)
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any
 
 from qdsl.audit_file import ROTATE_BYTES, ROTATE_KEEP, FileSink, RotatingFileSink
-from qdsl.dsl.config import STATE_ROOT_ENV, environ_key, getenv, state_root
+from qdsl.audit_line import ALLOWED_KEYS, plan_hash, plan_shape, render, short_hash, timestamp
+from qdsl.audit_sinks import (
+    AUDIT_DIR,
+    AUDIT_FILE,
+    AuditSink,
+    MemorySink,
+    NullSink,
+    StreamSink,
+    TeeSink,
+    audit_path,
+    default_sink,
+    use_sink,
+)
+from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import QdslError, UsageError
-from qdsl.dsl.ir import Plan
 
 __all__ = ["ROTATE_BYTES", "ROTATE_KEEP", "Audit", "AuditUnwritable", "FileSink"]
 __all__ += ["MemorySink", "NullSink", "RotatingFileSink", "StreamSink", "TeeSink"]
 __all__ += ["audit_path", "audited_error", "default_sink", "read_tail", "use_sink"]
+__all__ += ["ALLOWED_KEYS", "AUDIT_DIR", "AUDIT_FILE", "AuditSink", "plan_hash", "plan_shape"]
+__all__ += ["timestamp"]
 
-ALLOWED_KEYS: frozenset[str] = frozenset(
-    {
-        "stage",
-        "status",
-        "kind",
-        "route_mode",
-        "language",
-        "question_chars",
-        "planner",
-        "attempts",
-        "attempt",
-        "plan_hash",
-        "query_type",
-        "entity_type",
-        "answer_contract",
-        "filter_fields",
-        "operators",
-        "filter_count",
-        "template",
-        "sql_fingerprints",
-        "execution_id",
-        "row_count",
-        "evidence_count",
-        "count_present",
-        "baseline_present",
-        "retrieval",
-        "used_fallback",
-        "outcome",
-        "checks_run",
-        "failed",
-        "passed",
-        "error_code",
-        "elapsed_ms",
-        "tenant_bound",
-        "warnings",
-        "retry",
-        "reason_code",
-        "dropped",
-        "expected_query_type",
-        # an LLM planner attempt's cost (qdsl.planner.llm)
-        "input_tokens",
-        "output_tokens",
-        "prompt_chars",
-        "fallback",
-        "attempt_outcome",
-        "attempt_error_codes",
-        "attempt_elapsed_ms",
-        # the summary's own
-        "operation",
-        "tenant_id",
-        "question_hash",
-        "drift",
-        "question",
-    }
-)
-_SCALARS = (str, int, float, bool, type(None))
-# The exact types almost every value has: one set lookup instead of isinstance
-# (subclasses such as a StrEnum member still pass, through isinstance).
-_PLAIN = frozenset(_SCALARS)
 # Stage fields the summary keeps (the last value a stage gave wins).
 _SUMMARY_KEYS = frozenset(
     {
@@ -144,245 +93,6 @@ _SUMMARY_KEYS = frozenset(
         "output_tokens",
     }
 )
-AUDIT_DIR = "audit"
-AUDIT_FILE = "audit.jsonl"
-
-
-class AuditSink(Protocol):
-    def write(self, line: str) -> None: ...
-
-
-class StreamSink:
-    """Writes to `stream`, or to whatever sys.stderr is at the time (None)."""
-
-    stages = False
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream
-
-    def write(self, line: str) -> None:
-        stream = self.stream if self.stream is not None else sys.stderr
-        stream.write(line + "\n")
-        stream.flush()
-
-
-class TeeSink:
-    def __init__(self, *sinks: AuditSink) -> None:
-        self.sinks = sinks
-        self.stages = any(getattr(s, "stages", False) for s in sinks)
-
-    def write(self, line: str) -> None:
-        for sink in self.sinks:
-            sink.write(line)
-
-
-class MemorySink:
-    """Keeps events as dicts, stage events included; what tests read."""
-
-    stages = True
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.lines: list[str] = []
-
-    def write(self, line: str) -> None:
-        self.lines.append(line)
-        self.events.append(json.loads(line))
-
-
-class NullSink:
-    stages = False
-    # Lines written here go nowhere: the Audit does not render them.
-    discards = True
-
-    def write(self, line: str) -> None:
-        return None
-
-
-_OVERRIDE: ContextVar[AuditSink | None] = ContextVar("qdsl_audit_sink", default=None)
-
-
-def audit_path() -> Path:
-    """The state dir's audit file (`qdsl audit tail` reads it); nothing is created."""
-    return state_root() / AUDIT_DIR / AUDIT_FILE
-
-
-def _audit_dir() -> Path:
-    """`<state>/audit/`, checked (the user's own, no symlink) and made private."""
-    from qdsl.dsl.private_dir import private_child
-
-    return private_child(AUDIT_DIR)
-
-
-# Sinks per configuration (state dir, QDSL_AUDIT, QDSL_AUDIT_LOG): a process
-# answering many questions keeps one open audit file instead of one per request.
-_SINKS: dict[tuple[object, ...], AuditSink] = {}
-_SINK_ENV = ("QDSL_AUDIT", "QDSL_AUDIT_LOG")
-
-
-def _sink_key() -> tuple[str | None, ...]:
-    # environ_key over what locates the state dir and the audit settings, read
-    # per request; with QDSL_STATE_DIR set, the platform's HOME and
-    # XDG_STATE_HOME do not matter (dsl.config.state_root), so they are not read.
-    state = getenv(STATE_ROOT_ENV[0])
-    where = environ_key(STATE_ROOT_ENV) if not state else (state,)
-    return (*where, *environ_key(_SINK_ENV))
-
-
-def default_sink() -> AuditSink:
-    override = _OVERRIDE.get()
-    if override is not None:
-        return override
-    key = _sink_key()
-    sink = _SINKS.get(key)
-    if sink is None:
-        sink = _SINKS[key] = _build_sink()
-    return sink
-
-
-def _build_sink() -> AuditSink:
-    sinks: list[AuditSink] = []
-    if os.environ.get("QDSL_AUDIT", "").strip().lower() not in ("off", "0", "false", "no"):
-        # Opened on the first line, in a checked state dir: a state dir that cannot
-        # hold the log fails the request that needed a line (Audit._finish).
-        sinks.append(RotatingFileSink(audit_path(), prepare=_audit_dir))
-    target = os.environ.get("QDSL_AUDIT_LOG", "").strip()
-    if target in ("-", "stderr"):
-        sinks.append(StreamSink())
-    elif target:
-        sinks.append(FileSink(target))
-    if not sinks:
-        return NullSink()
-    return sinks[0] if len(sinks) == 1 else TeeSink(*sinks)
-
-
-@contextmanager
-def use_sink(sink: AuditSink) -> Iterator[AuditSink]:
-    """Route every audit event in this context to `sink` (tests, embedding hosts)."""
-    token = _OVERRIDE.set(sink)
-    try:
-        yield sink
-    finally:
-        _OVERRIDE.reset(token)
-
-
-_DROP = object()
-
-
-def _clean(value: Any) -> Any:
-    if type(value) in _PLAIN or isinstance(value, _SCALARS):
-        return value
-    if isinstance(value, (list, tuple)) and all(isinstance(v, _SCALARS) for v in value):
-        return list(value)
-    return _DROP
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def plan_hash(plan: Plan) -> str:
-    return plan.digest()
-
-
-def plan_shape(plan: Plan, digest: str | None = None) -> dict[str, Any]:
-    """The plan as the log may see it: names and operators, never values.
-    `digest`: the plan's hash when the caller already has it."""
-    return {
-        "plan_hash": digest or plan.digest(),
-        "query_type": plan.query_type.value,
-        "entity_type": plan.entity_type,
-        "filter_fields": [f.field for f in plan.filters],
-        "operators": [f.operator.value for f in plan.filters],
-        "filter_count": len(plan.filters),
-    }
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def _made_once_encoder() -> Callable[[Any], str]:
-    """`_ENCODER.encode`, without building its C encoder again for every line
-    (JSONEncoder.iterencode does; that was a fifth of a line's JSON cost).
-
-    `json.encoder.c_make_encoder` is what JSONEncoder itself calls, but it is
-    not documented: it is used only if it exists, takes these arguments and
-    encodes a probe exactly as `_ENCODER` does; otherwise `_ENCODER.encode`.
-    No circular-reference check is needed: what is encoded holds only
-    scalars and lists of scalars (`_render`)."""
-    plain = _ENCODER.encode
-    try:
-        make = getattr(json.encoder, "c_make_encoder", None)  # None without the C module
-        made = make(  # type: ignore[misc]
-            None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False,
-            False, True,
-        )
-
-        def encode(obj: Any) -> str:
-            return "".join(made(obj, 0))
-
-        probe = {"a": "é\n\"\u2028", "b": [1, -2.5, True, None, 1e300], "c": float("nan")}
-        if encode(probe) == plain(probe):
-            return encode
-    except Exception:  # an interpreter whose json has no such C encoder
-        pass
-    return plain
-
-
-_encode = _made_once_encoder()
-# the last whole second seen and its text; one tuple, so threads read a pair
-_SECOND: list[tuple[int, str]] = [(-1, "")]
-
-
-def timestamp() -> str:
-    """Now, as `datetime.now(UTC).isoformat(timespec="milliseconds")` prints it.
-
-    The date and time of day are formatted once per second; a line adds only
-    its milliseconds (formatting a datetime was a tenth of the summary's cost)."""
-    second, milli = divmod(time.time_ns() // 1_000_000, 1000)
-    cached = _SECOND[0]
-    if cached[0] != second:
-        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        cached = _SECOND[0] = (second, text)
-    return f"{cached[1]}.{milli:03d}+00:00"
-
-
-def _render(stage: str, trace_id: str, fields: dict[str, Any]) -> str:
-    head: dict[str, Any] = {
-        "timestamp": timestamp(),
-        "event": f"qdsl.{stage}",
-        "trace_id": trace_id,
-        "stage": stage,
-    }
-    if _all_plain(fields):
-        # the common case: nothing to drop or copy, so the fields go in as they are
-        return _encode({**head, **fields})
-    event = head
-    dropped: list[str] = []
-    for key, value in fields.items():
-        if key not in ALLOWED_KEYS:
-            dropped.append(key)
-        elif type(value) in _PLAIN:
-            event[key] = value
-        elif (kept := _clean(value)) is _DROP:
-            dropped.append(key)
-        else:
-            event[key] = kept
-    if dropped:
-        event["dropped"] = sorted(dropped)
-    return _encode(event)
-
-
-def _all_plain(fields: dict[str, Any]) -> bool:
-    """Every key whitelisted and every value a plain scalar or a list of them:
-    what `_render`'s field by field cleaning would keep unchanged."""
-    if not ALLOWED_KEYS.issuperset(fields):
-        return False
-    for value in fields.values():
-        kind = type(value)
-        if kind not in _PLAIN and (kind is not list or not _PLAIN.issuperset(map(type, value))):
-            return False
-    return True
 
 
 class AuditUnwritable(UsageError):
@@ -496,7 +206,7 @@ class Audit:
             self._finish(fields)
             return
         if self._stages:
-            self.sink.write(_render(stage, self.trace_id, fields))
+            self.sink.write(render(stage, self.trace_id, fields))
 
     def failed(self, exc: QdslError, **fields: Any) -> None:
         """The request ended in an error (policy, plan, database): one summary line,
@@ -522,14 +232,14 @@ class Audit:
         out.update(fields)
         out["tenant_id"] = self.tenant_id
         if self.question:
-            out["question_hash"] = _short_hash(self.question)
+            out["question_hash"] = short_hash(self.question)
             if getenv("QDSL_AUDIT_TEXT") == "1":
                 out["question"] = self.question
         if self._drift:
             out["drift"] = list(self._drift)
         out.setdefault("elapsed_ms", round((time.perf_counter() - self._started) * 1000, 3))
         try:
-            self.sink.write(_render("result", self.trace_id, out))
+            self.sink.write(render("result", self.trace_id, out))
         except (OSError, QdslError) as exc:
             # No result leaves without its line: the request fails, typed.
             raise AuditUnwritable(exc, self.trace_id) from None

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from small_fs import fill, small_fs
 
-from qdsl import audit, audit_file
+from qdsl import audit_file, audit_sinks
 from qdsl.audit import AUDIT_FILE, RotatingFileSink
 from qdsl.cli import main as cli_main
 
@@ -40,11 +40,11 @@ def _ask(
 
 def _new_process() -> None:
     """What a new `qdsl` process starts with: no audit file open."""
-    for sink in audit._SINKS.values():
+    for sink in audit_sinks._SINKS.values():
         close = getattr(sink, "close", None)
         if close is not None:
             close()
-    audit._SINKS.clear()
+    audit_sinks._SINKS.clear()
 
 
 def _state() -> Path:

@@ -1,8 +1,8 @@
 """How an audit line is rendered and where it lands.
 
-`_render` takes a fast path when every field is whitelisted and plain; it must
-write exactly what the field-by-field cleaning writes. The JSON encoder made
-once must encode as `json.JSONEncoder` does. The file sink follows a rotation
+`render` takes a fast path when every field is whitelisted and plain; it must
+write exactly what the field-by-field cleaning writes. The line's encoder (no
+circular-reference check) must encode as `json.dumps` does. The file sink follows a rotation
 by another process and a deleted file, and keeps every line.
 """
 
@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import enum
 import json
-import json.encoder
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qdsl import audit
+from qdsl import audit_line
 from qdsl.audit import ALLOWED_KEYS, RotatingFileSink, read_tail
 
 
@@ -68,7 +66,7 @@ key = st.one_of(st.sampled_from(sorted(ALLOWED_KEYS)), st.text(max_size=6))
 def test_a_line_holds_exactly_what_cleaning_keeps(
     fields: dict[str, Any], stage: str, trace_id: str
 ) -> None:
-    line = audit._render(stage, trace_id, fields)
+    line = audit_line.render(stage, trace_id, fields)
     event = json.loads(line)
     assert event.pop("timestamp")
     expected = _cleaned_line(stage, trace_id, fields)
@@ -83,8 +81,8 @@ json_scalar = st.one_of(
 
 
 @given(st.dictionaries(st.text(), st.one_of(json_scalar, st.lists(json_scalar)), max_size=6))
-def test_the_encoder_made_once_encodes_as_json_does(obj: dict[str, Any]) -> None:
-    assert audit._encode(obj) == audit._ENCODER.encode(obj)
+def test_the_line_encoder_encodes_as_json_does(obj: dict[str, Any]) -> None:
+    assert audit_line._encode(obj) == json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def _numbers(path: Path) -> list[int]:
@@ -133,21 +131,3 @@ def test_a_file_renamed_by_hand_is_followed_after_the_recheck(tmp_path: Path) ->
     sink.recheck_s = 0
     sink.write(json.dumps({"n": 2}))
     assert _numbers(path) == [2] and _numbers(moved) == [0, 1]
-
-
-def test_without_a_usable_c_encoder_the_plain_one_is_used(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert audit._made_once_encoder() != audit._ENCODER.encode  # the C one, here
-    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
-    assert audit._made_once_encoder() == audit._ENCODER.encode
-
-    real = json.encoder.c_make_encoder  # type: ignore[attr-defined]
-
-    def wrong(markers: Any, *args: Any) -> Any:
-        # as if a release took other arguments: JSONEncoder's own calls (which pass
-        # a markers dict) still work, the made-once encoder's (None) encodes wrong
-        return real(markers, *args) if markers is not None else lambda o, n: ["{}"]
-
-    monkeypatch.setattr(json.encoder, "c_make_encoder", wrong)
-    assert audit._made_once_encoder() == audit._ENCODER.encode
