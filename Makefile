@@ -42,7 +42,7 @@ wheel-check: $(STAMP)
 
 # The reliability suites at ten times the CI examples (Hypothesis profile `deep`).
 test-deep: $(STAMP)
-	QDSL_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q tests/executor tests/qdsl/test_cli_fuzz.py \
+	QDSL_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q tests/executor tests/facade/test_cli_fuzz.py \
 		tests/envelope/test_store_concurrency.py tests/envelope/test_store_kill9.py \
 		tests/envelope/test_store_state_machine.py tests/envelope/test_envelope_budget_props.py \
 		tests/generated

@@ -4,7 +4,7 @@
 
 The expectations come from cases.demo_oracle / cases.tickets_oracle: filters
 written by hand over rows read with sqlite3, never qdsl's answers.
-tests/qdsl/test_eval_cases.py fails when a file no longer matches its rows.
+tests/facade/test_eval_cases.py fails when a file no longer matches its rows.
 """
 
 from __future__ import annotations

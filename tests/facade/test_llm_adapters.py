@@ -23,7 +23,7 @@ from qdsl.facts.demo import DEMO_NOW
 from qdsl.planner import LLMPlanner, RulePlanner
 from qdsl.planner.adapters.anthropic_messages import AnthropicMessages, AsyncAnthropicMessages
 from qdsl.planner.adapters.openai_chat import AsyncOpenAIChat, OpenAIChat
-from tests.qdsl.llm_loopback import Action, Loopback, Plan, Stall, Status, loopback
+from tests.facade.llm_loopback import Action, Loopback, Plan, Stall, Status, loopback
 
 TICKETS_NOW = datetime(2026, 6, 15, 12, tzinfo=UTC)
 Case = tuple[Catalog, str, datetime, str, str]  # catalog, question, now, db url, tenant
