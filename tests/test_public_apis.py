@@ -120,7 +120,9 @@ class _Scan(ast.NodeVisitor):
             self.bound.add(alias.asname or alias.name)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in KNOWN:
+        own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+        if node.attr in KNOWN and not (own and not node.attr.startswith("__")):
+            # a class's own `self._data` is its own; pydantic's dunders never are
             self._hit(node.attr, node)
         elif _private(node.attr):
             parts = _dotted(node.value)
@@ -213,6 +215,10 @@ SNIPPETS = {
     "an aliased module": ("import os as o\no._exit(0)\n", ["_exit"]),
     "getattr with the name as text": ("import os\ngetattr(os.environ, '_data', None)\n", ["_data"]),
     "a known name on any object": ("def f(scanner):\n    return scanner._mres\n", ["_mres"]),
+    "pydantic's instance state, even on self": (
+        "class M:\n    def f(self):\n        return self.__pydantic_fields_set__\n",
+        ["__pydantic_fields_set__"],
+    ),
     "a library's instance state": (
         "def f(model):\n    object.__setattr__(model, '__pydantic_fields_set__', set())\n",
         ["__pydantic_fields_set__"],
@@ -247,5 +253,6 @@ def test_public_names_and_own_private_names_are_not_hits() -> None:
         "    def f(self) -> None:\n        self._cache = 1\n        self.__class__\n"
         "os.environ.get('X')\njson.dumps({})\nLark.open\nBaseModel.model_copy\n"
         "def g(thing):\n    return thing._own\n"
+        "class Store:\n    def get(self):\n        return self._data\n"
     )
     assert scan_source(source) == []
