@@ -232,12 +232,14 @@ def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
 def _explain(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     passages: list[dict[str, Any]] = []
     lines: list[str] = []
+    spec = c.spec
+    quoted = spec.passage_column if spec is not None else None
+    part = spec.passage_section if spec is not None else None
     for row in c.result.rows:
         ids = _evidence_ids([row], c.result)
-        summary = " ".join(row.facts.get("summary", ()))
-        body = str(row.values.get("body") or summary or row.label or "")
+        body = str((row.values.get(quoted) if quoted else None) or row.label or "")
         excerpt = body[:_EXCERPT] + ("…" if len(body) > _EXCERPT else "")
-        section = row.values.get("section")
+        section = row.values.get(part) if part else None
         passages.append(
             {
                 "id": row.entity_id,
