@@ -101,4 +101,3 @@ def test_undeclared_passage_columns_are_refused(replace: str, by: str, where: st
     text = (HANDBOOK / "catalog.toml").read_text(encoding="utf-8").replace(replace, by)
     with pytest.raises(CatalogError, match=where):
         catalog_from_mapping(tomllib.loads(text))
-

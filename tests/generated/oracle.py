@@ -102,11 +102,13 @@ def facts_of(
 
 
 def snapshot(dep: Deployment, tenant: str, entity: str, ident: str) -> Snapshot | None:
+    ent = dep.entity(entity)
+    quoted = ent.passages.columns if ent.passages is not None else ()
     for row in dep.rows_of(tenant, entity):
         if row["id"] == ident:
             values = {
                 "name": row["label"],
-                **{k: v for k, v in row.items() if k not in ("id", "label")},
+                **{k: v for k, v in row.items() if k not in ("id", "label", *quoted)},
             }
             return Snapshot(ident, values, facts_of(dep, tenant, entity, ident))
     return None

@@ -1,7 +1,8 @@
 """Questions about a generated deployment, from zh and en templates, as users write them.
 
 A question is a query type (count, existence, list, the status of one
-object or one of its attributes, the comparison of two) × the entity × 0–3
+object or one of its attributes, the comparison of two, the explanation of a
+name a documented entity's rows carry) × the entity × 0–3
 conditions joined as users join them (且, 并且, 、, 的; "and"), each drawn from
 one field: an enum value or alias (stated, negated, or one of two), a yes/no
 field (stated or negated), a number with its unit and a comparison or a range,
@@ -50,7 +51,7 @@ class Cond:
 class Question:
     text: str
     lang: str
-    qtype: str  # count / existence / list / status / compare
+    qtype: str  # count / existence / list / status / compare / explain
     entity: str
     tenant: str
     conds: tuple[Cond, ...] = ()
@@ -414,6 +415,25 @@ def object_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
     return Question(text, at.lang, qtype, at.ent.name, at.tenant, (), ids, frozenset(tags))
 
 
+# an explanation of what a name stands for; the label alone says which rows
+EXPLAIN_TEMPLATES = {
+    "zh": ("{l}是什么", "解释一下{l}"),
+    "en": ("Explain {l}", "What is {l}?"),
+}
+
+
+@st.composite
+def explain_question(draw: st.DrawFn, at: At) -> Question:
+    """Of a documented entity: a label its tenant's rows carry, now and then one only
+    the other tenant's rows (or none) carry."""
+    here = sorted({str(r["label"]) for r in at.dep.rows_of(at.tenant, at.ent.name)})
+    pool = here if here and draw(st.integers(0, 4)) else sorted(at.ent.noun.labels)
+    label = draw(st.sampled_from(pool))
+    text = _pick(draw, EXPLAIN_TEMPLATES[at.lang]).format(l=label)
+    cond = Cond("label", "name", label, label)
+    return Question(text, at.lang, "explain", at.ent.name, at.tenant, (cond,))
+
+
 def _shows_gap(at: At) -> bool:
     """Whether a snapshot or comparison of the entity shows a value the product cannot
     show yet: a many-valued fact, or a PostgreSQL DATE column (tests' KNOWN_GAPS)."""
@@ -424,7 +444,10 @@ def _shows_gap(at: At) -> bool:
     return dates and "postgresql:date_in_snapshots" in at.gaps
 
 
-QTYPES = ("count", "existence", "list", "count", "existence", "list", "status", "compare")
+QTYPES = (
+    *("count", "existence", "list", "count", "existence", "list", "status", "compare"),
+    "explain",
+)
 
 
 @st.composite
@@ -442,6 +465,10 @@ def questions(
         gaps,
     )
     qtype = draw(st.sampled_from(qtypes))
+    if qtype == "explain":
+        if at.ent.passages is not None:
+            return draw(explain_question(at))
+        qtype = "list"
     if qtype in ("status", "compare"):
         q = None if _shows_gap(at) else draw(object_question(at, qtype))
         if q is not None:
