@@ -234,6 +234,8 @@ NEGATION = (
     r"非",
     r"不",
     r"\bnot\b",
+    # "don't", "isn't", "doesn’t": one negation, not the words "don" and "t"
+    r"\b(?:do|does|did|is|are|was|were|has|have|had|ca|wo|could|would|should)n['’]t\b",
     r"\bnon-?",
     r"\bexcept(?: for)?\b",
     r"\bexcluding\b",

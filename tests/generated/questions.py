@@ -156,7 +156,9 @@ def _value(draw: st.DrawFn, at: At, f: Field) -> Cond:
         )
         return Cond(kind, f.name, _pick(draw, forms), value.canon)
     if negated:
-        forms = [f"whose {syn} is not {word}"] + ([] if fact else [f"that are not {word}"])
+        forms = [f"whose {syn} is not {word}", f"whose {syn} isn't {word}"]
+        if not fact:
+            forms += [f"that are not {word}", f"that aren't {word}"]
         return Cond(kind, f.name, _pick(draw, forms), value.canon)
     form = draw(st.sampled_from(["before", "whose"] + ([] if fact else ["that"])))
     if form == "before":
@@ -174,7 +176,11 @@ def _yes_no(draw: st.DrawFn, at: At, f: Field) -> Cond:
         return Cond(kind, f.name, _pick(draw, forms), not negated)
     before = draw(st.booleans())
     if negated:
-        text = f"non-{word}" if before else f"that are not {word}"
+        text = (
+            f"non-{word}"
+            if before
+            else _pick(draw, [f"that are not {word}", f"that aren't {word}"])
+        )
     else:
         text = word if before else f"that are {word}"
     return Cond(kind, f.name, text, not negated, before_noun=before)
