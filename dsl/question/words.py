@@ -302,7 +302,7 @@ BETWEEN_END = r"(?:之间|中间)"
 
 # Superlatives: (pattern, direction, about time).
 _LATEST = (
-    r"最新|最近|刚才|刚刚|上次|上一次|\blatest\b|\bnewest\b|\bmost recent(?:ly)?\b"
+    r"最新|最近|最晚|最迟|刚才|刚刚|上次|上一次|\blatest\b|\bnewest\b|\bmost recent(?:ly)?\b"
     r"|\brecent\b|\blast\b"
 )
 _MOST = (

@@ -4,9 +4,10 @@
   oracle's: the count, the yes/no and the ids it names, the set of listed ids,
   every value and fact of a snapshot, every difference of a comparison (and no
   other), every passage of an explanation quoted from the row's passage column
-  under its section. Values are compared by meaning, not by spelling: 4.5 and
-  Decimal("4.50") are one number, a date may come as a date or as its midnight,
-  a yes/no as a bool or 0/1, a fact under any alias of its value.
+  under its section, the object topping a field shown with the value it tops.
+  Values are compared by meaning, not by spelling: 4.5 and Decimal("4.50") are
+  one number, a date may come as a date or as its midnight, a yes/no as a bool
+  or 0/1, a fact under any alias of its value.
 * SAFE: an abstention (clarify, insufficient_evidence, not_covered, refused,
   gated): nothing wrong left.
 * WRONG: answered, and the answer is not the oracle's.
@@ -38,6 +39,7 @@ CONTRACT = {
     "status": "entity_snapshot",
     "compare": "comparison_with_basis",
     "explain": "explanation_with_citations",
+    "top": "entity_list",
 }
 # docs/catalog.md, `passage`: a passage is quoted up to this many characters, then "…"
 EXCERPT = 200
@@ -273,6 +275,29 @@ def _passage_problems(
     return out
 
 
+def _top_problems(dep: Deployment, q: Question, data: dict[str, Any], want: Expected) -> list[str]:
+    """One object, one of those holding the top value, shown with that value, out of
+    every row of the tenant."""
+    ent = dep.entity(q.entity)
+    name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
+    items = data.get("items") or []
+    named = [str(i.get("id")) for i in items]
+    if not want.possible:
+        return [f"names {named}, the tenant holds none"] if named else []
+    if len(items) != 1:
+        return [f"names {len(items)} objects, not the one on top"]
+    if named[0] not in want.definite:
+        return [f"names {named[0]}, the top is {sorted(want.definite)}"]
+    out = []
+    if data.get("total") != len(want.possible):
+        out.append(f"total {data.get('total')}, expected {len(want.possible)}")
+    row = next(r for r in dep.rows_of(q.tenant, q.entity) if str(r["id"]) == named[0])
+    wanted = row[name]
+    if wanted is not None and not same_value(kind_of(ent, name), items[0].get(name), wanted):
+        out.append(f"shows {name} = {items[0].get(name)!r}, is {wanted!r}")
+    return out
+
+
 def _span(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo}..{hi}"
 
@@ -303,6 +328,8 @@ def judge(dep: Deployment, q: Question, res: AnswerResult, want: Expected) -> Ve
         problems = _compare_problems(ent, data, want.subjects)
     elif q.qtype == "explain":
         problems = _passage_problems(dep, q, data, want)
+    elif q.qtype == "top":
+        problems = _top_problems(dep, q, data, want)
     else:
         problems = _row_problems(q, data, want)
     return Verdict("wrong", "; ".join(problems)) if problems else Verdict("right")

@@ -2,7 +2,8 @@
 
 A question is a query type (count, existence, list, the status of one
 object or one of its attributes, the comparison of two, the explanation of a
-name a documented entity's rows carry) × the entity × 0–3
+name a documented entity's rows carry, the object topping a number or date
+field) × the entity × 0–3
 conditions joined as users join them (且, 并且, 、, 的; "and"), each drawn from
 one field: an enum value or alias (stated, negated, or one of two), a yes/no
 field (stated or negated), a number with its unit and a comparison or a range,
@@ -51,7 +52,7 @@ class Cond:
 class Question:
     text: str
     lang: str
-    qtype: str  # count / existence / list / status / compare / explain
+    qtype: str  # count / existence / list / status / compare / explain / top
     entity: str
     tenant: str
     conds: tuple[Cond, ...] = ()
@@ -421,6 +422,47 @@ def object_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
     return Question(text, at.lang, qtype, at.ent.name, at.tenant, (), ids, frozenset(tags))
 
 
+# the object holding the top (or bottom) value of a number or date field
+TOP_TEMPLATES = {
+    ("zh", "desc", False): ("{f}最高的{n}是哪个", "{f}最高的{n}是谁"),
+    ("zh", "asc", False): ("{f}最低的{n}是哪个", "{f}最低的{n}是谁"),
+    ("zh", "desc", True): ("{f}最晚的{n}是哪个",),
+    ("zh", "asc", True): ("{f}最早的{n}是哪个", "{f}最早的{n}是谁"),
+    ("en", "desc", False): ("Which {n} has the highest {f}?",),
+    ("en", "asc", False): ("Which {n} has the lowest {f}?",),
+    ("en", "desc", True): ("Which {n} has the latest {f}?",),
+    ("en", "asc", True): ("Which {n} has the earliest {f}?",),
+}
+
+
+@st.composite
+def top_question(draw: st.DrawFn, at: At) -> Question | None:
+    """Which object tops a number or date field (the field's noun, zh or en)."""
+    ranked = [
+        f
+        for f in at.ent.fields
+        if f.kind in ("number", "date", "datetime") and _nouns(f.concept, at.lang)
+    ]
+    if not ranked:
+        return None
+    f = draw(st.sampled_from(ranked))
+    direction = draw(st.sampled_from(["desc", "asc"]))
+    timed = f.kind != "number"
+    template = _pick(draw, TOP_TEMPLATES[at.lang, direction, timed])
+    noun = at.ent.noun.zh if at.zh else at.ent.noun.en
+    text = template.format(f=_pick(draw, _nouns(f.concept, at.lang)), n=noun)
+    return Question(
+        text,
+        at.lang,
+        "top",
+        at.ent.name,
+        at.tenant,
+        (),
+        (),
+        frozenset({f"field:{f.name}", f"order:{direction}"}),
+    )
+
+
 # an explanation of what a name stands for; the label alone says which rows
 EXPLAIN_TEMPLATES = {
     "zh": ("{l}是什么", "解释一下{l}"),
@@ -453,6 +495,7 @@ def _shows_gap(at: At) -> bool:
 QTYPES = (
     *("count", "existence", "list", "count", "existence", "list", "status", "compare"),
     "explain",
+    "top",
 )
 
 
@@ -474,6 +517,11 @@ def questions(
     if qtype == "explain":
         if at.ent.passages is not None:
             return draw(explain_question(at))
+        qtype = "list"
+    if qtype == "top":
+        top = draw(top_question(at))
+        if top is not None:
+            return top
         qtype = "list"
     if qtype in ("status", "compare"):
         q = None if _shows_gap(at) else draw(object_question(at, qtype))

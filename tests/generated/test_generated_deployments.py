@@ -115,7 +115,7 @@ def _report(dep: Deployment, bad: list[Asked]) -> str:
 def _required_shapes(tally: Tally) -> set[str]:
     """Every query type and kind of condition, less those a known gap leaves out."""
     shapes = {f"qtype:{q}" for q in ("count", "existence", "list", "status", "compare")}
-    shapes.add("qtype:explain")
+    shapes |= {"qtype:explain", "qtype:top"}
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
     shapes.add("cond:label")
