@@ -219,6 +219,18 @@ class EntitySpec(_Strict):
     # `qdsl index refresh --since` re-indexes only rows changed since then, and
     # the index findings compare it with the index's own refresh.
     updated_at: str | None = None
+    # What an explanation quotes of each row: the `text_search` column holding its
+    # passage (default: the first one that is not the label) and, optionally, a
+    # column naming the part of the source it comes from (a section, a chapter).
+    passage: str | None = None
+    passage_section: str | None = None
+
+    @cached_property
+    def passage_column(self) -> str:
+        """The column an explanation quotes (the label when nothing else is searched)."""
+        if self.passage is not None:
+            return self.passage
+        return next((c for c in self.text_search if c != self.label), self.label)
 
     @cached_property
     def id_regex(self) -> re.Pattern[str] | None:
@@ -435,10 +447,25 @@ def _check_names(key: str, e: EntitySpec) -> list[tuple[str, str]]:
         out.extend(_check_id_pattern(key, e.id_pattern))
     if e.text_fallback and not e.text_search:
         out.append((f"{key}.text_fallback", "text_fallback needs `text_search` columns"))
+    if e.passage is not None and e.passage not in e.text_search:
+        out.append((f"{key}.passage", f"`{e.passage}` is not one of the `text_search` columns"))
+    if e.passage_section is not None:
+        out.extend(_check_section(key, e, e.passage_section))
     for qt in e.default_for:
         if e.query_types and qt not in e.query_types:
             out.append((f"{key}.default_for", f"`{qt.value}` is not in the entity's query_types"))
     return out
+
+
+def _check_section(key: str, e: EntitySpec, name: str) -> list[tuple[str, str]]:
+    field = e.fields.get(name)
+    if name in e.sensitive:
+        return [(f"{key}.passage_section", f"`{name}` is sensitive and cannot be quoted")]
+    if field is not None and field.column is None:
+        return [(f"{key}.passage_section", f"`{name}` is a fact field; a section is a column")]
+    if name not in e.whitelisted:
+        return [(f"{key}.passage_section", f"`{name}` is not a whitelisted name")]
+    return []
 
 
 def _check_entity(

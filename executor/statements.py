@@ -91,6 +91,8 @@ def selected_columns(
         names += [n for n, f in spec.fields.items() if f.column and not f.sensitive]
     if template.shape.passages:
         names += list(spec.text_search)
+        if spec.passage_section is not None:
+            names.append(spec.passage_section)
     if scope is not None and scope.field != spec.id:
         # each row shows the scope it is in, so the verifier can check it (within_scope)
         names.append(scope.field)

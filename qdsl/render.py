@@ -18,6 +18,7 @@ from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.many_values import cut_of, listed, row_fields, set_difference, set_difference_text
 from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
+from qdsl.superlatives import top_sentence
 from qdsl.verifier import Answer, Language
 
 _SHOWN = 5  # items named in the text; data carries them all
@@ -176,8 +177,25 @@ def _list(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     data = {"items": [_item(r) for r in rows], "total": total, "truncated": truncated}
     cites = _evidence_ids(rows, c.result) if c.plan.filters else []
     tail = f" {_cite(cites)}" if cites else ""
+    top = (
+        top_sentence(
+            c.plan,
+            c.spec,
+            rows[0],
+            named=_named(rows[0]),
+            one=c.one,
+            many=c.many,
+            total=total,
+            where=c.where(),
+            zh=c.zh,
+        )
+        if rows
+        else None
+    )
     if not rows:
         text = f"没有找到{c.one}{c.where()}。" if c.zh else f"No {c.many} found{c.where()}."
+    elif top is not None:
+        text = f"{top}{tail}"
     elif c.zh:
         shown = f"，列出 {len(rows)} 个" if truncated else ""
         text = f"符合条件的{c.one}共 {total} 个{c.where()}{shown}：{_names(rows, c.lang)}。{tail}"
@@ -232,12 +250,14 @@ def _snapshot(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
 def _explain(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
     passages: list[dict[str, Any]] = []
     lines: list[str] = []
+    spec = c.spec
+    quoted = spec.passage_column if spec is not None else None
+    part = spec.passage_section if spec is not None else None
     for row in c.result.rows:
         ids = _evidence_ids([row], c.result)
-        summary = " ".join(row.facts.get("summary", ()))
-        body = str(row.values.get("body") or summary or row.label or "")
+        body = str((row.values.get(quoted) if quoted else None) or row.label or "")
         excerpt = body[:_EXCERPT] + ("…" if len(body) > _EXCERPT else "")
-        section = row.values.get("section")
+        section = row.values.get(part) if part else None
         passages.append(
             {
                 "id": row.entity_id,

@@ -21,7 +21,7 @@ from qdsl.dsl.plan_cache import compile_plan_object, compile_source
 from qdsl.dsl.printer import to_text
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import ExecutionResult
-from qdsl.phrases import detect_language
+from qdsl.phrases import detect_language, entity_name
 from qdsl.planner import Attempt, PlanDraft
 from qdsl.planner.rule import RulePlanner, context_entities
 from qdsl.render import clarification, insufficient, not_covered, refused, render
@@ -77,7 +77,14 @@ class Run:
         if verdict is not None:
             sentence = _sentence(verdict, self.lang)
         elif reading is not None and reading.problems:
-            sentence = problems_text(reading.problems, reading.entity, reading.language)
+            # a person reads this: the entity by its own name in the language (员工, not
+            # the catalog key); the planner's notes keep the key, which a plan must use
+            named = (
+                entity_name(self.s.catalog, reading.entity, reading.language)
+                if reading.entity
+                else None
+            )
+            sentence = problems_text(reading.problems, named, reading.language)
         answer = clarification(self.lang, catalog=self.s.catalog, sentence=sentence)
         return self.without_answer("clarify", plan, answer, verdict)
 

@@ -385,6 +385,9 @@ class Walk(TextPieces):
         one = self.singular or qt is QueryType.DIAGNOSE
         if self.sort and limit is None and one and qt is not QueryType.COUNT:
             limit = 1
+            if qt is QueryType.LIST:
+                # "谁的薪资最高": the answer states the value the object is highest in
+                projection = [*projection, *(f for f, _ in self.sort if f not in projection)]
         ids = tuple(dict.fromkeys(self.ids))
         if ids:
             op = Operator.EQUALS if len(ids) == 1 else Operator.IN

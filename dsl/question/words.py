@@ -234,6 +234,8 @@ NEGATION = (
     r"非",
     r"不",
     r"\bnot\b",
+    # "don't", "isn't", "doesn’t": one negation, not the words "don" and "t"
+    r"\b(?:do|does|did|is|are|was|were|has|have|had|ca|wo|could|would|should)n['’]t\b",
     r"\bnon-?",
     r"\bexcept(?: for)?\b",
     r"\bexcluding\b",
@@ -300,7 +302,7 @@ BETWEEN_END = r"(?:之间|中间)"
 
 # Superlatives: (pattern, direction, about time).
 _LATEST = (
-    r"最新|最近|刚才|刚刚|上次|上一次|\blatest\b|\bnewest\b|\bmost recent(?:ly)?\b"
+    r"最新|最近|最晚|最迟|刚才|刚刚|上次|上一次|\blatest\b|\bnewest\b|\bmost recent(?:ly)?\b"
     r"|\brecent\b|\blast\b"
 )
 _MOST = (

@@ -4,7 +4,9 @@ way a deployer sets one up: the DDL and data, `qdsl.facts.db.upgrade`, on
 PostgreSQL `qdsl db secure`, then `qdsl index refresh`.
 
 * `staff`: employees and sites, with DATE, BOOLEAN and NUMERIC columns;
-* `premiums`: an insurer's premium payments, asked for totals per policy.
+* `premiums`: an insurer's premium payments, asked for totals per policy;
+* `handbook`: an employee handbook whose explanations quote a `content` column
+  under a `chapter` (the catalog's `passage` and `passage_section`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from qdsl.facts.secure import secure
 HERE = Path(__file__).parent
 STAFF = HERE / "staff"
 PREMIUMS = HERE / "premiums"
+HANDBOOK = HERE / "handbook"
 
 
 def catalog_of(directory: Path) -> Catalog:

@@ -194,3 +194,71 @@ def test_a_plan_run_without_a_question_is_not_checked_against_one(db_url: str) -
     assert verdict["skipped"] == ["question_covered"]
     assert "question_covered" not in verdict["passed"]
     assert "question_covered" not in verdict["checks_run"]
+
+
+@pytest.mark.parametrize(
+    ("contracted", "spelled_out"),
+    [
+        ("Which employees don't work remotely?", "Which employees do not work remotely?"),
+        ("Which employees aren't senior?", "Which employees are not senior?"),
+        ("Which employees aren’t in Shanghai?", "Which employees are not in Shanghai?"),
+    ],
+)
+def test_a_contracted_negation_is_the_negation(
+    staff: Engine, contracted: str, spelled_out: str
+) -> None:
+    # issue 23: "don't" was read as the words "don" and "t", and clarified
+    expected = ids(ask(staff, STAFF, spelled_out))
+    assert ids(ask(staff, STAFF, contracted)) == expected
+    assert expected  # the condition excludes some employees, not all
+    everyone = ids(ask(staff, STAFF, "Which employees are there?"))
+    assert expected < everyone
+
+
+def test_a_zh_clarification_names_the_entity_in_chinese(staff: Engine) -> None:
+    res = ask(staff, STAFF, "员工现在什么状态")
+    assert res.status == "clarify"
+    assert "员工" in res.text and "employee" not in res.text
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "Who has the highest salary?",
+            "Gao Yan (#E-7) has the highest salary (47000) of the 9 employees.",
+        ),
+        ("谁的薪资最高", "共 9 个员工，薪资最高的是 Gao Yan (#E-7)（47000）。"),
+        ("最早入职的员工是谁", "共 9 个员工，入职日期最早的是 Alice Wang (#E-1)（2019-03-04）。"),
+        (
+            "Which employee was hired most recently?",
+            "Evan Xu (#E-5) has the latest hire date (2026-11-01) of the 9 employees.",
+        ),
+    ],
+)
+def test_a_superlative_names_the_object_and_the_value_it_tops(
+    staff: Engine, question: str, expected: str
+) -> None:
+    # issue 23: "Who has the highest salary?" was "9 employees found, showing 1: Gao Yan"
+    res = ask(staff, STAFF, question)
+    assert res.status == "answered", res.text
+    assert res.text == expected
+    assert len(res.data["items"]) == 1
+    assert res.data["total"] == 9
+
+
+def test_a_superlative_keeps_its_conditions(staff: Engine) -> None:
+    res = ask(staff, STAFF, "Which senior employee in Shanghai has the lowest salary?")
+    assert res.status == "answered", res.text
+    assert res.text.startswith(
+        "Bo Li (#E-2) has the lowest salary (38000) of the 3 employees where"
+    )
+    assert "senior" in res.text and "shanghai" in res.text
+
+
+def test_a_top_row_without_its_value_keeps_the_list_sentence(staff: Engine) -> None:
+    # an LLM plan that does not select the sort field: no value is invented
+    plan = "list employee\norder by salary desc\nlimit 1"
+    res = ask(staff, STAFF, "Who has the highest salary?", plan=plan)
+    assert res.status == "answered", res.text
+    assert "highest" not in res.text and "Gao Yan (#E-7)" in res.text

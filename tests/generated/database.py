@@ -104,6 +104,8 @@ def _table(md: sa.MetaData, ent: Entity) -> sa.Table:
     for f in ent.fields:
         if f.sql is not None:
             cols.append(sa.Column(f.name, _DDL[f.sql], nullable=f.nullable))
+    if ent.passages is not None:
+        cols += [sa.Column(name, sa.Text()) for name in ent.passages.columns]
     return sa.Table(ent.table, md, *cols)
 
 
@@ -116,10 +118,11 @@ def _insert_rows(engine: Engine, dep: Deployment) -> None:
         for (tenant, name), rows in dep.rows:
             ent = dep.entity(name)
             columns = [f for f in ent.fields if f.sql is not None]
+            quoted = ent.passages.columns if ent.passages is not None else ()
             # untyped: the values go in exactly as `stored` made them
             target = sa.table(
                 ent.table,
-                *(sa.column(c) for c in ("tenant_id", "id", "name")),
+                *(sa.column(c) for c in ("tenant_id", "id", "name", *quoted)),
                 *(sa.column(f.name) for f in columns),
             )
             records = [
@@ -127,6 +130,7 @@ def _insert_rows(engine: Engine, dep: Deployment) -> None:
                     "tenant_id": tenant,
                     "id": stored_id(ent, str(r["id"])),
                     "name": r["label"],
+                    **{name: r[name] for name in quoted},
                     **{f.name: stored(f, r[f.name], dep.dialect) for f in columns},
                 }
                 for r in rows

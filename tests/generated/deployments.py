@@ -20,7 +20,17 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from generated.model import TENANTS, Deployment, Dialect, Entity, Fact, Field, Row, Value
+from generated.model import (
+    TENANTS,
+    Deployment,
+    Dialect,
+    Entity,
+    Fact,
+    Field,
+    Passages,
+    Row,
+    Value,
+)
 from generated.vocab import BY_KIND, NOUNS, Concept, Noun
 from hypothesis import strategies as st
 
@@ -88,8 +98,36 @@ def _usable(concept: Concept, dialect: Dialect, gaps: frozenset[str]) -> bool:
     return bool(allowed_types(dialect, type_slot(concept), gaps))
 
 
+# Passage and section column names a deployer may choose (none the demo uses), and the
+# texts they hold: words no label, name or vocabulary word shares, so that a text
+# search for a label never finds a row by its passage.
+PASSAGE_COLUMNS = ("content", "description", "details", "abstract_text")
+SECTION_COLUMNS = ("chapter", "part")
+SECTIONS = ("Overview", "Part 2", "总则", "附录")
+PASSAGE_TEXTS = (
+    "Steps are logged, reviewed and archived in order.",
+    "流程依次登记、复核并归档。",
+    "Every request passes two reviews before it is filed; " * 5,
+    "每一项申请在归档前须经两轮复核，" * 14,
+)
+
+
 @st.composite
-def entities(draw: st.DrawFn, noun: Noun, dialect: Dialect, gaps: frozenset[str]) -> Entity:
+def passages(draw: st.DrawFn) -> Passages | None:
+    """Whether the entity is documented, and in which columns."""
+    if draw(st.booleans()):
+        return None
+    return Passages(
+        draw(st.sampled_from(PASSAGE_COLUMNS)),
+        draw(st.sampled_from((None, *SECTION_COLUMNS))),
+        draw(st.booleans()),
+    )
+
+
+@st.composite
+def entities(
+    draw: st.DrawFn, noun: Noun, dialect: Dialect, gaps: frozenset[str], documented: bool = False
+) -> Entity:
     ids = allowed_types(dialect, "id", gaps)
     chosen: list[Concept] = []
     for kind in BY_KIND:
@@ -102,7 +140,8 @@ def entities(draw: st.DrawFn, noun: Noun, dialect: Dialect, gaps: frozenset[str]
                 chosen.append(concept)
     fields = tuple(draw(_field(c, dialect, gaps)) for c in chosen)
     label = draw(st.sampled_from(allowed_types(dialect, "text", gaps)))
-    return Entity(noun, draw(st.sampled_from(ids)), label, fields)
+    quoted = draw(passages()) if documented else None
+    return Entity(noun, draw(st.sampled_from(ids)), label, fields, quoted)
 
 
 def _number(draw: st.DrawFn, c: Concept) -> Decimal:
@@ -135,6 +174,10 @@ def _row(draw: st.DrawFn, ent: Entity, n: int, now: datetime) -> Row:
     for f in ent.fields:
         if f.kind != "fact":
             row[f.name] = value_of(draw, f, now)
+    if ent.passages is not None:
+        row[ent.passages.column] = draw(st.sampled_from(PASSAGE_TEXTS))
+        if ent.passages.section is not None:
+            row[ent.passages.section] = draw(st.sampled_from((None, *SECTIONS)))
     return row
 
 
@@ -161,7 +204,8 @@ def deployments(
     nouns = draw(
         st.lists(st.sampled_from(NOUNS), min_size=1, max_size=3, unique_by=lambda n: n.key)
     )
-    ents = tuple(draw(entities(n, dialect, gaps)) for n in nouns)
+    # at most one entity answers explanations (a catalog has one default for them)
+    ents = tuple(draw(entities(n, dialect, gaps, documented=i == 0)) for i, n in enumerate(nouns))
     rows: list[tuple[tuple[str, str], tuple[Row, ...]]] = []
     facts: list[Fact] = []
     for tenant in TENANTS:

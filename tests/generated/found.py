@@ -25,7 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from generated.model import Deployment, Entity, Fact, Field, Row, Value, toml_value
+from generated.model import Deployment, Entity, Fact, Field, Passages, Row, Value, toml_value
 from generated.oracle import Expected, expected
 from generated.periods import Range
 from generated.questions import Cond, Question
@@ -118,10 +118,11 @@ def dump(title: str, dep: Deployment, questions: list[Question]) -> str:
     out = _lines("example", {"title": title, "dialect": dep.dialect, "now": dep.now.isoformat()})
     for e in dep.entities:
         fields = [[f.name, f.sql or "fact", f.nullable] for f in e.fields]
-        out += _lines(
-            "example.entity",
-            {"noun": e.name, "id_sql": e.id_sql, "label_sql": e.label_sql, "fields": fields},
-        )
+        table = {"noun": e.name, "id_sql": e.id_sql, "label_sql": e.label_sql, "fields": fields}
+        if e.passages is not None:
+            p = e.passages
+            table["passages"] = [p.column, p.section or "", p.declared]
+        out += _lines("example.entity", table)
     for (tenant, name), rows in dep.rows:
         for r in rows:
             values = {k: _plain(v) for k, v in r.items() if v is not None}
@@ -175,7 +176,11 @@ def _entity(raw: dict[str, Any]) -> Entity:
         Field(_CONCEPTS[name], None if sql == "fact" else sql, bool(nullable))
         for name, sql, nullable in raw["fields"]
     )
-    return Entity(_NOUNS[raw["noun"]], raw["id_sql"], raw["label_sql"], fields)
+    quoted = None
+    if "passages" in raw:
+        column, section, declared = raw["passages"]
+        quoted = Passages(column, section or None, bool(declared))
+    return Entity(_NOUNS[raw["noun"]], raw["id_sql"], raw["label_sql"], fields, quoted)
 
 
 def _row(ent: Entity, values: dict[str, Any]) -> Row:
@@ -184,6 +189,8 @@ def _row(ent: Entity, values: dict[str, Any]) -> Row:
         if f.sql is not None:
             raw = values.get(f.name)
             row[f.name] = None if raw is None else _value(f.kind, raw)
+    for name in ent.passages.columns if ent.passages is not None else ():
+        row[name] = values.get(name)
     return row
 
 

@@ -3,9 +3,11 @@
 * RIGHT: answered with the question's contract, and the answer equals the
   oracle's: the count, the yes/no and the ids it names, the set of listed ids,
   every value and fact of a snapshot, every difference of a comparison (and no
-  other). Values are compared by meaning, not by spelling: 4.5 and
-  Decimal("4.50") are one number, a date may come as a date or as its midnight,
-  a yes/no as a bool or 0/1, a fact under any alias of its value.
+  other), every passage of an explanation quoted from the row's passage column
+  under its section, the object topping a field shown with the value it tops.
+  Values are compared by meaning, not by spelling: 4.5 and Decimal("4.50") are
+  one number, a date may come as a date or as its midnight, a yes/no as a bool
+  or 0/1, a fact under any alias of its value.
 * SAFE: an abstention (clarify, insufficient_evidence, not_covered, refused,
   gated): nothing wrong left.
 * WRONG: answered, and the answer is not the oracle's.
@@ -36,7 +38,11 @@ CONTRACT = {
     "list": "entity_list",
     "status": "entity_snapshot",
     "compare": "comparison_with_basis",
+    "explain": "explanation_with_citations",
+    "top": "entity_list",
 }
+# docs/catalog.md, `passage`: a passage is quoted up to this many characters, then "…"
+EXCERPT = 200
 _YES = frozenset({"true", "yes", "是", "1"})
 _NO = frozenset({"false", "no", "否", "0"})
 
@@ -230,6 +236,68 @@ def _row_problems(q: Question, data: dict[str, Any], want: Expected) -> list[str
     return out
 
 
+def excerpt(text: str) -> str:
+    return text[:EXCERPT] + ("…" if len(text) > EXCERPT else "")
+
+
+def _passage_problems(
+    dep: Deployment, q: Question, data: dict[str, Any], want: Expected
+) -> list[str]:
+    """Each passage is a matching row of the tenant, quoted from the catalog's passage
+    column under its section; none is left out."""
+    ent = dep.entity(q.entity)
+    quoted = ent.passages
+    assert quoted is not None
+    rows = {str(r["id"]): r for r in dep.rows_of(q.tenant, q.entity)}
+    found = data.get("passages") or []
+    named = {str(p.get("id")) for p in found}
+    out = (
+        [f"quotes {sorted(named - want.possible)}, which fail the conditions"]
+        if (named - want.possible)
+        else []
+    )
+    if not found:
+        out.append("answered without a passage")
+    if want.definite - named:
+        out.append(f"leaves out {sorted(want.definite - named)}")
+    for p in found:
+        row = rows.get(str(p.get("id")))
+        if row is None:
+            continue
+        if p.get("title") != row["label"]:
+            out.append(f"{p.get('id')} titled {p.get('title')!r}, is {row['label']!r}")
+        text = excerpt(str(row[quoted.column]))
+        if p.get("text") != text:
+            out.append(f"{p.get('id')} quotes {str(p.get('text'))[:40]!r}, not its {quoted.column}")
+        section = row[quoted.section] if quoted.section is not None else None
+        if p.get("section") != section:
+            out.append(f"{p.get('id')} under {p.get('section')!r}, is {section!r}")
+    return out
+
+
+def _top_problems(dep: Deployment, q: Question, data: dict[str, Any], want: Expected) -> list[str]:
+    """One object, one of those holding the top value, shown with that value, out of
+    every row of the tenant."""
+    ent = dep.entity(q.entity)
+    name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
+    items = data.get("items") or []
+    named = [str(i.get("id")) for i in items]
+    if not want.possible:
+        return [f"names {named}, the tenant holds none"] if named else []
+    if len(items) != 1:
+        return [f"names {len(items)} objects, not the one on top"]
+    if named[0] not in want.definite:
+        return [f"names {named[0]}, the top is {sorted(want.definite)}"]
+    out = []
+    if data.get("total") != len(want.possible):
+        out.append(f"total {data.get('total')}, expected {len(want.possible)}")
+    row = next(r for r in dep.rows_of(q.tenant, q.entity) if str(r["id"]) == named[0])
+    wanted = row[name]
+    if wanted is not None and not same_value(kind_of(ent, name), items[0].get(name), wanted):
+        out.append(f"shows {name} = {items[0].get(name)!r}, is {wanted!r}")
+    return out
+
+
 def _span(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo}..{hi}"
 
@@ -258,6 +326,10 @@ def judge(dep: Deployment, q: Question, res: AnswerResult, want: Expected) -> Ve
             problems = _snapshot_problems(ent, data.get("entity"), one, asked)
     elif q.qtype == "compare":
         problems = _compare_problems(ent, data, want.subjects)
+    elif q.qtype == "explain":
+        problems = _passage_problems(dep, q, data, want)
+    elif q.qtype == "top":
+        problems = _top_problems(dep, q, data, want)
     else:
         problems = _row_problems(q, data, want)
     return Verdict("wrong", "; ".join(problems)) if problems else Verdict("right")

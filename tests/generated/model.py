@@ -59,11 +59,28 @@ class Field:
 
 
 @dataclass(frozen=True)
+class Passages:
+    """A documented entity: each row holds a passage an explanation quotes (TEXT
+    columns, text_search), and maybe the part of the source it comes from."""
+
+    column: str
+    section: str | None
+    # the catalog names `passage`; otherwise its default (the first text_search
+    # column that is not the label) has to find the column
+    declared: bool
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,) if self.section is None else (self.column, self.section)
+
+
+@dataclass(frozen=True)
 class Entity:
     noun: Noun
     id_sql: str  # INTEGER, BIGINT, TEXT, VARCHAR(32), UUID
     label_sql: str
     fields: tuple[Field, ...]
+    passages: Passages | None = None
 
     @property
     def name(self) -> str:
@@ -87,10 +104,11 @@ class Entity:
         return next(f for f in self.fields if f.name == name)
 
     def __repr__(self) -> str:
-        return f"{self.name}(id {self.id_sql}, label {self.label_sql}: {list(self.fields)})"
+        quoted = f", passages {self.passages}" if self.passages else ""
+        return f"{self.name}(id {self.id_sql}, label {self.label_sql}: {list(self.fields)}{quoted})"
 
 
-Row = dict[str, Value]  # "id", "label" and one key per column field
+Row = dict[str, Value]  # "id", "label", one key per column field and per passage column
 
 
 @dataclass(frozen=True)
@@ -176,6 +194,16 @@ def _entity_mapping(e: Entity) -> dict[str, Any]:
         "synonyms": [e.noun.zh, e.noun.en, e.noun.en_plural],
         "fields": {f.name: _field_mapping(f) for f in e.fields},
     }
+    if e.passages is not None:
+        p = e.passages
+        out["text_search"] = ["name", p.column]
+        out["query_types"] = [*out["query_types"], "explain"]
+        out["default_for"] = ["explain"]
+        if p.declared:
+            out["passage"] = p.column
+        if p.section is not None:
+            out["passage_section"] = p.section
+            out["sorts"] = [*out["sorts"], p.section]  # whitelisted, never projected
     if e.id_sql == "UUID":
         out["id_pattern"] = UUID_PATTERN
     elif e.text_ids:

@@ -38,7 +38,8 @@ class Snapshot:
 @dataclass(frozen=True)
 class Expected:
     qtype: str
-    # count / existence / list: the ids surely matching, and those possibly matching
+    # count / existence / list: the ids surely matching, and those possibly matching;
+    # top: the ids holding the top value, and every row (the total)
     definite: frozenset[str] = frozenset()
     possible: frozenset[str] = frozenset()
     # status: the object (None: the tenant has no such object); compare: both
@@ -102,17 +103,37 @@ def facts_of(
 
 
 def snapshot(dep: Deployment, tenant: str, entity: str, ident: str) -> Snapshot | None:
+    ent = dep.entity(entity)
+    quoted = ent.passages.columns if ent.passages is not None else ()
     for row in dep.rows_of(tenant, entity):
         if row["id"] == ident:
             values = {
                 "name": row["label"],
-                **{k: v for k, v in row.items() if k not in ("id", "label")},
+                **{k: v for k, v in row.items() if k not in ("id", "label", *quoted)},
             }
             return Snapshot(ident, values, facts_of(dep, tenant, entity, ident))
     return None
 
 
+def _top(dep: Deployment, q: Question) -> Expected:
+    """The rows holding the field's top (or bottom) value: one of them is the answer.
+    When no row holds a value, any row is one (none tops another)."""
+    name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
+    rows = dep.rows_of(q.tenant, q.entity)
+    held = [(moment_of(r[name]) if not isinstance(r[name], Decimal) else r[name], r) for r in rows]
+    valued = [(v, r) for v, r in held if v is not None]
+    if not valued:
+        every = frozenset(str(r["id"]) for r in rows)
+        return Expected(q.qtype, every, every)
+    pick = max if "order:desc" in q.tags else min
+    best = pick(v for v, _ in valued)
+    tops = frozenset(str(r["id"]) for v, r in valued if v == best)
+    return Expected(q.qtype, tops, frozenset(str(r["id"]) for r in rows))
+
+
 def expected(dep: Deployment, q: Question) -> Expected:
+    if q.qtype == "top":
+        return _top(dep, q)
     if q.qtype in ("status", "compare"):
         return Expected(
             q.qtype, subjects=tuple(snapshot(dep, q.tenant, q.entity, i) for i in q.ids)

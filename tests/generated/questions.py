@@ -1,7 +1,9 @@
 """Questions about a generated deployment, from zh and en templates, as users write them.
 
 A question is a query type (count, existence, list, the status of one
-object or one of its attributes, the comparison of two) × the entity × 0–3
+object or one of its attributes, the comparison of two, the explanation of a
+name a documented entity's rows carry, the object topping a number or date
+field) × the entity × 0–3
 conditions joined as users join them (且, 并且, 、, 的; "and"), each drawn from
 one field: an enum value or alias (stated, negated, or one of two), a yes/no
 field (stated or negated), a number with its unit and a comparison or a range,
@@ -50,7 +52,7 @@ class Cond:
 class Question:
     text: str
     lang: str
-    qtype: str  # count / existence / list / status / compare
+    qtype: str  # count / existence / list / status / compare / explain / top
     entity: str
     tenant: str
     conds: tuple[Cond, ...] = ()
@@ -155,7 +157,9 @@ def _value(draw: st.DrawFn, at: At, f: Field) -> Cond:
         )
         return Cond(kind, f.name, _pick(draw, forms), value.canon)
     if negated:
-        forms = [f"whose {syn} is not {word}"] + ([] if fact else [f"that are not {word}"])
+        forms = [f"whose {syn} is not {word}", f"whose {syn} isn't {word}"]
+        if not fact:
+            forms += [f"that are not {word}", f"that aren't {word}"]
         return Cond(kind, f.name, _pick(draw, forms), value.canon)
     form = draw(st.sampled_from(["before", "whose"] + ([] if fact else ["that"])))
     if form == "before":
@@ -173,7 +177,11 @@ def _yes_no(draw: st.DrawFn, at: At, f: Field) -> Cond:
         return Cond(kind, f.name, _pick(draw, forms), not negated)
     before = draw(st.booleans())
     if negated:
-        text = f"non-{word}" if before else f"that are not {word}"
+        text = (
+            f"non-{word}"
+            if before
+            else _pick(draw, [f"that are not {word}", f"that aren't {word}"])
+        )
     else:
         text = word if before else f"that are {word}"
     return Cond(kind, f.name, text, not negated, before_noun=before)
@@ -414,6 +422,66 @@ def object_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
     return Question(text, at.lang, qtype, at.ent.name, at.tenant, (), ids, frozenset(tags))
 
 
+# the object holding the top (or bottom) value of a number or date field
+TOP_TEMPLATES = {
+    ("zh", "desc", False): ("{f}最高的{n}是哪个", "{f}最高的{n}是谁"),
+    ("zh", "asc", False): ("{f}最低的{n}是哪个", "{f}最低的{n}是谁"),
+    ("zh", "desc", True): ("{f}最晚的{n}是哪个",),
+    ("zh", "asc", True): ("{f}最早的{n}是哪个", "{f}最早的{n}是谁"),
+    ("en", "desc", False): ("Which {n} has the highest {f}?",),
+    ("en", "asc", False): ("Which {n} has the lowest {f}?",),
+    ("en", "desc", True): ("Which {n} has the latest {f}?",),
+    ("en", "asc", True): ("Which {n} has the earliest {f}?",),
+}
+
+
+@st.composite
+def top_question(draw: st.DrawFn, at: At) -> Question | None:
+    """Which object tops a number or date field (the field's noun, zh or en)."""
+    ranked = [
+        f
+        for f in at.ent.fields
+        if f.kind in ("number", "date", "datetime") and _nouns(f.concept, at.lang)
+    ]
+    if not ranked:
+        return None
+    f = draw(st.sampled_from(ranked))
+    direction = draw(st.sampled_from(["desc", "asc"]))
+    timed = f.kind != "number"
+    template = _pick(draw, TOP_TEMPLATES[at.lang, direction, timed])
+    noun = at.ent.noun.zh if at.zh else at.ent.noun.en
+    text = template.format(f=_pick(draw, _nouns(f.concept, at.lang)), n=noun)
+    return Question(
+        text,
+        at.lang,
+        "top",
+        at.ent.name,
+        at.tenant,
+        (),
+        (),
+        frozenset({f"field:{f.name}", f"order:{direction}"}),
+    )
+
+
+# an explanation of what a name stands for; the label alone says which rows
+EXPLAIN_TEMPLATES = {
+    "zh": ("{l}是什么", "解释一下{l}"),
+    "en": ("Explain {l}", "What is {l}?"),
+}
+
+
+@st.composite
+def explain_question(draw: st.DrawFn, at: At) -> Question:
+    """Of a documented entity: a label its tenant's rows carry, now and then one only
+    the other tenant's rows (or none) carry."""
+    here = sorted({str(r["label"]) for r in at.dep.rows_of(at.tenant, at.ent.name)})
+    pool = here if here and draw(st.integers(0, 4)) else sorted(at.ent.noun.labels)
+    label = draw(st.sampled_from(pool))
+    text = _pick(draw, EXPLAIN_TEMPLATES[at.lang]).format(l=label)
+    cond = Cond("label", "name", label, label)
+    return Question(text, at.lang, "explain", at.ent.name, at.tenant, (cond,))
+
+
 def _shows_gap(at: At) -> bool:
     """Whether a snapshot or comparison of the entity shows a value the product cannot
     show yet: a many-valued fact, or a PostgreSQL DATE column (tests' KNOWN_GAPS)."""
@@ -424,7 +492,11 @@ def _shows_gap(at: At) -> bool:
     return dates and "postgresql:date_in_snapshots" in at.gaps
 
 
-QTYPES = ("count", "existence", "list", "count", "existence", "list", "status", "compare")
+QTYPES = (
+    *("count", "existence", "list", "count", "existence", "list", "status", "compare"),
+    "explain",
+    "top",
+)
 
 
 @st.composite
@@ -442,6 +514,15 @@ def questions(
         gaps,
     )
     qtype = draw(st.sampled_from(qtypes))
+    if qtype == "explain":
+        if at.ent.passages is not None:
+            return draw(explain_question(at))
+        qtype = "list"
+    if qtype == "top":
+        top = draw(top_question(at))
+        if top is not None:
+            return top
+        qtype = "list"
     if qtype in ("status", "compare"):
         q = None if _shows_gap(at) else draw(object_question(at, qtype))
         if q is not None:

@@ -5,14 +5,15 @@ entities with fields of every kind, each in a SQL column type that fits the
 dialect, int and text ids, two tenants with overlapping ids and values, facts
 under any alias, many-valued ones) and zh and en questions about them
 (tests/generated/questions.py: count, existence, list, the status of one
-object, the comparison of two; conditions of every kind and conjunctions of
-2–3). Each deployment gets a real database (tests/generated/conftest.py) and
-each question goes through `qdsl.plan_and_answer` with the rule planner; the
-oracle (tests/generated/oracle.py, plain Python over the generated rows)
-says what the answer must be, and the judge (tests/generated/judge.py) calls
-it RIGHT, SAFE (an abstention) or WRONG. One WRONG answer or one exception
-fails the example, and Hypothesis shrinks it to a minimal deployment and
-question; the report prints it as a case for tests/generated/found.toml.
+object, the comparison of two, the explanation of a name; conditions of every
+kind and conjunctions of 2–3). Each deployment gets a real database
+(tests/generated/conftest.py) and each question goes through
+`qdsl.plan_and_answer` with the rule planner; the oracle
+(tests/generated/oracle.py, plain Python over the generated rows) says what the
+answer must be, and the judge (tests/generated/judge.py) calls it RIGHT, SAFE
+(an abstention) or WRONG. One WRONG answer or one exception fails the example,
+and Hypothesis shrinks it to a minimal deployment and question; the report
+prints it as a case for tests/generated/found.toml.
 
 Counts (`ci` profile): ≥ 2,000 questions on SQLite, ≥ 300 on PostgreSQL;
 `deep` (make test-deep) ten times that. Reported through `suite_counts`.
@@ -114,6 +115,7 @@ def _report(dep: Deployment, bad: list[Asked]) -> str:
 def _required_shapes(tally: Tally) -> set[str]:
     """Every query type and kind of condition, less those a known gap leaves out."""
     shapes = {f"qtype:{q}" for q in ("count", "existence", "list", "status", "compare")}
+    shapes |= {"qtype:explain", "qtype:top"}
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
     shapes.add("cond:label")
@@ -388,3 +390,61 @@ def _tiny_deployment() -> Deployment:
     )
     rows = ((("tenant-a", "employee"), tuple(a)), (("tenant-b", "employee"), tuple(b)))
     return Deployment("sqlite", datetime(2026, 6, 15, 10, 30, tzinfo=UTC), (ent,), rows, facts)  # type: ignore[arg-type]
+
+
+def test_passage_texts_share_no_name_a_text_search_could_find() -> None:
+    from generated.deployments import PASSAGE_TEXTS
+    from generated.vocab import NOUNS
+
+    texts = [normalize_text(t) for t in PASSAGE_TEXTS]
+    for noun in NOUNS:
+        for label in noun.labels:
+            parts = (
+                {label} if label.isascii() else {label[i : i + 2] for i in range(len(label) - 1)}
+            )
+            for part in parts:
+                assert not any(normalize_text(part) in t for t in texts), (label, part)
+
+
+def test_the_judge_checks_each_passage_against_the_declared_columns() -> None:
+    from dataclasses import replace
+
+    from generated.judge import excerpt
+    from generated.model import Passages
+    from generated.oracle import expected
+    from generated.questions import Cond
+
+    dep = _tiny_deployment()
+    ent = replace(dep.entities[0], passages=Passages("details", "chapter", declared=False))
+    long = "Every request passes two reviews before it is filed; " * 5
+    rows = tuple(
+        (key, tuple({**r, "details": long, "chapter": "总则"} for r in these))
+        for key, these in dep.rows
+    )
+    dep = replace(dep, entities=(ent,), rows=rows)
+    assert dep.catalog.entity(ent.name).passage_column == "details"
+    q = Question(
+        "解释一下张伟",
+        "zh",
+        "explain",
+        ent.name,
+        "tenant-a",
+        (Cond("label", "name", "张伟", "张伟"),),
+    )
+    want = expected(dep, q)
+    assert sorted(want.definite) == ["E-1"]
+    right = {"id": "E-1", "title": "张伟", "text": excerpt(long), "section": "总则"}
+    assert len(right["text"]) == 201
+
+    def outcome(*passages: dict[str, Any]) -> str:
+        data = {"passages": list(passages), "citations": []}
+        res = _fake("answered", "explanation_with_citations", data)
+        return judge(dep, q, res, want).outcome
+
+    assert outcome(right) == "right"
+    assert outcome({**right, "text": long}) == "wrong"  # not cut as documented
+    assert outcome({**right, "text": "张伟"}) == "wrong"  # quotes the label, not the passage
+    assert outcome({**right, "section": None}) == "wrong"
+    assert outcome(right, {**right, "id": "E-2", "title": "李娜"}) == "wrong"
+    assert outcome() == "wrong"
+    assert judge(dep, q, _fake("insufficient_evidence", None, {}), want).outcome == "safe"
