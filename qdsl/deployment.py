@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Deployment",
     "EngineSlot",
+    "catalog_for",
     "database_url",
     "demo_deployment",
     "parse_now",
@@ -212,14 +213,15 @@ def demo_deployment(
     # the file is looked up (state dir checked) when the database is first needed:
     # a gated question touches nothing
     return Deployment(
-        catalog=_catalog(catalog),
+        catalog=catalog_for(catalog),
         clock=fixed_clock(now or demo_now()),
         engines=EngineSlot(lambda: _seeded_engine(database_url(None)), owned=False),
         demo=True,
     )
 
 
-def _catalog(catalog: Catalog | str | os.PathLike[str] | None) -> Catalog:
+def catalog_for(catalog: Catalog | str | os.PathLike[str] | None) -> Catalog:
+    """`catalog`, or the one its path names (else QDSL_CATALOG, else the demo's)."""
     # A file is parsed again only when it changed: the catalog object, and every
     # cache keyed on it, stays the same across requests and entry points.
     return catalog if isinstance(catalog, Catalog) else resolve_catalog_cached(catalog)
@@ -261,7 +263,7 @@ def resolve(
         url = database_url(db_url)
         slot = EngineSlot(_existing(url))
     return Deployment(
-        catalog=_catalog(catalog),
+        catalog=catalog_for(catalog),
         clock=fixed_clock(moment) if moment is not None else wall_clock,
         engines=slot,
         url=url,

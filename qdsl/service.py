@@ -12,10 +12,10 @@ what it returns (an `AnswerResult`, an `ExecutionResult`, a `Verdict`, a
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qdsl.audit import Audit, audited_error
 from qdsl.deployment import Deployment
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from qdsl.executor.compile import CompiledPlan
     from qdsl.verifier import Answer, Verdict
 
-__all__ = ["AskRequest", "Ran", "Service"]
+__all__ = ["AskRequest", "Ran", "Service", "answer_data"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +68,27 @@ class Ran:
     answer: AnswerResult
     now: datetime
     warnings: list[str]
+    tenant_id: str
+
+    def data(self) -> dict[str, Any]:
+        """`qdsl run`'s envelope data: the verified answer, the result signed for
+        `qdsl verify --result` (which trusts nothing else), the plan, `now`."""
+        from qdsl.result_mac import sign_result
+
+        printed = self.result.model_dump(mode="json")
+        printed["mac"] = sign_result(self.tenant_id, printed)
+        return {
+            **answer_data(self.answer),
+            "result": printed,
+            "plan": self.plan.to_json_dict(),
+            "now": self.now.isoformat(),
+        }
+
+
+def answer_data(res: AnswerResult) -> dict[str, Any]:
+    """The `ask` / `run` envelope data: the answer's fields and, when a typed error
+    ended it without an answer (the LLM API unavailable), that error; else null."""
+    return {**res.to_dict(), "error": res.error.to_dict() if res.error is not None else None}
 
 
 Step = tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]
@@ -140,7 +161,7 @@ class Service:
                 plan, done = _step(flow, result=result)
             return done
         except QdslError as exc:
-            raise self._audited(exc, tenant_id, "plan_and_answer") from None
+            raise self.audited(exc, tenant_id, "plan_and_answer") from None
 
     async def aask(
         self,
@@ -156,7 +177,7 @@ class Service:
         try:
             return await self._aask(question, tenant_id, request, engine)
         except QdslError as exc:
-            raise self._audited(exc, tenant_id, "plan_and_answer") from None
+            raise self.audited(exc, tenant_id, "plan_and_answer") from None
 
     async def _aask(
         self, question: str, tenant_id: str, request: AskRequest, engine: AsyncEngine | None
@@ -206,7 +227,7 @@ class Service:
                 await own.dispose()
         return done
 
-    def _audited(self, exc: QdslError, tenant_id: object, operation: str) -> QdslError:
+    def audited(self, exc: QdslError, tenant_id: object, operation: str) -> QdslError:
         """An error raised before the request's audit began (a tenant, a catalog) is
         audited too, so every error leaves with `trace_id` set (or is the fault of
         the audit log itself)."""
@@ -266,15 +287,36 @@ class Service:
             audit=Audit(uuid.uuid4().hex, self.deployment.audit_sink),
         )
 
+    async def aexecute(
+        self, norm: NormalizedPlan, tenant_id: str, engine: AsyncEngine, now: datetime
+    ) -> ExecutionResult:
+        """The asyncio twin of `execute`'s statements, for a plan normalized already."""
+        from qdsl.executor.run import aexecute
+
+        return await aexecute(
+            norm.bound or norm.plan,
+            self.deployment.catalog,
+            engine,
+            tenant_id,
+            timeout_ms=self.deployment.timeout_ms,
+            now=now,
+        )
+
+    def answered(
+        self, norm: NormalizedPlan, result: ExecutionResult, tenant_id: str, now: datetime
+    ) -> Ran:
+        """An executed caller's plan with its verified answer."""
+        answer = self.verified(norm.plan, result, tenant_id, now)
+        return Ran(norm.plan, result, answer, now, list(norm.warnings), tenant_id)
+
     def run(self, source: str, tenant_id: str, *, timeout_ms: int | None = None) -> Ran:
         """Execute a caller's plan and verify its answer; a plan that fails before it
         is answered (policy, plan, database) is audited under the caller's tenant."""
         try:
             norm, result, moment = self.execute(source, tenant_id, timeout_ms=timeout_ms)
         except QdslError as exc:
-            raise self._audited(exc, tenant_id, "run") from None
-        answer = self.verified(norm.plan, result, tenant_id, moment)
-        return Ran(norm.plan, result, answer, moment, list(norm.warnings))
+            raise self.audited(exc, tenant_id, "run") from None
+        return self.answered(norm, result, tenant_id, moment)
 
     # -------------------------------------------------------------- verify
     def verify(
@@ -308,7 +350,7 @@ class Service:
         return judge(plan, result, answer, context=context)
 
     # ---------------------------------------------------------------- eval
-    def eval(self, cases: list[Case], planner: Planner | None = None) -> Report:
+    def eval(self, cases: Sequence[Case], planner: Planner | None = None) -> Report:
         """Ask every case (each on its own clock, else the deployment's) and judge it."""
         from qdsl.evaluate import plan_and_answer_asker, run_cases
 
