@@ -21,7 +21,6 @@ from qdsl.audit import AuditSink, audited_error
 from qdsl.deployment import Deployment, resolve
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
-from qdsl.dsl.limits import held_limits
 from qdsl.dsl.linking import ValueSource
 from qdsl.dsl.normalize import PlanContext
 from qdsl.gate import GateLexicon
@@ -113,9 +112,8 @@ def plan_and_answer(
 
     `engine` defaults to the embedded SQLite demo database.
     """
-    with held_limits():
-        service = Service(_resolved(options, tenant_id, engine=engine))
-        return service.ask(question, tenant_id, options.request())
+    service = Service(_resolved(options, tenant_id, engine=engine))
+    return service.ask(question, tenant_id, options.request())
 
 
 async def aplan_and_answer(
@@ -132,9 +130,8 @@ async def aplan_and_answer(
     by them; only the statements run on the loop, and cancelling the task
     cancels the statement in flight.
     """
-    with held_limits():
-        service = Service(_resolved(options, tenant_id, external=engine is not None))
-        return await service.aask(question, tenant_id, options.request(), engine=engine)
+    service = Service(_resolved(options, tenant_id, external=engine is not None))
+    return await service.aask(question, tenant_id, options.request(), engine=engine)
 
 
 def _resolved(

@@ -19,15 +19,24 @@ from typing import TYPE_CHECKING, Any
 
 from qdsl.audit import Audit, audited_error
 from qdsl.deployment import Deployment
-from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.limits import held_limits
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
-from qdsl.pipeline import AnswerResult, Flow, PlanCall, Settings, answer_flow
+from qdsl.pipeline import (
+    AnswerResult,
+    Flow,
+    PlanCall,
+    Settings,
+    Step,
+    answer_flow,
+    plan_step,
+    step,
+)
 from qdsl.planner import PlanDraft, Planner, RulePlanner
 from qdsl.verifier.checks import Check
 
@@ -91,9 +100,6 @@ def answer_data(res: AnswerResult) -> dict[str, Any]:
     return {**res.to_dict(), "error": res.error.to_dict() if res.error is not None else None}
 
 
-Step = tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]
-
-
 class Service:
     def __init__(self, deployment: Deployment) -> None:
         self.deployment = deployment
@@ -136,6 +142,10 @@ class Service:
 
     def ask(self, question: str, tenant_id: str, request: AskRequest = _PLAIN) -> AnswerResult:
         """Answer `question` for `tenant_id`, or say why not (status), never unverified."""
+        with held_limits():
+            return self._ask(question, tenant_id, request)
+
+    def _ask(self, question: str, tenant_id: str, request: AskRequest) -> AnswerResult:
         from qdsl.executor.run import execute
 
         try:
@@ -144,7 +154,7 @@ class Service:
             while done is None:
                 assert plan is not None
                 if isinstance(plan, PlanCall):
-                    plan, done = _plan_step(flow, plan.run)
+                    plan, done = plan_step(flow, plan.run)
                     continue
                 try:
                     result = execute(
@@ -156,9 +166,9 @@ class Service:
                         now=settings.now,
                     )
                 except QdslError as exc:
-                    plan, done = _step(flow, exc=exc)
+                    plan, done = step(flow, exc=exc)
                     continue
-                plan, done = _step(flow, result=result)
+                plan, done = step(flow, result=result)
             return done
         except QdslError as exc:
             raise self.audited(exc, tenant_id, "plan_and_answer") from None
@@ -175,7 +185,8 @@ class Service:
         database, made for this request). The synchronous steps run in a worker
         thread; only the statements run on the loop."""
         try:
-            return await self._aask(question, tenant_id, request, engine)
+            with held_limits():
+                return await self._aask(question, tenant_id, request, engine)
         except QdslError as exc:
             raise self.audited(exc, tenant_id, "plan_and_answer") from None
 
@@ -201,9 +212,9 @@ class Service:
                     try:
                         draft = await plan.arun()
                     except QdslError as exc:
-                        plan, done = await asyncio.to_thread(_step, flow, exc=exc)
+                        plan, done = await asyncio.to_thread(step, flow, exc=exc)
                         continue
-                    plan, done = await asyncio.to_thread(_step, flow, result=draft)
+                    plan, done = await asyncio.to_thread(step, flow, result=draft)
                     continue
                 try:
                     if engine is None and own is None:
@@ -219,9 +230,9 @@ class Service:
                         now=settings.now,
                     )
                 except QdslError as exc:
-                    plan, done = await asyncio.to_thread(_step, flow, exc=exc)
+                    plan, done = await asyncio.to_thread(step, flow, exc=exc)
                     continue
-                plan, done = await asyncio.to_thread(_step, flow, result=result)
+                plan, done = await asyncio.to_thread(step, flow, result=result)
         finally:
             if own is not None:
                 await own.dispose()
@@ -380,26 +391,3 @@ class _CallersPlan:
 
 
 _NO_PLANNER: Planner = _CallersPlan()
-
-
-def _plan_step(flow: Flow, run: Callable[[], PlanDraft]) -> Step:
-    try:
-        draft = run()
-    except QdslError as exc:
-        return _step(flow, exc=exc)
-    return _step(flow, result=draft)
-
-
-def _step(
-    flow: Flow,
-    *,
-    result: ExecutionResult | PlanDraft | None = None,
-    exc: QdslError | None = None,
-) -> Step:
-    try:
-        if exc is not None:
-            return flow.throw(exc), None
-        assert result is not None
-        return flow.send(result), None
-    except StopIteration as stop:
-        return None, stop.value
