@@ -314,21 +314,14 @@ def _made_once_encoder() -> Callable[[Any], str]:
     try:
         make = getattr(json.encoder, "c_make_encoder", None)  # None without the C module
         made = make(  # type: ignore[misc]
-            None,
-            _ENCODER.default,
-            json.encoder.encode_basestring,
-            None,
-            ":",
-            ",",
-            False,
-            False,
-            True,
+            None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False,
+            False, True,
         )
 
         def encode(obj: Any) -> str:
             return "".join(made(obj, 0))
 
-        probe = {"a": 'é\n"\u2028', "b": [1, -2.5, True, None, 1e300], "c": float("nan")}
+        probe = {"a": "é\n\"\u2028", "b": [1, -2.5, True, None, 1e300], "c": float("nan")}
         if encode(probe) == plain(probe):
             return encode
     except Exception:  # an interpreter whose json has no such C encoder

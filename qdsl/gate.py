@@ -162,7 +162,9 @@ def gate(message: str, lexicon: GateLexicon | None = None) -> GateDecision:
         return GateDecision(gated=False)
     exact, squashed = lex.index
     found = [
-        hit for hit in (exact.get(bare), squashed.get(bare.replace(" ", ""))) if hit is not None
+        hit
+        for hit in (exact.get(bare), squashed.get(bare.replace(" ", "")))
+        if hit is not None
     ]
     if found:
         _, kind, phrase = min(found, key=lambda hit: hit[0])

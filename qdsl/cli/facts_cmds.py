@@ -114,11 +114,7 @@ def _load(path: str, fmt: str | None, tenant: str | None, json_mode: bool) -> di
         with _engine() as engine:
             rows = read_rows(stream, chosen)
             load = partial(
-                load_facts,
-                rows,
-                engine=engine,
-                catalog=catalog,
-                tenant=tenant,
+                load_facts, rows, engine=engine, catalog=catalog, tenant=tenant,
                 stop_on_signals=True,
             )
             if not show:

@@ -87,7 +87,8 @@ def _fail(exc: QdslError) -> int:
     type=click.IntRange(1, 100_000),
     default=64,
     show_default=True,
-    help="HTTP: connections without a valid token yet; past it the one waiting longest is closed.",
+    help="HTTP: connections without a valid token yet; past it the one waiting longest "
+    "is closed.",
 )
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING"]), default="INFO")
 @click.pass_context

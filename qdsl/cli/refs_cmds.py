@@ -198,7 +198,8 @@ def prune_cmd(
             raise RefError(
                 "prune_failed",
                 f"removed {report.pruned} ref(s); {report.unpruned} could not be removed",
-                hint="make the state dir writable (`qdsl refs path` shows it), then prune again",
+                hint="make the state dir writable (`qdsl refs path` shows it), then prune "
+                "again",
                 details={
                     "removed": report.pruned,
                     "failed": report.unpruned,

@@ -89,7 +89,11 @@ class Service:
         # One deployment for the process: QDSL_NOW, else the demo's fixed clock on
         # the demo database, else the wall clock at each call.
         self.deployment: Deployment = resolve(
-            config.catalog_path, config.db_url, env_now=True, timeout_ms=config.timeout_ms
+            config.catalog_path,
+            config.db_url,
+            env_now=True,
+            limits=limits(),
+            timeout_ms=config.timeout_ms,
         )
         self.ops = Operations(self.deployment)
         self.catalog: Catalog = self.deployment.catalog
@@ -100,7 +104,7 @@ class Service:
         self._engine: AsyncEngine | None = None
         self._sync: Engine | None = None
         self._running = 0
-        self.limits = limits()
+        self.limits = self.deployment.limits
         # One worker per call that may run at once, and one for resources/*.
         self._workers = Workers(max(config.max_concurrency, 1) + 1)
 
