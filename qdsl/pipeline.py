@@ -20,17 +20,19 @@ The records live in `qdsl.answer_types`, the stages in `qdsl.stages` (one
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from qdsl.answer_types import AnswerResult, Flow, PlanCall, Settings, Status, plan_context
 from qdsl.audit import Audit, plan_shape
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext
 from qdsl.dsl.question import Reading
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import check_route, gate
+from qdsl.planner import PlanDraft
 from qdsl.render import gated
 from qdsl.stages import LLM_UNAVAILABLE, Run, attempt_event, feedback_for
 from qdsl.verifier import Language, Outcome, Verdict
@@ -43,10 +45,13 @@ __all__ = [
     "PlanCall",
     "Settings",
     "Status",
+    "Step",
     "answer_flow",
     "attempt_event",
     "feedback_for",
     "plan_context",
+    "plan_step",
+    "step",
     "verified_answer",
 ]
 
@@ -202,3 +207,33 @@ def _conclude(run: Run, plan: Plan, verdict: Verdict, result: ExecutionResult) -
     elif verdict.retryable and verdict.outcome is Outcome.EXPLICIT_INSUFFICIENT_EVIDENCE:
         return run.insufficient(plan, verdict, result.execution_id)
     return run.refused(plan, verdict, result.execution_id)
+
+
+# What the flow asks its driver for next (a plan to execute, a planner to call),
+# or its answer.
+Step = tuple[BoundPlan | Plan | PlanCall | None, AnswerResult | None]
+
+
+def plan_step(flow: Flow, run: Callable[[], PlanDraft]) -> Step:
+    """Call the planner the flow asked for and hand the flow its draft (or error)."""
+    try:
+        draft = run()
+    except QdslError as exc:
+        return step(flow, exc=exc)
+    return step(flow, result=draft)
+
+
+def step(
+    flow: Flow,
+    *,
+    result: ExecutionResult | PlanDraft | None = None,
+    exc: QdslError | None = None,
+) -> Step:
+    """Hand the flow what it asked for (a result, a draft, or the error instead)."""
+    try:
+        if exc is not None:
+            return flow.throw(exc), None
+        assert result is not None
+        return flow.send(result), None
+    except StopIteration as stop:
+        return None, stop.value

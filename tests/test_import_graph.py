@@ -96,18 +96,14 @@ def test_every_import_spells_the_one_root(package: str) -> None:
 
 
 # The demo (catalog, schema, rows) is one deployment, not product code. Only
-# these facade entry points reach it: the embedded demo is the default
-# database (`plan_and_answer` without an engine, `ask`/`run`/`mcp` without --db) and
-# `qdsl demo` seeds it. dsl.catalog reads the demo's catalog.toml as a data
+# these facade modules reach it: the embedded demo is the default deployment
+# (`qdsl.deployment`, for `plan_and_answer` without an engine and `ask`/`run`/`mcp`
+# without --db) and `qdsl demo` seeds it. dsl.catalog reads the demo's catalog.toml as a data
 # file for the same default, without importing demo code.
 DEMO = "qdsl.facts.demo"
 DEMO_ENTRY_POINTS = {
-    "qdsl/api.py",
+    "qdsl/deployment.py",
     "qdsl/cli/db_cmds.py",
-    "qdsl/cli/exec_cmds.py",
-    "qdsl/cli/answer_cmds.py",
-    "qdsl/cli/eval_cmd.py",
-    "qdsl/mcp/service.py",
 }
 
 

@@ -1,5 +1,5 @@
-"""`qdsl ask` (the whole pipeline), `qdsl verify` (judge a given answer), and the
-verification step `qdsl run` calls after executing (`verified_run`).
+"""`qdsl ask` (the whole pipeline) and `qdsl verify` (judge a given answer): the
+CLI's adapters of `Service.ask` and `Service.verify`.
 
 Envelope data for ask/run (docs/python-api.md): status, query_type, answer_contract, text,
 answer, evidence, plan, verdict, trace_id. A failed verification still prints
@@ -8,19 +8,20 @@ its data but exits 5; a question no template covers exits 4.
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from qdsl.api import AnswerOptions
-from qdsl.cli.inputs import drop_bom, load_json_text, plan_input_options, read_stdin
+from qdsl.cli.inputs import (
+    drop_bom,
+    load_json_text,
+    plan_input_options,
+    read_plan_input,
+    read_stdin,
+)
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
-from qdsl.dsl.catalog import Catalog
+from qdsl.cli.state import current_deployment
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.ir import Plan
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import ROUTE_MODES
 
@@ -32,23 +33,8 @@ EXIT_VERIFICATION = 5
 _EXIT_FOR_STATUS = {"not_covered": EXIT_NOT_COVERED, "refused": EXIT_VERIFICATION}
 
 
-def _catalog() -> Catalog:
-    from qdsl.dsl.catalog import resolve_catalog
-
-    return resolve_catalog(current_state().catalog_path)
-
-
-def _now(raw: str | None, *, demo: bool) -> datetime:
-    from qdsl.cli.exec_cmds import parse_now
-
-    moment = parse_now(raw) or parse_now(os.environ.get("QDSL_NOW"))
-    if moment is not None:
-        return moment
-    if demo:
-        from qdsl.facts.demo import DEMO_NOW
-
-        return DEMO_NOW
-    return datetime.now(UTC)
+def exit_code_for(res: AnswerResult) -> int:
+    return _EXIT_FOR_STATUS.get(res.status, 0)
 
 
 def _human(data: dict[str, Any]) -> str:
@@ -113,63 +99,18 @@ def ask_cmd(
     """Answer QUESTION for a tenant: gate, plan, execute, verify."""
 
     def body() -> Outcome:
-        from qdsl.api import plan_and_answer
+        from qdsl.service import AskRequest, Service, answer_data
 
-        url = current_state().db_url
-        engine = None
-        if url is not None:
-            from qdsl.facts.db import existing_engine
-
-            engine = existing_engine(url)
+        deployment = current_deployment(now_text)
         try:
-            res = plan_and_answer(
-                question,
-                tenant,
-                engine=engine,
-                options=AnswerOptions(
-                    route_mode=route_mode, catalog=_catalog(), now=_now(now_text, demo=url is None)
-                ),
-            )
+            if deployment.url is not None:
+                deployment.engine()  # a database named by --db must exist, asked or not
+            res = Service(deployment).ask(question, tenant, AskRequest(route_mode=route_mode))
         finally:
-            if engine is not None:
-                engine.dispose()
+            deployment.close()
         return _outcome(answer_data(res), list(res.warnings))
 
     ctx.exit(run_operation("ask", body))
-
-
-def verified_run(
-    plan: Plan,
-    result: ExecutionResult,
-    *,
-    tenant_id: str,
-    catalog: Catalog,
-    now: datetime,
-    language: str = "en",
-) -> tuple[dict[str, Any], int]:
-    """Render and verify an executed plan: (envelope data, exit code) for `qdsl run`."""
-    import uuid
-
-    from qdsl.audit import Audit
-    from qdsl.pipeline import Settings, verified_answer
-    from qdsl.planner import RulePlanner
-
-    settings = Settings(catalog=catalog, planner=RulePlanner(), now=now)
-    res = verified_answer(
-        plan,
-        result,
-        tenant_id=tenant_id,
-        settings=settings,
-        audit=Audit(uuid.uuid4().hex),
-        language="zh" if language == "zh" else "en",
-    )
-    return answer_data(res), _EXIT_FOR_STATUS.get(res.status, 0)
-
-
-def answer_data(res: AnswerResult) -> dict[str, Any]:
-    """The `ask` / `run` envelope data: the answer's fields and, when a typed error
-    ended it without an answer (the LLM API unavailable), that error; else null."""
-    return {**res.to_dict(), "error": res.error.to_dict() if res.error is not None else None}
 
 
 def _json_arg(raw: str, what: str) -> Any:
@@ -268,34 +209,32 @@ def verify_cmd(  # noqa: PLR0917 - click passes every option
     """Check an answer (ours or one written elsewhere) against a plan and its result."""
 
     def body() -> Outcome:
-        from qdsl.cli.exec_cmds import load_normalized
-        from qdsl.dsl.question import read_question
-        from qdsl.verifier import VerifyContext, verify
+        from qdsl.service import Service
 
         if result_json == "-" and answer_json == "-":
             raise UsageError("two_stdin", "only one of --result / --answer can read stdin")
-        catalog = _catalog()
-        plan, warnings = load_normalized(inputs, tenant, catalog)
-        now = _now(now_text, demo=current_state().db_url is None)
-        if result_json is None:
-            from qdsl.cli.exec_cmds import run_plan
-
-            result, now = run_plan(plan, catalog, tenant, db_url=current_state().db_url, now=now)
-        else:
-            result = parse_result(result_json, tenant)
+        service = Service(current_deployment(now_text))
+        source, warnings = read_plan_input(**inputs)
+        norm = service.normalized(source, tenant)
+        warnings += norm.warnings
+        now = service.deployment.now()
+        try:
+            if result_json is None:
+                _, result, now = service.execute(source, tenant)
+            else:
+                result = parse_result(result_json, tenant)
+        finally:
+            service.deployment.close()
         answer = parse_answer(answer_json)
-        now = _now(now_text, demo=current_state().db_url is None)
-        # The question is read on its own (question_covered), never through the plan.
-        reading = read_question(question, catalog, now=now) if question else None
-        context = VerifyContext(
+        verdict = service.verify(
+            norm.plan,
+            result,
+            answer,
             tenant_id=tenant,
+            question=question,
             route_mode=route_mode,
             now=now,
-            catalog=catalog,
-            expected_query_type=reading.query_type if reading and reading.entity else None,
-            question=reading,
         )
-        verdict = verify(plan, result, answer, context=context)
         data = verdict.model_dump(mode="json")
         human = f"{verdict.outcome.value}: " + (
             "all checks passed"

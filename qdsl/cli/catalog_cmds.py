@@ -13,22 +13,18 @@ from typing import Any
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_catalog, current_url
 from qdsl.dsl.catalog import Catalog
 
 EXIT_CHECK_FAILED = 3
 
 
 def _catalog() -> Catalog:
-    from qdsl.dsl.catalog import resolve_catalog
-
-    return resolve_catalog(current_state().catalog_path)
+    return current_catalog()
 
 
 def _url() -> str:
-    from qdsl.facts.db import default_database_url
-
-    return current_state().db_url or default_database_url()
+    return current_url()
 
 
 def _catalog_human(data: dict[str, Any]) -> str:

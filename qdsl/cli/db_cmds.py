@@ -10,13 +10,11 @@ from __future__ import annotations
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_state, current_url
 
 
 def _url() -> str:
-    from qdsl.facts.db import default_database_url
-
-    return current_state().db_url or default_database_url()
+    return current_url()
 
 
 def _shown(url: str) -> str:

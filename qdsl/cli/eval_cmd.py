@@ -8,13 +8,12 @@ envelope's data. Exits 5 when any case is wrong.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_deployment
 
 if TYPE_CHECKING:
     from qdsl.cli.tables import Block
@@ -68,22 +67,6 @@ def blocks(report: Report, show: Show) -> list[Block]:
     return [summary(report), table]
 
 
-def _default_now(raw: str | None, *, demo: bool) -> datetime:
-    """--now, then QDSL_NOW, then the demo's fixed clock (demo database) or the wall clock."""
-    import os
-
-    from qdsl.cli.exec_cmds import parse_now
-
-    moment = parse_now(raw) or parse_now(os.environ.get("QDSL_NOW"))
-    if moment is not None:
-        return moment
-    if demo:
-        from qdsl.facts.demo import DEMO_NOW
-
-        return DEMO_NOW
-    return datetime.now(UTC)
-
-
 @click.command("eval")
 @click.argument("cases_path", metavar="CASES", type=click.Path(dir_okay=False))
 @click.option("--now", "now_text", default=None, help="Clock for cases without `now` (ISO-8601).")
@@ -100,25 +83,17 @@ def eval_cmd(ctx: click.Context, /, cases_path: str, now_text: str | None, show:
 
     def body() -> Outcome:
         from qdsl.cli.tables import render
-        from qdsl.dsl.catalog import resolve_catalog
-        from qdsl.evaluate import load_cases, plan_and_answer_asker, run_cases
+        from qdsl.evaluate import load_cases
+        from qdsl.service import Service
 
         cases = load_cases(cases_path)
-        state = current_state()
-        url = state.db_url
-        catalog = resolve_catalog(state.catalog_path)
-        default_now = _default_now(now_text, demo=url is None)
-        engine = None
-        if url is not None:
-            from qdsl.facts.db import existing_engine
-
-            engine = existing_engine(url)
+        # --now, then QDSL_NOW, then the demo's fixed clock (demo database) or the wall
+        # clock: the clock of every case without its own `now`
+        deployment = current_deployment(now_text)
         try:
-            ask = plan_and_answer_asker(engine=engine, catalog=catalog, default_now=default_now)
-            report = run_cases(cases, ask)
+            report = Service(deployment).eval(cases)
         finally:
-            if engine is not None:
-                engine.dispose()
+            deployment.close()
         return Outcome(
             data=report.to_dict(),
             human=render(blocks(report, show)),

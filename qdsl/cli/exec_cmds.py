@@ -1,92 +1,20 @@
-"""`qdsl compile` (plan -> SQL and bound parameters, no database) and `qdsl run`.
-
-`run_plan` is the execution step on its own (database choice, demo seeding,
-`now`), so `qdsl ask` / the verifying `run` can call it and add verification.
+"""`qdsl compile` (plan -> SQL and bound parameters, no database) and `qdsl run`
+(execute, then render and verify): the CLI's adapters of `Service.compile` and
+`Service.run`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from datetime import UTC, datetime
 from typing import Any
 
 import click
 
 from qdsl.cli.inputs import plan_input_options, read_plan_input
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
-from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.errors import QdslError, UsageError
-from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import check_now
+from qdsl.cli.state import current_deployment
+from qdsl.dsl.errors import QdslError
 from qdsl.executor.result import ExecutionResult
-
-
-def parse_now(raw: str | None) -> datetime | None:
-    if not raw:
-        return None
-    try:
-        moment = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            "bad_now",
-            "--now / QDSL_NOW is not an ISO-8601 timestamp",
-            hint="write e.g. 2026-11-01T00:00:00Z",
-        ) from None
-    return check_now(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-
-
-def load_normalized(
-    inputs: dict[str, Any], tenant: str | None, catalog: Catalog
-) -> tuple[Plan, list[str]]:
-    """The plan from the input channels, parsed and normalized for `tenant`."""
-    from qdsl.dsl.normalize import PlanContext
-    from qdsl.dsl.plan_cache import compile_source
-
-    source, warnings = read_plan_input(**inputs)
-    result = compile_source(source, catalog, PlanContext(tenant_id=tenant))
-    return result.plan, [*warnings, *result.warnings]
-
-
-def run_plan(
-    plan: Plan,
-    catalog: Catalog,
-    tenant_id: str,
-    *,
-    db_url: str | None = None,
-    timeout_ms: int | None = None,
-    now: datetime | None = None,
-) -> tuple[ExecutionResult, datetime]:
-    """Execute a normalized plan against `db_url`, or the embedded demo database.
-
-    The demo database is created and seeded on first use. `now` (freshness) is
-    the argument, else QDSL_NOW, else the demo's fixed clock on the demo
-    database, else the current time. Returns the result and the `now` used.
-    """
-    from qdsl.executor.run import execute
-    from qdsl.facts.db import default_database_url, existing_engine
-    from qdsl.facts.demo import DEMO_NOW
-    from qdsl.facts.demo.setup import ensure_demo
-
-    url = db_url or default_database_url()
-    is_demo = db_url is None
-    if is_demo:
-        ensure_demo(url)
-    moment = now or parse_now(os.environ.get("QDSL_NOW"))
-    if moment is None:
-        moment = DEMO_NOW if is_demo else datetime.now(UTC)
-    engine = existing_engine(url)
-    try:
-        return execute(plan, catalog, engine, tenant_id, timeout_ms=timeout_ms, now=moment), moment
-    finally:
-        engine.dispose()
-
-
-def _catalog() -> Catalog:
-    from qdsl.dsl.catalog import resolve_catalog
-
-    return resolve_catalog(current_state().catalog_path)
 
 
 def _compile_human(data: dict[str, Any]) -> str:
@@ -121,11 +49,13 @@ def compile_cmd(
     """Compile a plan to SQL and bound parameters, without a database."""
 
     def body() -> Outcome:
-        from qdsl.executor.compile import compile_plan
+        from qdsl.service import Service
 
-        catalog = _catalog()
-        plan, warnings = load_normalized(inputs, tenant, catalog)
-        compiled = compile_plan(plan, catalog, dialect, tenant_id=tenant)
+        service = Service(current_deployment(clock=False))
+        source, warnings = read_plan_input(**inputs)
+        plan, compiled, more = service.compile(source, tenant, dialect)
+        warnings += more
+        catalog = service.deployment.catalog
         data = compiled.to_dict()
         if not literal:
             return Outcome(data=data, warnings=warnings, human=_compile_human(data))
@@ -175,47 +105,31 @@ def run_cmd(
     """Execute a plan for a tenant and print the execution result."""
 
     def body() -> Outcome:
-        catalog = _catalog()
+        from qdsl.cli.answer_cmds import exit_code_for
+        from qdsl.service import Service
+
+        service = Service(current_deployment(now_text))
         try:
-            plan, warnings = load_normalized(inputs, tenant, catalog)
-            result, moment = run_plan(
-                plan,
-                catalog,
-                tenant,
-                db_url=current_state().db_url,
-                timeout_ms=timeout_ms,
-                now=parse_now(now_text),
-            )
+            source, warnings = read_plan_input(**inputs)
         except QdslError as exc:
-            # a plan that failed before it was answered (policy, plan, database) is
             # audited under the run's tenant (a chain's own line would have none)
             from qdsl.audit import audited_error
 
             raise audited_error(exc, operation="run", tenant=tenant) from None
-        from qdsl.cli.answer_cmds import verified_run
-
+        try:
+            ran = service.run(source, tenant, timeout_ms=timeout_ms)
+        finally:
+            service.deployment.close()
+        warnings += ran.warnings
         # The answer layer renders and verifies the result (docs/cli.md: run is verified).
-        answer, exit_code = verified_run(
-            plan, result, tenant_id=tenant, catalog=catalog, now=moment
-        )
-        from qdsl.result_mac import sign_result
-
-        printed = result.model_dump(mode="json")
-        # signed for `qdsl verify --result`, which trusts nothing else
-        printed["mac"] = sign_result(tenant, printed)
-        data = {
-            **answer,
-            "result": printed,
-            "plan": plan.to_json_dict(),
-            "now": moment.isoformat(),
-        }
-        human = _run_human(result) + f"\n[{answer['status']}] {answer['text']}"
+        data = ran.data()
+        human = _run_human(ran.result) + f"\n[{data['status']}] {data['text']}"
         return Outcome(
             data=data,
             warnings=warnings,
             human=human,
-            trace_id=answer["trace_id"],
-            exit_code=exit_code,
+            trace_id=data["trace_id"],
+            exit_code=exit_code_for(ran.answer),
         )
 
     ctx.exit(run_operation("run", body))

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_catalog, current_state, current_url
 from qdsl.dsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -33,9 +33,9 @@ _PROGRESS_BYTES = 4 * 1024 * 1024
 
 @contextmanager
 def _engine() -> Iterator[Engine]:
-    from qdsl.facts.db import default_database_url, existing_engine
+    from qdsl.facts.db import existing_engine
 
-    engine = existing_engine(current_state().db_url or default_database_url())
+    engine = existing_engine(current_url())
     try:
         yield engine
     finally:
@@ -43,9 +43,10 @@ def _engine() -> Iterator[Engine]:
 
 
 def _now(raw: str | None) -> datetime:
-    from qdsl.cli.exec_cmds import parse_now
+    """--now, else QDSL_NOW, else the wall clock (facts age on any database alike)."""
+    from qdsl.deployment import parse_now, wall_clock
 
-    return parse_now(raw) or parse_now(os.environ.get("QDSL_NOW")) or datetime.now(UTC)
+    return parse_now(raw) or parse_now(os.environ.get("QDSL_NOW")) or wall_clock()
 
 
 def _check_tenant(tenant: str | None) -> None:
@@ -100,11 +101,10 @@ def _open(path: str) -> tuple[IO[bytes], int]:
 
 
 def _load(path: str, fmt: str | None, tenant: str | None, json_mode: bool) -> dict[str, Any]:
-    from qdsl.dsl.catalog import resolve_catalog
     from qdsl.facts.fact_files import Format, guess_format, read_rows
     from qdsl.facts.load import load_facts
 
-    catalog = resolve_catalog(current_state().catalog_path)
+    catalog = current_catalog()
     handle, size = _open(path)
     counted = _Counting(handle)
     stream = io.BufferedReader(counted)

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_catalog, current_url
 from qdsl.dsl.errors import UsageError
 
 
@@ -81,14 +81,12 @@ def refresh_cmd(
     """Build or refresh the indexes of the catalog's tables; a second run changes nothing."""
 
     def body() -> Outcome:
-        from qdsl.dsl.catalog import resolve_catalog
-        from qdsl.facts.db import default_database_url, make_engine
+        from qdsl.facts.db import make_engine
         from qdsl.facts.index_refresh import refresh_index
 
         moment, chosen = _since(since), _tenants(tenants)
-        state = current_state()
-        catalog = resolve_catalog(state.catalog_path)
-        engine = make_engine(state.db_url or default_database_url())
+        catalog = current_catalog()
+        engine = make_engine(current_url())
         try:
             report = refresh_index(engine, catalog, entity, moment, tenants=chosen)
         finally:

@@ -11,17 +11,14 @@ import click
 
 from qdsl.cli.inputs import plan_input_options, read_plan_input
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_deployment
 
 
 def _normalized(tenant: str | None, inputs: dict[str, Any]) -> tuple[Any, list[str]]:
-    from qdsl.dsl.catalog import resolve_catalog
-    from qdsl.dsl.normalize import PlanContext
-    from qdsl.dsl.plan_cache import compile_source
+    from qdsl.service import Service
 
     source, warnings = read_plan_input(**inputs)
-    catalog = resolve_catalog(current_state().catalog_path)
-    result = compile_source(source, catalog, PlanContext(tenant_id=tenant))
+    result = Service(current_deployment(clock=False)).normalized(source, tenant)
     return result.plan, [*warnings, *result.warnings]
 
 

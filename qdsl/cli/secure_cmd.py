@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_state
+from qdsl.cli.state import current_catalog, current_url
 
 
 @click.command("secure")
@@ -37,12 +37,11 @@ def secure_cmd(ctx: click.Context, print_only: bool, reader_role: str | None) ->
     """
 
     def body() -> Outcome:
-        from qdsl.dsl.catalog import resolve_catalog
-        from qdsl.facts.db import READER_ROLE, default_database_url, display_url, make_engine
+        from qdsl.facts.db import READER_ROLE, display_url, make_engine
         from qdsl.facts.secure import isolation_of, secure
 
-        url = current_state().db_url or default_database_url()
-        catalog = resolve_catalog(current_state().catalog_path)
+        url = current_url()
+        catalog = current_catalog()
         engine = make_engine(url)
         reader = reader_role or READER_ROLE
         try:

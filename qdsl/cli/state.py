@@ -9,9 +9,13 @@ subcommand overrides the root's value for that command's context.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from qdsl.deployment import Deployment
+    from qdsl.dsl.catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -72,3 +76,28 @@ def with_global_options(cmd: click.Command) -> click.Command:
         for sub in cmd.commands.values():
             with_global_options(sub)
     return cmd
+
+
+def current_deployment(now_text: str | None = None, *, clock: bool = True) -> Deployment:
+    """The command's deployment: `--catalog` and `--db` (else their environment,
+    else the demo); with `clock`, `--now` over QDSL_NOW over the demo's fixed
+    "now" on the demo database over the wall clock."""
+    from qdsl.deployment import parse_now, resolve
+
+    state = current_state()
+    now = parse_now(now_text) if clock else None
+    return resolve(state.catalog_path, state.db_url, now=now, env_now=clock)
+
+
+def current_url() -> str:
+    """The command's database URL: `--db`, else the embedded demo file."""
+    from qdsl.deployment import database_url
+
+    return database_url(current_state().db_url)
+
+
+def current_catalog() -> Catalog:
+    """The command's catalog: `--catalog`, else QDSL_CATALOG, else the demo catalog."""
+    from qdsl.deployment import catalog_for
+
+    return catalog_for(current_state().catalog_path)

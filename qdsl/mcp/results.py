@@ -2,11 +2,10 @@
 
 Results are built in their wire form (the dict the SDK puts under `result`),
 the envelope itself as `structuredContent`: the SDK checks a handler's dict
-against the protocol's `CallToolResult` before it goes out, and the stdio fast
-path (`fast_calls`) sends it as is, so building a pydantic `CallToolResult`
-first would only be dumped again (a walk over the whole envelope per call).
-The keys come in the order the SDK's own dump gives them, so either way the
-bytes are the same.
+against the protocol's `CallToolResult` before it goes out, so building a
+pydantic `CallToolResult` first would only be dumped again (a walk over the
+whole envelope per call). The keys come in the order the SDK's own dump gives
+them.
 
 `meta.next` holds the CLI's suggestions (argv to run, a chain step); over MCP
 each becomes a tool-call hint `{"tool", "arguments", "why"}` the model can

@@ -22,18 +22,15 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import QdslError
 from qdsl.mcp import errors
 from qdsl.mcp.workers import Workers
@@ -42,9 +39,9 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from qdsl.api import AnswerOptions
-    from qdsl.dsl.ir import Plan
+    from qdsl.deployment import Deployment
     from qdsl.envelope.settings import IoSettings
+    from qdsl.service import Ran
 
 T = TypeVar("T")
 Envelope = dict[str, Any]
@@ -79,30 +76,35 @@ class Produced:
 
 class Service:
     def __init__(self, config: ServerConfig) -> None:
-        from qdsl.api import AnswerOptions
-        from qdsl.dsl.catalog import resolve_catalog
+        from qdsl.deployment import resolve
         from qdsl.dsl.limits import limits
         from qdsl.envelope.backends import set_deployment_database
         from qdsl.envelope.settings import io_settings
+        from qdsl.service import Service as Operations
 
         self.config = config
         # A postgresql ref store (QDSL_REF_STORE) keeps its refs in the database
         # this server serves, so every server process of the deployment shares them.
         set_deployment_database(config.db_url)
-        self.catalog: Catalog = resolve_catalog(config.catalog_path)
-        self.demo = config.db_url is None
+        # One deployment for the process: QDSL_NOW, else the demo's fixed clock on
+        # the demo database, else the wall clock at each call.
+        self.deployment: Deployment = resolve(
+            config.catalog_path,
+            config.db_url,
+            env_now=True,
+            limits=limits(),
+            timeout_ms=config.timeout_ms,
+        )
+        self.ops = Operations(self.deployment)
+        self.catalog: Catalog = self.deployment.catalog
         # Settings are read once, at start, as a CLI run reads them once: the
         # output budget and ref store settings of every result.
         self.io: IoSettings = io_settings()
-        self.moment = self._fixed_now()
-        self.answer_options: AnswerOptions = AnswerOptions(
-            catalog=self.catalog, now=self.moment, timeout_ms=config.timeout_ms
-        )
         # PostgreSQL: the async engine; SQLite: the sync one (see the module doc)
         self._engine: AsyncEngine | None = None
         self._sync: Engine | None = None
         self._running = 0
-        self.limits = limits()
+        self.limits = self.deployment.limits
         # One worker per call that may run at once, and one for resources/*.
         self._workers = Workers(max(config.max_concurrency, 1) + 1)
 
@@ -111,27 +113,25 @@ class Service:
         """Check the database exists (seed the demo one) before serving anything."""
         from sqlalchemy.engine import make_url
 
-        from qdsl.facts.db import default_database_url, make_async_engine, make_engine
         from qdsl.facts.engines import normalize_url, require_database
 
-        url = self.config.db_url or default_database_url()
-        if self.demo:
-            from qdsl.facts.demo.setup import ensure_demo
-
-            ensure_demo(url)
-        else:
+        d = self.deployment
+        url = d.database()
+        if not d.demo:
             require_database(url)
         if make_url(normalize_url(url)).get_backend_name() == "sqlite":
-            self._sync = make_engine(url)
+            self._sync = d.engine()  # the demo's is seeded as it is made
         else:
-            self._engine = make_async_engine(url)
+            if d.demo:
+                d.engine()  # seeds the demo database
+            self._engine = d.async_engine()
 
     async def close(self) -> None:
         if self._engine is not None:
             await self._engine.dispose()
             self._engine = None
         if self._sync is not None:
-            self._sync.dispose()
+            self.deployment.close()
             self._sync = None
         self._workers.close()
 
@@ -181,83 +181,46 @@ class Service:
 
         return await self._workers.run(call, on_cancel=interrupt)
 
-    def _fixed_now(self) -> datetime | None:
-        """QDSL_NOW, else the demo's fixed clock on the demo database, else None (the clock)."""
-        from qdsl.cli.exec_cmds import parse_now
-
-        moment = parse_now(getenv("QDSL_NOW"))
-        if moment is None and self.demo:
-            from qdsl.facts.demo import DEMO_NOW
-
-            return DEMO_NOW
-        return moment
-
     # -------------------------------------------------------------- operations
     # Each returns the envelope (see `shaped`); synchronous work, the shaping
     # included, runs in one worker-thread call where it can.
 
     async def ask(self, tenant: str, question: str) -> Envelope:
-        from qdsl.api import aplan_and_answer, plan_and_answer
         from qdsl.dsl.limits import check_text_size
 
         check_text_size(question, "input_bytes", "the question", self.limits)
-        options = self.answer_options
-        sync = self._sync
-        if sync is not None:
+        if self._sync is not None:
             return await self.sqlite_call(
-                lambda: self.shaped(
-                    _answered(plan_and_answer(question, tenant, engine=sync, options=options)),
-                    tenant,
-                )
+                lambda: self.shaped(_answered(self.ops.ask(question, tenant)), tenant)
             )
-        res = await cancellable(
-            aplan_and_answer(question, tenant, engine=self.engine, options=options)
-        )
+        res = await cancellable(self.ops.aask(question, tenant, engine=self.engine))
         return await self.thread(self.shaped, _answered(res), tenant)
 
     async def run_plan(self, tenant: str, plan_input: str | dict[str, Any]) -> Envelope:
-        from qdsl.executor.run import aexecute, execute
+        source = _source(plan_input)
 
-        moment = self.moment or datetime.now(UTC)
-        timeout = self.config.timeout_ms
-        sync = self._sync
+        def shaped(ran: Ran) -> Envelope:
+            data = ran.data()
+            produced = Produced("run", data, ran.warnings, _status_next(data), data["trace_id"])
+            return self.shaped(produced, tenant)
 
-        def verified(plan: Plan, result: Any, warnings: list[str]) -> Envelope:
-            data = _verified(plan, result, tenant, self.catalog, moment)
-            return self.shaped(
-                Produced("run", data, warnings, _status_next(data), data.get("trace_id")), tenant
-            )
-
-        def whole() -> Envelope:
-            try:
-                plan, warnings = self._normalized(plan_input, tenant)
-                assert sync is not None
-                result = execute(plan, self.catalog, sync, tenant, timeout_ms=timeout, now=moment)
-            except QdslError as exc:
-                _audit_failure(tenant, exc)
-                raise
-            return verified(plan, result, warnings)
-
-        if sync is not None:
-            return await self.sqlite_call(whole)
+        if self._sync is not None:
+            return await self.sqlite_call(lambda: shaped(self.ops.run(source, tenant)))
+        ops = self.ops
         try:
-            plan, warnings = await self.thread(self._normalized, plan_input, tenant)
-            result = await cancellable(
-                aexecute(plan, self.catalog, self.engine, tenant, timeout_ms=timeout, now=moment)
-            )
+            norm = await self.thread(ops.normalized, source, tenant)
+            moment = self.deployment.now()
+            result = await cancellable(ops.aexecute(norm, tenant, self.engine, moment))
         except QdslError as exc:
-            await self.thread(_audit_failure, tenant, exc)
-            raise
-        return await self.thread(verified, plan, result, warnings)
+            raise await self.thread(ops.audited, exc, tenant, "run") from None
+        ran = await self.thread(ops.answered, norm, result, tenant, moment)
+        return await self.thread(shaped, ran)
 
     async def compile_plan(
         self, tenant: str, plan_input: str | dict[str, Any], dialect: str
     ) -> Envelope:
         def body() -> Envelope:
-            from qdsl.executor.compile import compile_plan
-
-            plan, warnings = self._normalized(plan_input, tenant)
-            compiled = compile_plan(plan, self.catalog, dialect, tenant_id=tenant)
+            _plan, compiled, warnings = self.ops.compile(_source(plan_input), tenant, dialect)
             return self.shaped(Produced("compile", compiled.to_dict(), warnings), tenant)
 
         return await self.thread(body)
@@ -321,15 +284,12 @@ class Service:
         shaped: dict[str, Any] = json.loads(out.getvalue())
         return shaped
 
-    def _normalized(self, plan_input: str | dict[str, Any], tenant: str) -> tuple[Plan, list[str]]:
-        from qdsl.dsl.load import load_plan
-        from qdsl.dsl.normalize import PlanContext, normalize
 
-        source = plan_input if isinstance(plan_input, str) else json.dumps(plan_input)
-        result = normalize(
-            load_plan(source.removeprefix("\ufeff")), self.catalog, PlanContext(tenant_id=tenant)
-        )
-        return result.plan, list(result.warnings)
+def _source(plan_input: str | dict[str, Any]) -> str:
+    """A plan argument as the plan reader takes it: text (less a BOM), or JSON text."""
+    return (
+        plan_input.removeprefix("\ufeff") if isinstance(plan_input, str) else json.dumps(plan_input)
+    )
 
 
 async def cancellable(awaitable: Awaitable[T]) -> T:
@@ -367,28 +327,6 @@ def _status_next(data: dict[str, Any]) -> list[dict[str, Any]]:
     return status_of_first_item(
         list(items) if isinstance(items, list) else [], str(plan.get("entity_type")), None
     )
-
-
-def _verified(
-    plan: Plan, result: Any, tenant: str, catalog: Catalog, moment: datetime
-) -> dict[str, Any]:
-    """`qdsl run`'s data: the verified answer, the signed result, the plan, `now`."""
-    from qdsl.cli.answer_cmds import verified_run
-    from qdsl.result_mac import sign_result
-
-    answer, _exit = verified_run(plan, result, tenant_id=tenant, catalog=catalog, now=moment)
-    printed = result.model_dump(mode="json")
-    printed["mac"] = sign_result(tenant, printed)
-    return {**answer, "result": printed, "plan": plan.to_json_dict(), "now": moment.isoformat()}
-
-
-def _audit_failure(tenant: str, exc: QdslError) -> None:
-    """A plan that failed before it was answered is audited, as `qdsl run` does."""
-    from qdsl.audit import Audit
-
-    audit = Audit(uuid.uuid4().hex)
-    audit.begin(tenant, None)
-    audit.failed(exc)
 
 
 def _answered(res: Any) -> Produced:

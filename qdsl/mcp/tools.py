@@ -196,8 +196,8 @@ async def call_tool(
     *,
     dispatch: str = "sdk",
 ) -> Wire:
-    """The tool's result in wire form; `dispatch` (who handed the call over:
-    "sdk", or "fast" for `fast_calls`) is noted in the call's log line."""
+    """The tool's result in wire form; `dispatch` (who handed the call over: the
+    SDK's server, the only dispatcher) is noted in the call's log line."""
     spec = BY_NAME.get(name)
     if spec is None:
         raise MCPError(

@@ -14,19 +14,15 @@ import contextlib
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
-from qdsl.mcp import tools
 from qdsl.mcp.app import build_server
-from qdsl.mcp.fast_calls import FastCalls
 from qdsl.mcp.logs import logger
 from qdsl.mcp.service import Service
 from qdsl.mcp.stdio_lines import Overlong, PipeLines
@@ -88,6 +84,19 @@ def _malformed(exc: Exception) -> types.JSONRPCError:
     )
 
 
+class _Receives(Protocol):
+    """What `AnswerMalformed` reads: the read side `stdio_server` yields."""
+
+    async def receive(self) -> SessionMessage | Exception: ...
+    async def aclose(self) -> None: ...
+
+
+class _Sends(Protocol):
+    """What the transport writes its own answers to: the write side `stdio_server` yields."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
 class _Stream:
     """What the SDK asks of a stream besides send/receive: an async context
     manager that closes it on exit."""
@@ -130,8 +139,8 @@ class AnswerMalformed(_ReadStream):
 
     def __init__(
         self,
-        inner: ReadStream[SessionMessage | Exception],
-        write: WriteStream[SessionMessage],
+        inner: _Receives,
+        write: _Sends,
     ) -> None:
         self.inner, self.write = inner, write
 
@@ -192,7 +201,6 @@ class LineReadStream(_ReadStream):
 
     def __init__(self, lines: PipeLines, write: LineWriteStream) -> None:
         self.lines, self.write = lines, write
-        self.fast: FastCalls | None = None
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
@@ -208,8 +216,6 @@ class LineReadStream(_ReadStream):
             except Exception as exc:
                 await self.write.send(SessionMessage(_malformed(exc)))
                 continue
-            if self.fast is not None and self.fast.take(message):
-                continue
             return SessionMessage(message)
 
 
@@ -222,7 +228,6 @@ class LineWriteStream(_Stream):
     def __init__(self, out: PipeWriter) -> None:
         self.out = out
         self.closed = False
-        self.fast: FastCalls | None = None
 
     async def send(self, item: SessionMessage, /) -> None:
         if self.closed:
@@ -240,8 +245,6 @@ class LineWriteStream(_Stream):
                 anyio.move_on_after(GRACE_S),
                 contextlib.suppress(OSError),
             ):
-                if self.fast is not None:  # its calls in flight are answered first
-                    await self.fast.close()
                 self.closed = True
                 await self.out.flush()
             self.closed = True
@@ -267,11 +270,6 @@ async def serve_stdio(service: Service, tenant: str) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
             async with _stdio_streams() as (read, write):
-                if isinstance(read, LineReadStream) and isinstance(write, LineWriteStream):
-                    call = partial(tools.call_tool, service, tenant, dispatch="fast")
-                    fast = FastCalls(call, write.send)
-                    read.fast = write.fast = fast
-                    server.middleware = [*server.middleware, fast.observe]
                 log.info("serving", transport="stdio", tenant=tenant)
                 await server.run(read, write, server.create_initialization_options())
             log.info("stopping", reason="stdin closed")

@@ -1,13 +1,10 @@
-"""`tools/call` over stdio taken past the SDK's per-request dispatch
-(`qdsl.mcp.fast_calls`) answers exactly as the SDK's path does.
-
-A plain `tools/call` after `initialize` takes the fast path; the same call
-with a `_meta` goes through the SDK's dispatcher, so one server answers both
-ways and the answers are compared (less their random ids). The server log
-says which path served each call. Also: before `initialize`, at every
-handshake version, cancelled by the client, and in flight when stdin closes or
-SIGTERM comes, each path gives the same outcome. The SDK's own serializer leaves the
-results built here unchanged at every fast version, byte for byte.
+"""Every `tools/call` over stdio is served by the SDK's dispatcher: a plain
+call and one carrying a `_meta` answer alike (less their random ids), and the
+server log says the SDK handed over each call. Also: before `initialize`, at
+every handshake version, cancelled by the client, and in flight when stdin
+closes or SIGTERM comes, either form gives the same outcome. The SDK's own
+serializer leaves the results built here unchanged at every handshake version,
+byte for byte.
 """
 
 from __future__ import annotations
@@ -25,10 +22,10 @@ import anyio
 import pytest
 from mcp_helpers import QDSL, WAIT_S, log_events, server_env, stdio_session
 from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from qdsl.dsl.errors import PolicyError
 from qdsl.mcp import errors
-from qdsl.mcp.fast_calls import FAST_VERSIONS
 from qdsl.mcp.results import tool_result
 
 SLOW_PLAN = 'list project where title contains "a"'
@@ -128,18 +125,18 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def test_both_paths_answer_every_tool_alike(tmp_path: Path) -> None:
+def test_both_forms_answer_every_tool_alike_through_the_sdk(tmp_path: Path) -> None:
     server = Raw(["mcp", "--tenant", "t1"], server_env(tmp_path / "state"), tmp_path / "log")
     try:
         server.initialize()
         for i, (name, arguments) in enumerate(CALLS):
             call = {"name": name, "arguments": arguments}
-            fast = server.request(2 * i + 1, "tools/call", call)
+            plain = server.request(2 * i + 1, "tools/call", call)
             sdk = server.request(f"s{i}", "tools/call", {**call, **SDK_META})
-            assert fast["id"] == 2 * i + 1 and sdk["id"] == f"s{i}"
-            assert _steady(fast["result"]) == _steady(sdk["result"]), name
-            assert list(fast["result"]) == list(sdk["result"])  # the SDK's key order
-        # what only the SDK answers is answered by it, on either path
+            assert plain["id"] == 2 * i + 1 and sdk["id"] == f"s{i}"
+            assert _steady(plain["result"]) == _steady(sdk["result"]), name
+            assert list(plain["result"]) == list(sdk["result"])  # the SDK's key order
+        # what the SDK refuses it refuses in either form
         unknown = {"name": "drop_tables", "arguments": {}}
         assert server.request(90, "tools/call", unknown)["error"]["code"] == -32602
         not_a_dict = {"name": "ask", "arguments": "list all projects"}
@@ -147,7 +144,7 @@ def test_both_paths_answer_every_tool_alike(tmp_path: Path) -> None:
         assert server.close_stdin() == 0
     finally:
         server.kill()
-    assert server.dispatches() == [(n, d) for n, _ in CALLS for d in ("fast", "sdk")]
+    assert server.dispatches() == [(n, "sdk") for n, _ in CALLS for _form in ("plain", "meta")]
 
 
 def test_before_initialize_the_sdk_answers_and_every_version_answers_alike(
@@ -164,24 +161,24 @@ def test_before_initialize_the_sdk_answers_and_every_version_answers_alike(
         assert early.close_stdin() == 0
     finally:
         early.kill()
-    assert early.dispatches() == [("ask", "fast")]
+    assert early.dispatches() == [("ask", "sdk")]
 
-    for version in sorted(FAST_VERSIONS):
+    for version in sorted(HANDSHAKE_PROTOCOL_VERSIONS):
         log = tmp_path / f"{version}.log"
         server = Raw(["mcp", "--tenant", "t1"], env, log)
         try:
             server.initialize(version)
-            fast = server.request(1, "tools/call", call)["result"]
+            plain = server.request(1, "tools/call", call)["result"]
             sdk = server.request(2, "tools/call", {**call, **SDK_META})["result"]
-            assert _steady(fast) == _steady(sdk) and list(fast) == list(sdk), version
+            assert _steady(plain) == _steady(sdk) and list(plain) == list(sdk), version
             assert server.close_stdin() == 0
         finally:
             server.kill()
-        assert server.dispatches() == [("ask", "fast"), ("ask", "sdk")]
+        assert server.dispatches() == [("ask", "sdk"), ("ask", "sdk")]
 
 
 @pytest.mark.parametrize("stop", ["stdin closed", "SIGTERM"])
-@pytest.mark.parametrize("meta", [{}, SDK_META], ids=["fast", "sdk"])
+@pytest.mark.parametrize("meta", [{}, SDK_META], ids=["plain", "meta"])
 def test_a_call_in_flight_when_the_server_stops_is_answered_connection_closed(
     stop: str, meta: dict[str, Any], sqlite_url: str, tmp_path: Path
 ) -> None:
@@ -218,10 +215,10 @@ def test_a_call_in_flight_when_the_server_stops_is_answered_connection_closed(
         assert 0 < counter.stat().st_size < ROWS  # its statement was stopped
     finally:
         server.kill()
-    assert server.dispatches() == [("run_plan", "fast" if not meta else "sdk")]
+    assert server.dispatches() == [("run_plan", "sdk")]
 
 
-@pytest.mark.parametrize("meta", [{}, SDK_META], ids=["fast", "sdk"])
+@pytest.mark.parametrize("meta", [{}, SDK_META], ids=["plain", "meta"])
 def test_a_cancelled_call_is_never_answered_and_its_statement_stops(
     meta: dict[str, Any], sqlite_url: str, tmp_path: Path
 ) -> None:
@@ -257,7 +254,7 @@ def test_a_cancelled_call_is_never_answered_and_its_statement_stops(
         server.kill()
     calls = [e for e in log_events(server.log) if e["event"] == "tool_call"]
     cancelled = [c["dispatch"] for c in calls if c["outcome"] == "cancelled"]
-    assert cancelled == ["fast" if not meta else "sdk"]
+    assert cancelled == ["sdk"]
 
 
 def _wait_for_rows(counter: Path) -> None:
@@ -269,7 +266,7 @@ def _wait_for_rows(counter: Path) -> None:
     anyio.run(wait)
 
 
-def test_the_sdk_client_takes_the_fast_path(tmp_path: Path) -> None:
+def test_the_sdk_client_is_served_by_the_sdk(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
 
     async def body() -> None:
@@ -283,10 +280,10 @@ def test_the_sdk_client_takes_the_fast_path(tmp_path: Path) -> None:
 
     anyio.run(body)
     calls = [e for e in log_events(log) if e["event"] == "tool_call"]
-    assert [(c["tool"], c["dispatch"]) for c in calls] == [("ask", "fast")]
+    assert [(c["tool"], c["dispatch"]) for c in calls] == [("ask", "sdk")]
 
 
-def test_the_sdk_sends_these_results_unchanged_at_every_fast_version() -> None:
+def test_the_sdk_sends_these_results_unchanged_at_every_handshake_version() -> None:
     ok = {
         "schemaVersion": 1,
         "ok": True,
@@ -305,9 +302,9 @@ def test_the_sdk_sends_these_results_unchanged_at_every_fast_version() -> None:
     busy = errors.tool_error("ask", PolicyError("server_busy", "busy", hint="wait"))
     results = [tool_result(ok), tool_result(stored), busy]
     assert [len(r["content"]) for r in results] == [1, 2, 1]  # a resource link among them
-    for version in FAST_VERSIONS:
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
         for result in results:
             sent = methods.serialize_server_result("tools/call", version, result)
             assert json.dumps(sent) == json.dumps(result), version
     # the 2026 era adds to a result: its requests stay the SDK's
-    assert "2026-07-28" not in FAST_VERSIONS
+    assert "2026-07-28" not in HANDSHAKE_PROTOCOL_VERSIONS
