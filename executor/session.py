@@ -1,0 +1,407 @@
+"""The one tenant session every statement of the executor runs through.
+
+`tenant_session` (sync) and `atenant_session` (asyncio) open a connection of
+the caller's engine, whatever it is configured for (default, AUTOCOMMIT,
+NullPool; SQLite or PostgreSQL), and apply the tenant guarantees of
+`GUARANTEES`, one table for both twins, before any statement of a plan runs:
+
+* the executor's own transaction: an explicit isolation level set with
+  `Connection.execution_options`, which turns AUTOCOMMIT off for as long as the
+  session holds the connection (SQLAlchemy restores the engine's level when it
+  goes back to the pool), so every setting below lasts the whole plan;
+  REPEATABLE READ on PostgreSQL: one snapshot for every statement;
+* read only: PostgreSQL's transaction is READ ONLY (`postgresql_readonly`,
+  sent with psycopg's BEGIN); SQLite's connection is `query_only` for the call;
+* the reader role: `set_config('role', 'qdsl_reader', true)` (SET LOCAL ROLE),
+  so row-level security applies even when the application connects as an
+  owner; a database without the role is refused (`database/reader_role_missing`);
+* the tenant: `set_config('app.tenant_id', :tenant, true)`, a bound value;
+* the statement timeout: PostgreSQL's `statement_timeout` (bound), SQLite's
+  progress handler on the driver connection, which interrupts a statement
+  past its deadline.
+
+Role, tenant, timeout and the UTC time zone travel in one `SELECT
+set_config(...)` before the first statement. The transaction ends with COMMIT
+on PostgreSQL (nothing was written, and psycopg forgets every statement it
+prepared at a ROLLBACK) and a rollback on SQLite. Statements run with
+`Connection.execute(stmt, params)` only: SQLAlchemy's compiled cache serves
+the statement sets `executor.statements` keeps per plan shape.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from qdsl.dsl.errors import DatabaseError, InternalError
+from qdsl.executor.rows import Rows, layout_of
+from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
+from qdsl.executor.sqlite_reader import holder
+from qdsl.facts.db import READER_ROLE
+
+if TYPE_CHECKING:
+    # annotations only: importing sqlalchemy.ext.asyncio costs the sync path ~70 ms
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+
+@dataclass(frozen=True)
+class Guarantees:
+    """What a dialect's session sets before a plan's first statement and undoes after."""
+
+    # execution options of the session's connection: its own transaction
+    options: Mapping[str, Any]
+    # statements around the transaction (SQLite: query_only on, then off again)
+    on: tuple[sa.TextClause, ...] = ()
+    off: tuple[sa.TextClause, ...] = ()
+    # reader role, tenant and timeout set in the transaction (PostgreSQL)
+    settings: bool = False
+    # the timeout by a progress handler on the driver connection (SQLite)
+    progress_timeout: bool = False
+    # end with COMMIT (else rollback)
+    commit: bool = False
+
+
+GUARANTEES: Mapping[str, Guarantees] = {
+    "postgresql": Guarantees(
+        options={"isolation_level": "REPEATABLE READ", "postgresql_readonly": True},
+        settings=True,
+        commit=True,
+    ),
+    "sqlite": Guarantees(
+        options={"isolation_level": "SERIALIZABLE"},
+        on=(sa.text("PRAGMA query_only = ON"),),
+        off=(sa.text("PRAGMA query_only = OFF"),),
+        progress_timeout=True,
+    ),
+}
+
+
+def guarantees(dialect: str) -> Guarantees:
+    found = GUARANTEES.get(dialect)
+    if found is None:
+        raise InternalError(
+            "dialect_not_served",
+            f"the executor has no session guarantees for {dialect!r}",
+            hint="use SQLite or PostgreSQL",
+        )
+    return found
+
+
+# -- PostgreSQL settings ----------------------------------------------------------------
+
+# Engines whose database has the reader role. Only a found role is remembered,
+# so a role created later (`qdsl db upgrade`) is picked up without a restart.
+_READER_READY: weakref.WeakSet[Any] = weakref.WeakSet()
+_PG_ROLES = sa.table("pg_roles", sa.column("rolname", sa.Text()))
+_ROLE_CHECK = (
+    sa.select(sa.func.count().label("n"))
+    .select_from(_PG_ROLES)
+    .where(_PG_ROLES.c.rolname == sa.bindparam("role", type_=sa.Text()))
+)
+# set_config('role', r, true) is SET LOCAL ROLE r, in the same round trip as the
+# tenant and the timeout. TimeZone UTC: a TIMESTAMP without time zone is UTC (as
+# qdsl's schema is), whatever the server's or the role's default zone.
+_SETTINGS = sa.select(
+    sa.func.set_config("role", sa.bindparam("role", type_=sa.Text()), True),
+    sa.func.set_config("app.tenant_id", sa.bindparam("tenant_id", type_=sa.Text()), True),
+    sa.func.set_config("statement_timeout", sa.bindparam("timeout", type_=sa.Text()), True),
+    sa.func.set_config("TimeZone", sa.bindparam("zone", type_=sa.Text()), True),
+)
+# Facts-first statements keep the server's generic plans (every table is reached
+# through (tenant_id, ...) indexes); the text fallback's is planned for its actual
+# parameters: which gram index scan is cheap depends on the term and the tenant.
+_CUSTOM_PLANS = sa.func.set_config("plan_cache_mode", "force_custom_plan", True)
+_SETTINGS_CUSTOM_PLANS = _SETTINGS.add_columns(_CUSTOM_PLANS)
+_CUSTOM_PLANS_ONLY = sa.select(_CUSTOM_PLANS)
+CUSTOM_PLAN_ROLES = frozenset({"fallback"})
+
+
+def reader_missing() -> DatabaseError:
+    # Fail closed: without the SELECT-only role the statements would run as the
+    # connecting user, who may own the tables and so bypass row-level security.
+    return DatabaseError(
+        "reader_role_missing",
+        f"the database has no role {READER_ROLE}, which the executor reads as",
+        hint="run `qdsl db upgrade` against this database (it creates the role)",
+        retryable=False,
+        details={"role": READER_ROLE},
+    )
+
+
+def autocommit_left(dialect: Any, dbapi_connection: Any) -> InternalError | None:
+    # Fail closed: should a driver ignore the isolation level, the settings would
+    # last one statement, so nothing runs.
+    if dialect.detect_autocommit_setting(dbapi_connection):
+        return InternalError(
+            "autocommit_connection",
+            "the executor's connection is still in autocommit mode",
+            hint="report this: the executor sets its own isolation level",
+        )
+    return None
+
+
+Setting = tuple[Any, dict[str, str]]
+
+
+class _Settings:
+    """The PostgreSQL settings a plan's requests need, in order: role, tenant,
+    timeout (and custom plans if the first request needs them) before the first;
+    custom plans before the first fallback statement that follows."""
+
+    def __init__(self, tenant_id: str, timeout_ms: int) -> None:
+        self.params = {
+            "role": READER_ROLE,
+            "tenant_id": tenant_id,
+            "timeout": str(timeout_ms),
+            "zone": "UTC",
+        }
+        self.started = False
+        self.custom = False
+
+    def before(self, role: str) -> Setting | None:
+        custom = role in CUSTOM_PLAN_ROLES and not self.custom
+        self.custom = self.custom or custom
+        if not self.started:
+            self.started = True
+            return (_SETTINGS_CUSTOM_PLANS if custom else _SETTINGS), self.params
+        return (_CUSTOM_PLANS_ONLY, {}) if custom else None
+
+
+def _rows(result: sa.CursorResult[Any]) -> Rows:
+    return Rows(layout_of(tuple(result.keys())), result.all())
+
+
+def _deadline_check(timeout_ms: int, session: _Base) -> Callable[[], int]:
+    deadline = time.monotonic() + timeout_ms / 1000
+
+    def check() -> int:
+        # inside the statement (on aiosqlite's worker thread too): non-zero interrupts it
+        if time.monotonic() > deadline:
+            session.interrupted = True
+            return 1
+        return 0
+
+    return check
+
+
+# `info` of a pooled DBAPI connection (kept while it lives): sql_lower is installed
+# on it (once per connection); the SQLite file it was opened on
+_LOWER_INFO = "qdsl_sql_lower"
+_FILE_INFO = "qdsl_sqlite_file"
+
+
+class _Base:
+    def __init__(self, dialect: str, tenant_id: str, timeout_ms: int) -> None:
+        self.guarantees = guarantees(dialect)
+        self.timeout_ms = timeout_ms
+        self.deadline = time.monotonic() + timeout_ms / 1000
+        self.interrupted = False
+        self.settings = _Settings(tenant_id, timeout_ms) if self.guarantees.settings else None
+
+
+class TenantSession(_Base):
+    """A plan's statements on one connection, inside the tenant guarantees."""
+
+    def __init__(self, conn: Connection, tenant_id: str, timeout_ms: int) -> None:
+        super().__init__(conn.dialect.name, tenant_id, timeout_ms)
+        self.connection = conn
+
+    def execute(self, role: str, stmt: Any, params: Mapping[str, Any]) -> Rows:
+        """`stmt`'s rows, after the settings this request needs."""
+        conn = self.connection
+        settings = self.settings
+        if settings is not None:
+            if not settings.started:
+                _check_reader(conn)
+            setting = settings.before(role)
+            if setting is not None:
+                conn.execute(*setting)
+        return _rows(conn.execute(stmt, params))
+
+
+def _check_reader(conn: Connection) -> None:
+    engine = conn.engine
+    if engine not in _READER_READY:
+        if not conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar():
+            raise reader_missing()
+        _READER_READY.add(engine)
+
+
+@contextmanager
+def tenant_session(engine: Engine, tenant_id: str, timeout_ms: int) -> Iterator[TenantSession]:
+    """A session on a connection of `engine`; ends the transaction (nothing was
+    written) and undoes the per-call settings before the connection goes back."""
+    g = guarantees(engine.dialect.name)
+    with _connect(engine) as conn:
+        conn.execution_options(**g.options)
+        error = autocommit_left(conn.dialect, conn.connection.dbapi_connection)
+        if error is not None:
+            raise error
+        session = TenantSession(conn, tenant_id, timeout_ms)
+        with conn.begin() as tx:
+            for stmt in g.on:
+                conn.execute(stmt)
+            try:
+                with _sqlite_guard(session):
+                    yield session
+            finally:
+                # the caller's connection is writable again, whatever happened
+                for stmt in g.off:
+                    if conn.connection.is_valid:
+                        conn.execute(stmt)
+            _end(tx, g)
+
+
+def _end(tx: Any, g: Guarantees) -> None:
+    """COMMIT on PostgreSQL, not ROLLBACK: psycopg forgets every statement it has
+    prepared on a connection at a rollback, so rolling back each read-only
+    transaction meant no statement ever stayed prepared on a pooled connection
+    (a failed call still rolls back, by the context manager)."""
+    if g.commit:
+        tx.commit()
+    else:
+        tx.rollback()
+
+
+def _connect(engine: Engine) -> Connection:
+    """A connection of `engine` that reads the file its URL names now: a SQLite
+    connection opened before the file was replaced (a demo rebuilt, a database
+    restored) would go on reading the old, unlinked file, so it is dropped."""
+    conn = engine.connect()
+    if engine.dialect.name != "sqlite":
+        return conn
+    now = file_identity(engine.url.database)
+    info = conn.connection.info
+    if info.setdefault(_FILE_INFO, now) != now:
+        conn.invalidate()
+        conn.close()
+        conn = engine.connect()
+        conn.connection.info[_FILE_INFO] = now
+    return conn
+
+
+def file_identity(path: str | None) -> tuple[int, int] | None:
+    """Which file `path` names now (device, inode; None: none, or in memory)."""
+    if not path or path == ":memory:":
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+@contextmanager
+def _sqlite_guard(session: TenantSession) -> Iterator[None]:
+    """sql_lower and the timeout's progress handler on the driver connection;
+    the connection is listed in the context's `connections_in_use` meanwhile."""
+    if not session.guarantees.progress_timeout:
+        yield
+        return
+    proxied = session.connection.connection
+    raw: Any = proxied.driver_connection
+    if not proxied.info.get(_LOWER_INFO):
+        register_sqlite(raw)
+        proxied.info[_LOWER_INFO] = True
+    raw.set_progress_handler(_deadline_check(session.timeout_ms, session), 1000)
+    in_use = holder()
+    if in_use is not None:
+        in_use.append(raw)
+    try:
+        yield
+    finally:
+        if in_use is not None:
+            in_use.remove(raw)
+        raw.set_progress_handler(None, 0)
+
+
+# -- asyncio ---------------------------------------------------------------------------
+
+
+class AsyncTenantSession(_Base):
+    """The asyncio twin of `TenantSession`."""
+
+    def __init__(self, conn: AsyncConnection, tenant_id: str, timeout_ms: int) -> None:
+        super().__init__(conn.dialect.name, tenant_id, timeout_ms)
+        self.connection = conn
+
+    async def execute(self, role: str, stmt: Any, params: Mapping[str, Any]) -> Rows:
+        conn = self.connection
+        settings = self.settings
+        if settings is not None:
+            if not settings.started:
+                await _acheck_reader(conn)
+            setting = settings.before(role)
+            if setting is not None:
+                await conn.execute(*setting)
+        return _rows(await conn.execute(stmt, params))
+
+
+async def _acheck_reader(conn: AsyncConnection) -> None:
+    engine = conn.engine.sync_engine
+    if engine not in _READER_READY:
+        if not (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar():
+            raise reader_missing()
+        _READER_READY.add(engine)
+
+
+async def _aconnect(engine: AsyncEngine) -> AsyncConnection:
+    """The asyncio twin of `_connect` (started; the caller closes it)."""
+    conn = await engine.connect()
+    if engine.dialect.name != "sqlite":
+        return conn
+    now = file_identity(engine.url.database)
+    info = (await conn.get_raw_connection()).info
+    if info.setdefault(_FILE_INFO, now) != now:
+        await conn.invalidate()
+        await conn.close()
+        conn = await engine.connect()
+        (await conn.get_raw_connection()).info[_FILE_INFO] = now
+    return conn
+
+
+@asynccontextmanager
+async def atenant_session(
+    engine: AsyncEngine, tenant_id: str, timeout_ms: int
+) -> AsyncIterator[AsyncTenantSession]:
+    """The asyncio twin of `tenant_session`."""
+    g = guarantees(engine.dialect.name)
+    conn = await _aconnect(engine)
+    try:
+        await conn.execution_options(**g.options)
+        proxied = await conn.get_raw_connection()
+        error = autocommit_left(conn.dialect, proxied.dbapi_connection)
+        if error is not None:
+            raise error
+        session = AsyncTenantSession(conn, tenant_id, timeout_ms)
+        async with conn.begin() as tx:
+            for stmt in g.on:
+                await conn.execute(stmt)
+            aio: Any = proxied.driver_connection
+            try:
+                if g.progress_timeout:
+                    if not proxied.info.get(_LOWER_INFO):
+                        await aregister_sqlite(aio)
+                        proxied.info[_LOWER_INFO] = True
+                    await aio.set_progress_handler(_deadline_check(timeout_ms, session), 1000)
+                yield session
+            finally:
+                if proxied.is_valid:
+                    if g.progress_timeout:
+                        await aio.set_progress_handler(None, 0)
+                    for stmt in g.off:
+                        await conn.execute(stmt)
+            if g.commit:
+                await tx.commit()
+            else:
+                await tx.rollback()
+    finally:
+        await conn.close()
