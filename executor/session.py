@@ -30,7 +30,6 @@ the statement sets `executor.statements` keeps per plan shape.
 
 from __future__ import annotations
 
-import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -44,6 +43,7 @@ from sqlalchemy.engine import Connection, Engine
 from qdsl.dsl.errors import DatabaseError, InternalError
 from qdsl.executor.rows import Rows, layout_of
 from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
+from qdsl.executor.sqlite_pool import reader_connection, reader_pool
 from qdsl.executor.sqlite_reader import holder
 from qdsl.facts.db import READER_ROLE
 
@@ -56,12 +56,16 @@ if TYPE_CHECKING:
 class Guarantees:
     """What a dialect's session sets before a plan's first statement and undoes after."""
 
-    # execution options of the session's connection: its own transaction
+    # execution options of a connection of the caller's pool: its own transaction
     options: Mapping[str, Any]
-    # statements around the transaction (SQLite: query_only on, then off again)
+    # run once on each connection the executor opens itself, when opened
+    # (SQLite files: `executor.sqlite_pool`); such a connection takes no options
+    opened: tuple[str, ...] = ()
+    # per call around the transaction, on a connection of the caller's (SQLite in memory)
     on: tuple[sa.TextClause, ...] = ()
     off: tuple[sa.TextClause, ...] = ()
-    # reader role, tenant and timeout set in the transaction (PostgreSQL)
+    # reader role, tenant and timeout set in the transaction (PostgreSQL); they
+    # would last one statement in autocommit, so a connection left in it is refused
     settings: bool = False
     # the timeout by a progress handler on the driver connection (SQLite)
     progress_timeout: bool = False
@@ -77,6 +81,7 @@ GUARANTEES: Mapping[str, Guarantees] = {
     ),
     "sqlite": Guarantees(
         options={"isolation_level": "SERIALIZABLE"},
+        opened=("PRAGMA query_only = ON",),
         on=(sa.text("PRAGMA query_only = ON"),),
         off=(sa.text("PRAGMA query_only = OFF"),),
         progress_timeout=True,
@@ -193,9 +198,8 @@ def _deadline_check(timeout_ms: int, session: _Base) -> Callable[[], int]:
 
 
 # `info` of a pooled DBAPI connection (kept while it lives): sql_lower is installed
-# on it (once per connection); the SQLite file it was opened on
+# on it (once per connection)
 _LOWER_INFO = "qdsl_sql_lower"
-_FILE_INFO = "qdsl_sqlite_file"
 
 
 class _Base:
@@ -240,21 +244,24 @@ def tenant_session(engine: Engine, tenant_id: str, timeout_ms: int) -> Iterator[
     """A session on a connection of `engine`; ends the transaction (nothing was
     written) and undoes the per-call settings before the connection goes back."""
     g = guarantees(engine.dialect.name)
-    with _connect(engine) as conn:
-        conn.execution_options(**g.options)
-        error = autocommit_left(conn.dialect, conn.connection.dbapi_connection)
-        if error is not None:
-            raise error
+    conn, opened = _connect(engine)
+    with conn:
+        if g.settings:
+            error = autocommit_left(conn.dialect, conn.connection.dbapi_connection)
+            if error is not None:
+                raise error
         session = TenantSession(conn, tenant_id, timeout_ms)
+        per_call = () if opened else g.off
         with conn.begin() as tx:
-            for stmt in g.on:
-                conn.execute(stmt)
+            if not opened:
+                for stmt in g.on:
+                    conn.execute(stmt)
             try:
                 with _sqlite_guard(session):
                     yield session
             finally:
                 # the caller's connection is writable again, whatever happened
-                for stmt in g.off:
+                for stmt in per_call:
                     if conn.connection.is_valid:
                         conn.execute(stmt)
             _end(tx, g)
@@ -271,32 +278,31 @@ def _end(tx: Any, g: Guarantees) -> None:
         tx.rollback()
 
 
-def _connect(engine: Engine) -> Connection:
-    """A connection of `engine` that reads the file its URL names now: a SQLite
-    connection opened before the file was replaced (a demo rebuilt, a database
-    restored) would go on reading the old, unlinked file, so it is dropped."""
-    conn = engine.connect()
-    if engine.dialect.name != "sqlite":
-        return conn
-    now = file_identity(engine.url.database)
-    info = conn.connection.info
-    if info.setdefault(_FILE_INFO, now) != now:
-        conn.invalidate()
-        conn.close()
-        conn = engine.connect()
-        conn.connection.info[_FILE_INFO] = now
-    return conn
-
-
-def file_identity(path: str | None) -> tuple[int, int] | None:
-    """Which file `path` names now (device, inode; None: none, or in memory)."""
-    if not path or path == ":memory:":
-        return None
+def sqlite_opened(dbapi_connection: Any, record: Any) -> None:
+    """A connection the executor opened on a SQLite file: read-only and given
+    sql_lower for as long as it lives (no pragma per call)."""
+    cursor = dbapi_connection.cursor()
     try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_dev, st.st_ino
+        for statement in GUARANTEES["sqlite"].opened:
+            cursor.execute(statement)
+    finally:
+        cursor.close()
+    register_sqlite(dbapi_connection)
+    record.info[_LOWER_INFO] = True
+
+
+def _connect(engine: Engine) -> tuple[Connection, bool]:
+    """The session's connection, and whether the executor opened it read-only:
+    on a SQLite file one of the pool beside the caller's, else the caller's own
+    with the session's options."""
+    g = guarantees(engine.dialect.name)
+    if g.opened:
+        pool = reader_pool(engine, sqlite_opened)
+        if pool is not None:
+            return reader_connection(engine, pool), True
+    conn = engine.connect()
+    conn.execution_options(**g.options)
+    return conn, False
 
 
 @contextmanager
@@ -353,19 +359,22 @@ async def _acheck_reader(conn: AsyncConnection) -> None:
         _READER_READY.add(engine)
 
 
-async def _aconnect(engine: AsyncEngine) -> AsyncConnection:
+async def _aconnect(engine: AsyncEngine) -> tuple[AsyncConnection, bool]:
     """The asyncio twin of `_connect` (started; the caller closes it)."""
+    from sqlalchemy.ext.asyncio import AsyncConnection
+    from sqlalchemy.util import greenlet_spawn
+
+    g = guarantees(engine.dialect.name)
+    if g.opened:
+        sync = engine.sync_engine
+        pool = reader_pool(sync, sqlite_opened)
+        if pool is not None:
+            return AsyncConnection(
+                engine, await greenlet_spawn(reader_connection, sync, pool)
+            ), True
     conn = await engine.connect()
-    if engine.dialect.name != "sqlite":
-        return conn
-    now = file_identity(engine.url.database)
-    info = (await conn.get_raw_connection()).info
-    if info.setdefault(_FILE_INFO, now) != now:
-        await conn.invalidate()
-        await conn.close()
-        conn = await engine.connect()
-        (await conn.get_raw_connection()).info[_FILE_INFO] = now
-    return conn
+    await conn.execution_options(**g.options)
+    return conn, False
 
 
 @asynccontextmanager
@@ -374,17 +383,19 @@ async def atenant_session(
 ) -> AsyncIterator[AsyncTenantSession]:
     """The asyncio twin of `tenant_session`."""
     g = guarantees(engine.dialect.name)
-    conn = await _aconnect(engine)
+    conn, opened = await _aconnect(engine)
     try:
-        await conn.execution_options(**g.options)
         proxied = await conn.get_raw_connection()
-        error = autocommit_left(conn.dialect, proxied.dbapi_connection)
-        if error is not None:
-            raise error
+        if g.settings:
+            error = autocommit_left(conn.dialect, proxied.dbapi_connection)
+            if error is not None:
+                raise error
         session = AsyncTenantSession(conn, tenant_id, timeout_ms)
+        per_call = () if opened else g.off
         async with conn.begin() as tx:
-            for stmt in g.on:
-                await conn.execute(stmt)
+            if not opened:
+                for stmt in g.on:
+                    await conn.execute(stmt)
             aio: Any = proxied.driver_connection
             try:
                 if g.progress_timeout:
@@ -397,7 +408,7 @@ async def atenant_session(
                 if proxied.is_valid:
                     if g.progress_timeout:
                         await aio.set_progress_handler(None, 0)
-                    for stmt in g.off:
+                    for stmt in per_call:
                         await conn.execute(stmt)
             if g.commit:
                 await tx.commit()

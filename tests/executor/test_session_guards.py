@@ -222,9 +222,7 @@ def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
         seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
         with pytest.raises(DBAPIError):
             conn.exec_driver_sql("DELETE FROM projects")
-        raw = conn.connection.driver_connection
-    with sqlite_engine.connect() as conn:
-        assert conn.connection.driver_connection is raw  # the same pooled connection
+    with sqlite_engine.connect() as conn:  # the caller's own
         seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
     assert seen == [1, 0]
 
@@ -232,9 +230,8 @@ def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
 def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
     sqlite_engine: Engine,
 ) -> None:
-    """The executor's session on a SQLite file refuses every write; the caller's
-    connections of the same engine (the session's own included, once returned)
-    still write."""
+    """The executor reads a SQLite file through connections made read-only when
+    opened; the caller's own connections of the same engine still write."""
     plan = Plan(query_type=QueryType.COUNT, entity_type="project")
     before = execute(plan, CATALOG, sqlite_engine, "t1").count
     for _ in range(2):  # a new connection, then a pooled one again
@@ -257,17 +254,22 @@ def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
     assert execute(plan, CATALOG, sqlite_engine, "t1").count == before
 
 
-def test_the_session_returns_its_connection_to_the_callers_pool(sqlite_url: str) -> None:
+def test_sqlite_reader_connections_follow_the_callers_dispose(sqlite_url: str) -> None:
+    from qdsl.executor.session import sqlite_opened
+    from qdsl.executor.sqlite_pool import reader_pool
+
     engine = make_engine(sqlite_url)
     try:
         plan = Plan(query_type=QueryType.COUNT, entity_type="project")
         for _ in range(3):
             execute(plan, CATALOG, engine, "t1")
-        pool: Any = engine.pool
-        assert (pool.checkedin(), pool.checkedout()) == (1, 0)  # one connection, back
+        first = reader_pool(engine, sqlite_opened)
+        assert first is not None and first is reader_pool(engine, sqlite_opened)
+        assert first.checkedin() == 1  # one connection served every call, back in its pool
         engine.dispose()
-        assert engine.pool.checkedin() == 0  # closed with the caller's pool
-        assert execute(plan, CATALOG, engine, "t1").count is not None
+        assert first.checkedin() == 0  # closed with the caller's pool
+        execute(plan, CATALOG, engine, "t1")
+        assert reader_pool(engine, sqlite_opened) is not first
     finally:
         engine.dispose()
 
@@ -277,8 +279,12 @@ def test_sqlite_in_memory_database_is_guarded_for_the_call() -> None:
     caller's own, query_only for the call and writable again after."""
     from sqlalchemy.pool import StaticPool
 
+    from qdsl.executor.session import sqlite_opened
+    from qdsl.executor.sqlite_pool import reader_pool
+
     engine = make_engine("sqlite://", poolclass=StaticPool)
     try:
+        assert reader_pool(engine, sqlite_opened) is None
         with engine.begin() as conn:
             conn.exec_driver_sql("CREATE TABLE slow_items (tenant_id TEXT, id TEXT, title TEXT)")
             conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '1', 'a'), ('t2', '2', 'b')")
@@ -392,7 +398,9 @@ def test_pg_statements_stay_prepared_on_pooled_connections(pg_url: str) -> None:
 
 
 def test_sqlite_async_executor_connection_refuses_writes(sqlite_url: str) -> None:
-    """The asyncio twin's session refuses writes as the sync one does."""
+    """The asyncio twin reads through the same kind of read-only pool."""
+    from qdsl.executor.session import sqlite_opened
+    from qdsl.executor.sqlite_pool import reader_pool
 
     plan = Plan(query_type=QueryType.COUNT, entity_type="project")
 
@@ -408,8 +416,8 @@ def test_sqlite_async_executor_connection_refuses_writes(sqlite_url: str) -> Non
                     refused = "no"
                 except DBAPIError as exc:
                     refused = str(exc.orig)
-            pool: Any = engine.sync_engine.pool
-            assert pool.checkedout() == 0
+            pool = reader_pool(engine.sync_engine, sqlite_opened)
+            assert pool is not None and pool.checkedin() == 1
             async with engine.connect() as own:  # the caller's: writable
                 caller_flag = (await own.exec_driver_sql("PRAGMA query_only")).scalar_one()
             return count, flag, refused, caller_flag

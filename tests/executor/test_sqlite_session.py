@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from qdsl.dsl.catalog import Catalog, catalog_from_mapping
 from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Plan, QueryType
 from qdsl.executor.run import execute
+from qdsl.executor.session import tenant_session
 from qdsl.executor.sqlite_reader import connections_in_use
 from qdsl.facts.db import make_engine
 from qdsl.facts.dberrors import PoolExhausted
@@ -108,12 +110,13 @@ def test_the_callers_pool_bounds_the_sessions(tmp_path: Path) -> None:
         f"sqlite+pysqlite:///{path}", pool_size=1, max_overflow=1, pool_timeout=0.1
     )
     try:
-        held = [engine.connect(), engine.connect()]  # the pool's size plus its overflow
-        with pytest.raises(PoolExhausted):
-            execute(COUNT, items_catalog(), engine, "t1")
-        held.pop().close()
+        with ExitStack() as stack:
+            # sessions held open: the pool's size plus its overflow
+            for _ in range(2):
+                stack.enter_context(tenant_session(engine, "t1", 1000))
+            with pytest.raises(PoolExhausted):
+                execute(COUNT, items_catalog(), engine, "t1")
         assert execute(COUNT, items_catalog(), engine, "t1").count == 3
-        held.pop().close()
     finally:
         engine.dispose()
 
