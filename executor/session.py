@@ -1,31 +1,27 @@
 """The one tenant session every statement of the executor runs through.
 
-`tenant_session` (sync) and `atenant_session` (asyncio) open a connection of
+`tenant_session` (sync) and `atenant_session` (asyncio) open a connection for
 the caller's engine, whatever it is configured for (default, AUTOCOMMIT,
-NullPool; SQLite or PostgreSQL), and apply the tenant guarantees of
-`GUARANTEES`, one table for both twins, before any statement of a plan runs:
+NullPool; SQLite or PostgreSQL), and apply the tenant guarantees of one table,
+`GUARANTEES`, shared by both twins, before any statement of a plan runs:
 
-* the executor's own transaction: an explicit isolation level set with
-  `Connection.execution_options`, which turns AUTOCOMMIT off for as long as the
-  session holds the connection (SQLAlchemy restores the engine's level when it
-  goes back to the pool), so every setting below lasts the whole plan;
-  REPEATABLE READ on PostgreSQL: one snapshot for every statement;
-* read only: PostgreSQL's transaction is READ ONLY (`postgresql_readonly`,
-  sent with psycopg's BEGIN); SQLite's connection is `query_only` for the call;
-* the reader role: `set_config('role', 'qdsl_reader', true)` (SET LOCAL ROLE),
-  so row-level security applies even when the application connects as an
-  owner; a database without the role is refused (`database/reader_role_missing`);
-* the tenant: `set_config('app.tenant_id', :tenant, true)`, a bound value;
-* the statement timeout: PostgreSQL's `statement_timeout` (bound), SQLite's
-  progress handler on the driver connection, which interrupts a statement
-  past its deadline.
+* its own transaction: an explicit isolation level (`execution_options`)
+  turns AUTOCOMMIT off while the session holds the connection (SQLAlchemy
+  restores the engine's level at check-in), so every setting lasts the whole
+  plan; REPEATABLE READ on PostgreSQL: one snapshot for every statement;
+* read only: PostgreSQL's transaction is READ ONLY (sent with psycopg's
+  BEGIN); a SQLite file is read through connections made `query_only` when
+  opened (`executor.sqlite_pool`), an in-memory one `query_only` for the call;
+* the reader role (SET LOCAL ROLE qdsl_reader, so row-level security applies
+  even to an owner; a database without it is `database/reader_role_missing`),
+  the tenant (`app.tenant_id`) and the statement timeout, as bound values of
+  one `SELECT set_config(...)` before the first statement (PostgreSQL); on
+  SQLite a progress handler interrupts a statement past its deadline.
 
-Role, tenant, timeout and the UTC time zone travel in one `SELECT
-set_config(...)` before the first statement. The transaction ends with COMMIT
-on PostgreSQL (nothing was written, and psycopg forgets every statement it
-prepared at a ROLLBACK) and a rollback on SQLite. Statements run with
-`Connection.execute(stmt, params)` only: SQLAlchemy's compiled cache serves
-the statement sets `executor.statements` keeps per plan shape.
+The transaction ends with COMMIT on PostgreSQL (nothing was written, and
+psycopg forgets its prepared statements at a ROLLBACK), a rollback on SQLite.
+Statements run with `Connection.execute(stmt, params)` only: SQLAlchemy's
+compiled cache serves the statement sets `executor.statements` keeps per shape.
 """
 
 from __future__ import annotations
@@ -67,10 +63,8 @@ class Guarantees:
     # reader role, tenant and timeout set in the transaction (PostgreSQL); they
     # would last one statement in autocommit, so a connection left in it is refused
     settings: bool = False
-    # the timeout by a progress handler on the driver connection (SQLite)
-    progress_timeout: bool = False
-    # end with COMMIT (else rollback)
-    commit: bool = False
+    progress_timeout: bool = False  # the timeout by a progress handler (SQLite)
+    commit: bool = False  # end with COMMIT (else rollback)
 
 
 GUARANTEES: Mapping[str, Guarantees] = {
@@ -87,17 +81,6 @@ GUARANTEES: Mapping[str, Guarantees] = {
         progress_timeout=True,
     ),
 }
-
-
-def guarantees(dialect: str) -> Guarantees:
-    found = GUARANTEES.get(dialect)
-    if found is None:
-        raise InternalError(
-            "dialect_not_served",
-            f"the executor has no session guarantees for {dialect!r}",
-            hint="use SQLite or PostgreSQL",
-        )
-    return found
 
 
 # -- PostgreSQL settings ----------------------------------------------------------------
@@ -153,25 +136,23 @@ def autocommit_left(dialect: Any, dbapi_connection: Any) -> InternalError | None
     return None
 
 
-Setting = tuple[Any, dict[str, str]]
-
-
 class _Settings:
     """The PostgreSQL settings a plan's requests need, in order: role, tenant,
     timeout (and custom plans if the first request needs them) before the first;
     custom plans before the first fallback statement that follows."""
 
     def __init__(self, tenant_id: str, timeout_ms: int) -> None:
+        timeout = str(timeout_ms)
         self.params = {
             "role": READER_ROLE,
             "tenant_id": tenant_id,
-            "timeout": str(timeout_ms),
+            "timeout": timeout,
             "zone": "UTC",
         }
         self.started = False
         self.custom = False
 
-    def before(self, role: str) -> Setting | None:
+    def before(self, role: str) -> tuple[Any, dict[str, str]] | None:
         custom = role in CUSTOM_PLAN_ROLES and not self.custom
         self.custom = self.custom or custom
         if not self.started:
@@ -184,8 +165,8 @@ def _rows(result: sa.CursorResult[Any]) -> Rows:
     return Rows(layout_of(tuple(result.keys())), result.all())
 
 
-def _deadline_check(timeout_ms: int, session: _Base) -> Callable[[], int]:
-    deadline = time.monotonic() + timeout_ms / 1000
+def _deadline_check(session: _Base) -> Callable[[], int]:
+    deadline = session.deadline
 
     def check() -> int:
         # inside the statement (on aiosqlite's worker thread too): non-zero interrupts it
@@ -204,7 +185,7 @@ _LOWER_INFO = "qdsl_sql_lower"
 
 class _Base:
     def __init__(self, dialect: str, tenant_id: str, timeout_ms: int) -> None:
-        self.guarantees = guarantees(dialect)
+        self.guarantees = GUARANTEES[dialect]
         self.timeout_ms = timeout_ms
         self.deadline = time.monotonic() + timeout_ms / 1000
         self.interrupted = False
@@ -232,18 +213,21 @@ class TenantSession(_Base):
 
 
 def _check_reader(conn: Connection) -> None:
-    engine = conn.engine
-    if engine not in _READER_READY:
-        if not conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar():
-            raise reader_missing()
-        _READER_READY.add(engine)
+    if conn.engine not in _READER_READY:
+        _reader_found(conn.engine, conn.execute(_ROLE_CHECK, {"role": READER_ROLE}).scalar())
+
+
+def _reader_found(engine: Any, found: Any) -> None:
+    if not found:
+        raise reader_missing()
+    _READER_READY.add(engine)
 
 
 @contextmanager
 def tenant_session(engine: Engine, tenant_id: str, timeout_ms: int) -> Iterator[TenantSession]:
     """A session on a connection of `engine`; ends the transaction (nothing was
     written) and undoes the per-call settings before the connection goes back."""
-    g = guarantees(engine.dialect.name)
+    g = GUARANTEES[engine.dialect.name]
     conn, opened = _connect(engine)
     with conn:
         if g.settings:
@@ -268,10 +252,9 @@ def tenant_session(engine: Engine, tenant_id: str, timeout_ms: int) -> Iterator[
 
 
 def _end(tx: Any, g: Guarantees) -> None:
-    """COMMIT on PostgreSQL, not ROLLBACK: psycopg forgets every statement it has
-    prepared on a connection at a rollback, so rolling back each read-only
-    transaction meant no statement ever stayed prepared on a pooled connection
-    (a failed call still rolls back, by the context manager)."""
+    """COMMIT on PostgreSQL, not ROLLBACK: psycopg forgets every statement it
+    prepared on a connection at a rollback, so none would stay prepared on a
+    pooled connection (a failed call still rolls back, by the context manager)."""
     if g.commit:
         tx.commit()
     else:
@@ -295,7 +278,7 @@ def _connect(engine: Engine) -> tuple[Connection, bool]:
     """The session's connection, and whether the executor opened it read-only:
     on a SQLite file one of the pool beside the caller's, else the caller's own
     with the session's options."""
-    g = guarantees(engine.dialect.name)
+    g = GUARANTEES[engine.dialect.name]
     if g.opened:
         pool = reader_pool(engine, sqlite_opened)
         if pool is not None:
@@ -317,7 +300,7 @@ def _sqlite_guard(session: TenantSession) -> Iterator[None]:
     if not proxied.info.get(_LOWER_INFO):
         register_sqlite(raw)
         proxied.info[_LOWER_INFO] = True
-    raw.set_progress_handler(_deadline_check(session.timeout_ms, session), 1000)
+    raw.set_progress_handler(_deadline_check(session), 1000)
     in_use = holder()
     if in_use is not None:
         in_use.append(raw)
@@ -354,9 +337,7 @@ class AsyncTenantSession(_Base):
 async def _acheck_reader(conn: AsyncConnection) -> None:
     engine = conn.engine.sync_engine
     if engine not in _READER_READY:
-        if not (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar():
-            raise reader_missing()
-        _READER_READY.add(engine)
+        _reader_found(engine, (await conn.execute(_ROLE_CHECK, {"role": READER_ROLE})).scalar())
 
 
 async def _aconnect(engine: AsyncEngine) -> tuple[AsyncConnection, bool]:
@@ -364,7 +345,7 @@ async def _aconnect(engine: AsyncEngine) -> tuple[AsyncConnection, bool]:
     from sqlalchemy.ext.asyncio import AsyncConnection
     from sqlalchemy.util import greenlet_spawn
 
-    g = guarantees(engine.dialect.name)
+    g = GUARANTEES[engine.dialect.name]
     if g.opened:
         sync = engine.sync_engine
         pool = reader_pool(sync, sqlite_opened)
@@ -382,7 +363,7 @@ async def atenant_session(
     engine: AsyncEngine, tenant_id: str, timeout_ms: int
 ) -> AsyncIterator[AsyncTenantSession]:
     """The asyncio twin of `tenant_session`."""
-    g = guarantees(engine.dialect.name)
+    g = GUARANTEES[engine.dialect.name]
     conn, opened = await _aconnect(engine)
     try:
         proxied = await conn.get_raw_connection()
@@ -402,7 +383,7 @@ async def atenant_session(
                     if not proxied.info.get(_LOWER_INFO):
                         await aregister_sqlite(aio)
                         proxied.info[_LOWER_INFO] = True
-                    await aio.set_progress_handler(_deadline_check(timeout_ms, session), 1000)
+                    await aio.set_progress_handler(_deadline_check(session), 1000)
                 yield session
             finally:
                 if proxied.is_valid:
