@@ -2,10 +2,9 @@
 
 The one place where a field's meaning (`FieldType`) meets its column's storage
 (`qdsl.facts.storage.Stored`, reflected; None where no database was asked, as
-for `qdsl compile`). Every execution path reads values through the column
-types made here (SQLAlchemy's result processing and `executor.driver_sql`'s
-cached processors are both the type's own), so a value reads the same
-whichever path ran the statement:
+for `qdsl compile`). Every statement's values are read through the column
+types made here (SQLAlchemy's result processing runs the type's own), so a
+value reads the same on every engine:
 
 * `date` values read as `datetime.date`, whether the column is a DATE, a
   TIMESTAMP (its UTC day) or SQLite text; they compare as days: the column's

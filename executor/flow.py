@@ -1,8 +1,8 @@
 """The execution steps of a prepared plan, free of I/O.
 
 `run_flow` is a generator: it yields `(role, statement, params)` requests and
-receives each request's rows (`driver_sql.Rows`: the driver's tuples and where
-each column is), then returns the ExecutionResult. The sync and asyncio
+receives each request's rows (`rows.Rows`: SQLAlchemy's processed tuples and
+where each column is), then returns the ExecutionResult. The sync and asyncio
 drivers in `executor.run` only carry requests to a connection, so both run
 exactly the same steps:
 
@@ -17,8 +17,8 @@ exactly the same steps:
 4. every fact of each row, for templates that report them (status, explain,
    diagnose, compare) or project fact fields.
 
-Rows are read where they are used, straight from the driver's tuples, and the
-result's objects are made from them by `result.builder()` (see there).
+Rows are read where they are used, straight from the tuples, and the result
+is made from them as data and validated once (`result.builder()`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from qdsl.dsl.catalog import AliasGroup, FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
-from qdsl.executor.driver_sql import Layout, Rows
 from qdsl.executor.fact_values import fact_sets
 from qdsl.executor.main_facts import FACT_PREFIX, split_rows
-from qdsl.executor.result import VALIDATED, ExecutionResult, Untyped, Validated, builder
+from qdsl.executor.result import ExecutionResult, Validated, builder
+from qdsl.executor.rows import Layout, Rows
 from qdsl.executor.statements import AnySelect
 from qdsl.executor.tables import FACT_COLUMNS
 
@@ -68,7 +68,6 @@ def _number(raw: Any) -> Any:
 # one of these is kept without a call.
 _PLAIN_AS_IS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 _NUMBER_AS_IS: frozenset[type] = frozenset({float, type(None)})
-_NEVER: frozenset[type] = frozenset()
 
 
 class _Columns:
@@ -88,15 +87,7 @@ class _Columns:
             number = kinds.get(s.column) is FieldType.NUMBER
             convert: Convert = _number if number else plain
             i = layout.index[N.value_column(s.name)]
-            proc = layout.procs[i]
-            if proc is None:
-                self.values.append((s.name, i, _NUMBER_AS_IS if number else _PLAIN_AS_IS, convert))
-            else:
-                self.values.append((s.name, i, _NEVER, _processed(proc, convert)))
-
-
-def _processed(proc: Convert, convert: Convert) -> Convert:
-    return lambda value: convert(None if value is None else proc(value))
+            self.values.append((s.name, i, _NUMBER_AS_IS if number else _PLAIN_AS_IS, convert))
 
 
 class _Facts:
@@ -106,7 +97,6 @@ class _Facts:
     def __init__(self, layout: Layout, prefix: str) -> None:
         at = [layout.index[prefix + c] for c in FACT_COLUMNS]
         self.pick = itemgetter(*at)
-        self.procs = [(j, p) for j, i in enumerate(at) if (p := layout.procs[i]) is not None]
         self.entity_id = layout.getter(prefix + "entity_id")
         self.predicate = layout.getter(prefix + "predicate")
         self.value_text = layout.getter(prefix + "value_text")
@@ -123,15 +113,9 @@ class _Facts:
         return int(self.rank(row)) + int(self.rank_down(row)) - 1
 
     def read(self, row: Row) -> Sequence[Any]:
-        """The fact's 13 columns (`FACT_COLUMNS`), processed."""
-        values = self.pick(row)
-        if not self.procs:
-            return values  # type: ignore[no-any-return]
-        out = list(values)
-        for j, proc in self.procs:
-            if out[j] is not None:
-                out[j] = proc(out[j])
-        return out
+        """The fact's 13 columns (`FACT_COLUMNS`)."""
+        values: Sequence[Any] = self.pick(row)
+        return values
 
 
 def _facts_of(layout: Layout, prefix: str) -> _Facts:
@@ -408,12 +392,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         execution_id=execution_id,
     )
     summary = _Summary(steps, count, truncated, baseline, started)
-    try:
-        return parts.result(builder(), summary)
-    except Untyped:
-        # a value of another type than its field's: validation converts or
-        # refuses it, as it always did
-        return parts.result(VALIDATED, summary)
+    return parts.result(builder(), summary)
 
 
 def _fingerprints(prep: Prepared, roles: list[str]) -> tuple[str, ...]:
@@ -478,7 +457,6 @@ class _Parts:
         evidence: dict[str, Any] = {}
         rows = tuple(self._rows(build, evidence)) if self.columns is not None else ()
         text = self.matched_term is not None
-        # the fields in the model's order (a Built result's __dict__ is this dict)
         return build.make(
             {
                 "execution_id": self.execution_id,

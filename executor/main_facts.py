@@ -21,7 +21,7 @@ from qdsl.executor import names as N
 from qdsl.executor.predicates import fact_value_condition, freshness
 
 if TYPE_CHECKING:
-    from qdsl.executor.driver_sql import Rows
+    from qdsl.executor.rows import Rows
     from qdsl.executor.statements import AnySelect, StatementBuilder
 
 FACT_PREFIX = "f_"
@@ -106,7 +106,6 @@ def split_rows(
             continue
         if eid not in entities:
             entities[eid] = r
-        # a processor maps None to None and nothing else to None: the raw value tells
         if fact_id is not None and r[fact_id] is not None:
             found = matched.get(eid)
             if found is None:

@@ -26,7 +26,7 @@ from qdsl.dsl.ir import (
     SortDirection,
 )
 from qdsl.dsl.textnorm import normalize_text
-from qdsl.executor.driver_sql import Rows, read_rows
+from qdsl.executor.rows import Rows
 from qdsl.executor.sqlite_functions import sql_lower
 from qdsl.facts.demo.data import DEMO_NOW
 from qdsl.facts.demo.tables import TABLES_BY_NAME as DEMO_TABLES
@@ -349,21 +349,6 @@ def evaluate(plan: Plan, data: Snapshot, tenant: str, now: datetime = NOW) -> Ex
 
 
 def as_dicts(rows: Rows) -> list[dict[str, Any]]:
-    """Rows as dicts keyed by result column, every value processed."""
-    keys, procs = rows.layout.keys, rows.layout.procs
-    out = [dict(zip(keys, r, strict=True)) for r in rows.data]
-    for key, proc in zip(keys, procs, strict=True):
-        if proc is not None:
-            for row in out:
-                value = row[key]
-                if value is not None:
-                    row[key] = proc(value)
-    return out
-
-
-def run_rows(
-    conn: sa.Connection, stmt: sa.Select[Any], params: dict[str, Any], *, direct: bool | None = None
-) -> list[dict[str, Any]]:
-    """`read_rows` as dicts keyed by the statement's result columns, every value
-    as SQLAlchemy would hand it."""
-    return as_dicts(read_rows(conn, stmt, params, direct=direct))
+    """Rows as dicts keyed by result column."""
+    keys = rows.layout.keys
+    return [dict(zip(keys, r, strict=True)) for r in rows.data]

@@ -1,5 +1,5 @@
-"""Results read from the driver's tuples and built without validation are the
-results the executor built before, output for output.
+"""Results read from the session's rows are the results the executor built
+before, output for output.
 
 `reference_flow` is the result-building code as it was (rows as dicts, the
 whole result validated in one call). Every plan runs twice through the same
@@ -35,10 +35,9 @@ from sqlalchemy import Engine
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan, QueryType
-from qdsl.executor import result as result_module
 from qdsl.executor import run as run_module
-from qdsl.executor.driver_sql import Rows
 from qdsl.executor.result import ExecutionResult
+from qdsl.executor.rows import Rows
 from qdsl.executor.run import aexecute, execute
 from qdsl.facts.db import make_async_engine, make_engine
 
@@ -74,9 +73,7 @@ def _steps(monkeypatch: pytest.MonkeyPatch, reference: bool) -> Iterator[None]:
         yield
 
 
-def _both(
-    monkeypatch: pytest.MonkeyPatch, run: Callable[[], ExecutionResult]
-) -> tuple[Any, Any]:
+def _both(monkeypatch: pytest.MonkeyPatch, run: Callable[[], ExecutionResult]) -> tuple[Any, Any]:
     """(today's, the reference's) result of `run`, or the error each raised."""
     out = []
     for reference in (False, True):
@@ -125,13 +122,6 @@ def assert_same(new: Any, old: Any) -> None:
     assert _leaves(new.model_dump()) == _leaves(old.model_dump())
     assert new.model_dump(mode="json") == old.model_dump(mode="json")
     assert new.model_dump_json() == old.model_dump_json()
-
-
-def test_results_are_built_without_validation_here() -> None:
-    """The fast builder is in use on this pydantic (else this file compares the
-    reference with itself)."""
-    assert result_module.builder() is result_module.BUILT
-    assert isinstance(result_module.BUILT, result_module.Built)
 
 
 @settings(max_examples=120, deadline=None)
@@ -262,22 +252,3 @@ def test_a_fact_of_another_type_is_handled_as_validation_did(
         assert_same(new, old)
     finally:
         engine.dispose()
-
-
-def test_a_builder_that_differs_from_validation_is_not_used(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The check at import finds a builder whose objects differ from validated
-    ones (here: another fields set), or that fails, and then every result is
-    validated."""
-    assert result_module._built_as_validated()
-    with monkeypatch.context() as m:
-        m.setattr(result_module, "OBJECT_EVIDENCE_SET", result_module.FACT_EVIDENCE_SET)
-        assert not result_module._built_as_validated()
-    with monkeypatch.context() as m:
-
-        def refuse(*_args: Any) -> None:
-            raise AttributeError("no such slot")
-
-        m.setattr(result_module, "_set", refuse)
-        assert not result_module._built_as_validated()

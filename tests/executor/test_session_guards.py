@@ -20,7 +20,8 @@ from qdsl.cli.main import cli
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping, demo_catalog
 from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Plan, QueryType
-from qdsl.executor.run import _pg_setup, aexecute, execute, read_only
+from qdsl.executor.run import aexecute, execute
+from qdsl.executor.session import atenant_session, tenant_session
 from qdsl.facts.db import make_async_engine, make_engine, upgrade
 from qdsl.facts.dberrors import StatementTimeout
 
@@ -65,32 +66,28 @@ def test_reader_role_sees_nothing_without_tenant_and_cannot_write(pg_engine: Eng
 def test_executor_session_is_read_only_reader_bound_to_tenant(
     pg_engine: Engine, custom: bool, plans: str
 ) -> None:
-    with pg_engine.connect() as conn:
-        read_only(conn)
-        conn.begin()
-        _pg_setup(conn, "t2", 1234, custom_plans=custom)
-        row = conn.execute(
-            text(
-                "SELECT current_user, current_setting('transaction_read_only'), "
-                "current_setting('statement_timeout'), current_setting('app.tenant_id'), "
-                "current_setting('plan_cache_mode')"
-            )
-        ).one()
+    probe = text(
+        "SELECT current_user, current_setting('transaction_read_only'), "
+        "current_setting('statement_timeout'), current_setting('app.tenant_id'), "
+        "current_setting('plan_cache_mode')"
+    )
+    with tenant_session(pg_engine, "t2", 1234) as session:
+        (row,) = session.execute("fallback" if custom else "main", probe, {}).data
         assert tuple(row) == ("qdsl_reader", "on", "1234ms", "t2", plans)
+        conn = session.connection
         # RLS alone already confines even a query without a tenant predicate
         tenants = conn.execute(text("SELECT DISTINCT tenant_id FROM projects")).scalars().all()
         assert tenants == ["t2"]
         with pytest.raises(DBAPIError):
             conn.execute(text("DELETE FROM projects"))
-        conn.rollback()
 
 
 def test_a_database_without_the_reader_role_is_refused_not_read_as_owner(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qdsl.executor import run
+    from qdsl.executor import session
 
-    monkeypatch.setattr(run, "READER_ROLE", "qdsl_reader_that_does_not_exist")
+    monkeypatch.setattr(session, "READER_ROLE", "qdsl_reader_that_does_not_exist")
     plan = Plan(query_type=QueryType.COUNT, entity_type="project")
     engine = make_engine(pg_url)  # a fresh engine: the role check is remembered per engine
     try:
@@ -219,14 +216,13 @@ def test_sqlite_timeout_interrupts_the_statement(slow_sqlite_url: str) -> None:
 
 
 def test_sqlite_execution_is_query_only(sqlite_engine: Engine) -> None:
-    from qdsl.executor.run import _sqlite_guard
-
     seen: list[int] = []
-    with sqlite_engine.connect() as conn, conn.begin():
-        with _sqlite_guard(conn, 1000, {"interrupted": False}):
-            seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
-            with pytest.raises(DBAPIError):
-                conn.exec_driver_sql("DELETE FROM projects")
+    with tenant_session(sqlite_engine, "t1", 1000) as session:
+        conn = session.connection
+        seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
+        with pytest.raises(DBAPIError):
+            conn.exec_driver_sql("DELETE FROM projects")
+    with sqlite_engine.connect() as conn:  # the caller's own
         seen.append(conn.exec_driver_sql("PRAGMA query_only").scalar_one())
     assert seen == [1, 0]
 
@@ -236,12 +232,11 @@ def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
 ) -> None:
     """The executor reads a SQLite file through connections made read-only when
     opened; the caller's own connections of the same engine still write."""
-    from qdsl.executor.run import _connect
-
     plan = Plan(query_type=QueryType.COUNT, entity_type="project")
     before = execute(plan, CATALOG, sqlite_engine, "t1").count
     for _ in range(2):  # a new connection, then a pooled one again
-        with _connect(sqlite_engine) as conn:
+        with tenant_session(sqlite_engine, "t1", 1000) as session:
+            conn = session.connection
             assert conn.engine is sqlite_engine
             assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 1
             for write in (
@@ -252,7 +247,6 @@ def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
                 with pytest.raises(DBAPIError) as info:
                     conn.exec_driver_sql(write)
                 assert "readonly" in str(info.value.orig).replace("-", "").lower()
-            conn.rollback()
     with sqlite_engine.begin() as conn:
         assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 0
         conn.exec_driver_sql("CREATE TABLE caller_wrote (x INTEGER)")
@@ -261,19 +255,21 @@ def test_sqlite_executor_connection_refuses_writes_and_caller_stays_writable(
 
 
 def test_sqlite_reader_connections_follow_the_callers_dispose(sqlite_url: str) -> None:
-    from qdsl.executor.sqlite_reader import reader_pool
+    from qdsl.executor.session import sqlite_opened
+    from qdsl.executor.sqlite_pool import reader_pool
 
     engine = make_engine(sqlite_url)
     try:
         plan = Plan(query_type=QueryType.COUNT, entity_type="project")
-        execute(plan, CATALOG, engine, "t1")
-        first = reader_pool(engine)
-        assert first is not None and first is reader_pool(engine)
-        assert first.checkedin() == 1  # the connection went back to the reader pool
+        for _ in range(3):
+            execute(plan, CATALOG, engine, "t1")
+        first = reader_pool(engine, sqlite_opened)
+        assert first is not None and first is reader_pool(engine, sqlite_opened)
+        assert first.checkedin() == 1  # one connection served every call, back in its pool
         engine.dispose()
         assert first.checkedin() == 0  # closed with the caller's pool
         execute(plan, CATALOG, engine, "t1")
-        assert reader_pool(engine) is not first
+        assert reader_pool(engine, sqlite_opened) is not first
     finally:
         engine.dispose()
 
@@ -283,11 +279,12 @@ def test_sqlite_in_memory_database_is_guarded_for_the_call() -> None:
     caller's own, query_only for the call and writable again after."""
     from sqlalchemy.pool import StaticPool
 
-    from qdsl.executor.sqlite_reader import reader_pool
+    from qdsl.executor.session import sqlite_opened
+    from qdsl.executor.sqlite_pool import reader_pool
 
     engine = make_engine("sqlite://", poolclass=StaticPool)
     try:
-        assert reader_pool(engine) is None
+        assert reader_pool(engine, sqlite_opened) is None
         with engine.begin() as conn:
             conn.exec_driver_sql("CREATE TABLE slow_items (tenant_id TEXT, id TEXT, title TEXT)")
             conn.exec_driver_sql("INSERT INTO slow_items VALUES ('t1', '1', 'a'), ('t2', '2', 'b')")
@@ -402,8 +399,8 @@ def test_pg_statements_stay_prepared_on_pooled_connections(pg_url: str) -> None:
 
 def test_sqlite_async_executor_connection_refuses_writes(sqlite_url: str) -> None:
     """The asyncio twin reads through the same kind of read-only pool."""
-    from qdsl.executor.run import _aconnect
-    from qdsl.executor.sqlite_reader import reader_pool
+    from qdsl.executor.session import sqlite_opened
+    from qdsl.executor.sqlite_pool import reader_pool
 
     plan = Plan(query_type=QueryType.COUNT, entity_type="project")
 
@@ -411,18 +408,15 @@ def test_sqlite_async_executor_connection_refuses_writes(sqlite_url: str) -> Non
         engine = make_async_engine(sqlite_url)
         try:
             count = (await aexecute(plan, CATALOG, engine, "t1")).count
-            conn = await _aconnect(engine)
-            try:
+            async with atenant_session(engine, "t1", 1000) as session:
+                conn = session.connection
                 flag = (await conn.exec_driver_sql("PRAGMA query_only")).scalar_one()
                 try:
                     await conn.exec_driver_sql("DELETE FROM projects")
                     refused = "no"
                 except DBAPIError as exc:
                     refused = str(exc.orig)
-                await conn.rollback()
-            finally:
-                await conn.close()
-            pool = reader_pool(engine.sync_engine)
+            pool = reader_pool(engine.sync_engine, sqlite_opened)
             assert pool is not None and pool.checkedin() == 1
             async with engine.connect() as own:  # the caller's: writable
                 caller_flag = (await own.exec_driver_sql("PRAGMA query_only")).scalar_one()

@@ -73,8 +73,12 @@ def test_closed_port_is_unreachable_and_not_retryable() -> None:
     assert info.value.code == "database/unreachable" and info.value.retryable is False
     assert "127.0.0.1:1" in info.value.message
     error = _cli_error(
-        "--db", "postgresql://nobody@127.0.0.1:1/none?connect_timeout=3",
-        "ask", "--tenant", "t1", "有多少个项目",
+        "--db",
+        "postgresql://nobody@127.0.0.1:1/none?connect_timeout=3",
+        "ask",
+        "--tenant",
+        "t1",
+        "有多少个项目",
     )
     assert error["subtype"] == "unreachable" and error["retryable"] is False
 
@@ -230,13 +234,12 @@ def test_serialization_failure_is_transient(own_demo_pg: str) -> None:
 
 
 def test_pool_held_by_another_connection_is_exhausted(db_url: str) -> None:
-    from qdsl.executor.run import _connect
+    from qdsl.executor.session import tenant_session
 
     engine = make_engine(db_url, pool_size=1, max_overflow=0, pool_timeout=0.1)
     try:
-        # another execution holds the executor's one connection (on SQLite the
-        # executor reads through a read-only pool of its own beside the engine's)
-        with _connect(engine), pytest.raises(PoolExhausted) as info:
+        # another execution holds the engine's one connection
+        with tenant_session(engine, "t1", 1000), pytest.raises(PoolExhausted) as info:
             _run(engine, COUNT_PLAN)
     finally:
         engine.dispose()

@@ -1,11 +1,10 @@
-"""PostgreSQL calls nobody listens on run on the pooled psycopg connection itself.
+"""What the tenant session owes a pooled PostgreSQL connection.
 
-No `Connection` is made around it (`executor.run._run_pg_bare`): the executor
-sets the driver's transaction settings itself, so these tests pin what
-SQLAlchemy did before: the connection goes back to the pool with its own
-settings (whatever the engine's), also after a failed call; statements stay
-prepared across calls on a pooled connection (COMMIT, not ROLLBACK); a
-connection lost mid-call is dropped from the pool, not reused. The session
+The session sets its own transaction on the caller's connection
+(`executor.session`), so these tests pin that the connection goes back to the
+pool with its own settings in effect (whatever the engine's), also after a failed call;
+statements stay prepared across calls on a pooled connection (COMMIT, not
+ROLLBACK); a connection lost mid-call is dropped from the pool, not reused. The session
 guards themselves (reader role, tenant, timeout, read only, isolation) are
 probed on every kind of engine in test_engine_guards.
 """
@@ -15,12 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, text
 
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
-from qdsl.executor.driver_sql import engine_watched
 from qdsl.executor.run import execute
 from qdsl.facts.db import make_engine
 
@@ -36,21 +34,24 @@ FACTS_FIRST = Plan(
 
 
 def _driver_settings(engine: Engine) -> tuple[Any, Any, Any]:
+    """Autocommit, and the isolation and read-only mode a statement on the
+    connection runs with (SQLAlchemy's reset at check-in may spell the server's
+    default level explicitly on the driver: the same transactions)."""
     with engine.connect() as conn:
         raw: Any = conn.connection.driver_connection
-        return raw.autocommit, raw.isolation_level, raw.read_only
+        isolation = conn.exec_driver_sql("SHOW transaction_isolation").scalar_one()
+        read_only = conn.exec_driver_sql("SHOW transaction_read_only").scalar_one()
+        conn.rollback()
+        return raw.autocommit, isolation, read_only
 
 
 @pytest.mark.parametrize("autocommit", [False, True])
 def test_the_connection_returns_with_its_own_settings(pg_url: str, autocommit: bool) -> None:
-    engine = make_engine(pg_url, pool_size=1, max_overflow=0)
-
-    @event.listens_for(engine, "connect")
-    def _on(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.autocommit = autocommit
+    # the engine's level is what SQLAlchemy puts back when a connection is checked in
+    level = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
+    engine = make_engine(pg_url, pool_size=1, max_overflow=0, **level)
 
     try:
-        assert not engine_watched(engine)
         before = _driver_settings(engine)
         assert before[0] is autocommit
         for plan in (FACTS_FIRST, Plan(query_type=QueryType.COUNT, entity_type="project")):

@@ -1,11 +1,9 @@
-"""The executor's own read-only SQLite connections (`executor.sqlite_reader`).
+"""The tenant session on a SQLite file (`executor.session`).
 
-A call nobody listens on runs on a bare sqlite3 connection leased from the
-readers beside the caller's engine; these tests pin what that path owes the
-caller: the file the URL names now (a file replaced underneath is read anew,
-never the old one), the caller's pool bound, a connection that failed is not
-kept, listeners still see every statement, and the connection running a
-statement can be found and interrupted.
+What a call owes the caller: the file the URL names now (a file replaced
+underneath is read anew, never the old one), the caller's pool bound,
+listeners see every statement, and the connection running a statement can be
+found and interrupted.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,9 @@ from sqlalchemy import Engine
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping
 from qdsl.dsl.errors import DatabaseError
 from qdsl.dsl.ir import Plan, QueryType
-from qdsl.executor.driver_sql import _STATEMENT_EVENTS, engine_watched
 from qdsl.executor.run import execute
-from qdsl.executor.sqlite_reader import connections_in_use, readers
+from qdsl.executor.session import tenant_session
+from qdsl.executor.sqlite_reader import connections_in_use
 from qdsl.facts.db import make_engine
 from qdsl.facts.dberrors import PoolExhausted
 
@@ -39,6 +38,18 @@ label = "title"
 default_projection = ["id", "title"]
 query_types = ["list", "count"]
 """
+
+# every listener that sees a statement or a transaction
+_STATEMENT_EVENTS = (
+    "engine_connect",
+    "before_execute",
+    "after_execute",
+    "before_cursor_execute",
+    "after_cursor_execute",
+    "begin",
+    "commit",
+    "rollback",
+)
 
 COUNT = Plan(query_type=QueryType.COUNT, entity_type="item")
 LIST = Plan(query_type=QueryType.LIST, entity_type="item")
@@ -92,53 +103,36 @@ def test_a_replaced_file_is_read_anew(items: tuple[Path, Engine], tmp_path: Path
         assert execute(LIST, catalog, engine, "t1").count == n
 
 
-def test_the_callers_pool_bounds_the_bare_connections(tmp_path: Path) -> None:
+def test_the_callers_pool_bounds_the_sessions(tmp_path: Path) -> None:
     path = tmp_path / "items.sqlite3"
     write_items(path, 3)
     engine = make_engine(
         f"sqlite+pysqlite:///{path}", pool_size=1, max_overflow=1, pool_timeout=0.1
     )
     try:
-        found = readers(engine)
-        assert found is not None
-        held = [found.lease(), found.lease()]  # the pool's size plus its overflow
-        with pytest.raises(PoolExhausted):
-            execute(COUNT, items_catalog(), engine, "t1")
-        found.give_back(held.pop())
+        with ExitStack() as stack:
+            # sessions held open: the pool's size plus its overflow
+            for _ in range(2):
+                stack.enter_context(tenant_session(engine, "t1", 1000))
+            with pytest.raises(PoolExhausted):
+                execute(COUNT, items_catalog(), engine, "t1")
         assert execute(COUNT, items_catalog(), engine, "t1").count == 3
-        found.give_back(held.pop())
     finally:
         engine.dispose()
 
 
-def test_bare_connections_are_read_only_and_reused(items: tuple[Path, Engine]) -> None:
-    _path, engine = items
-    for _ in range(3):
-        execute(COUNT, items_catalog(), engine, "t1")
-    found = readers(engine)
-    assert found is not None
-    raw = found.lease()
-    try:
-        assert raw.execute("PRAGMA query_only").fetchone() == (1,)
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            raw.execute("DELETE FROM items")
-    finally:
-        found.give_back(raw)
-    assert found.lease() is raw  # one connection served every call
-    found.give_back(raw)
-
-
-def test_a_connection_a_statement_failed_on_is_not_kept(tmp_path: Path) -> None:
+def test_a_timed_out_call_leaves_its_connection_usable(tmp_path: Path) -> None:
     path = tmp_path / "slow.sqlite3"
     write_items(path, 0, slow=True)
-    engine = make_engine(f"sqlite+pysqlite:///{path}")
+    engine = make_engine(f"sqlite+pysqlite:///{path}", pool_size=1, max_overflow=0)
     try:
-        found = readers(engine)
-        assert found is not None
         with pytest.raises(DatabaseError) as info:
             execute(COUNT, items_catalog(), engine, "t1", timeout_ms=50)
         assert info.value.code == "database/timeout"
-        assert found._idle == []  # closed, not pooled again
+        with engine.begin() as conn:  # no progress handler left, writable again
+            assert conn.exec_driver_sql("PRAGMA query_only").scalar_one() == 0
+            conn.exec_driver_sql("CREATE TABLE after_timeout (x INTEGER)")
+            assert conn.exec_driver_sql("SELECT count(*) FROM after_timeout").scalar_one() == 0
     finally:
         engine.dispose()
 
@@ -182,24 +176,18 @@ def test_the_connection_in_use_can_be_interrupted(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", _STATEMENT_EVENTS)
-def test_a_listener_on_the_engine_takes_the_sqlalchemy_path(
-    items: tuple[Path, Engine], name: str
-) -> None:
-    """Any listener that would see a statement or a transaction: the call goes
-    through SQLAlchemy, which fires it."""
+def test_a_listener_on_the_engine_sees_the_call(items: tuple[Path, Engine], name: str) -> None:
+    """Every call goes through SQLAlchemy's `Connection`, which fires every listener."""
     _path, engine = items
     fired: list[str] = []
 
     def note(*_args: Any, **_kw: Any) -> None:
         fired.append(name)
 
-    assert not engine_watched(engine)
     sa.event.listen(engine, name, note)
     try:
-        assert engine_watched(engine)
         assert execute(COUNT, items_catalog(), engine, "t1").count == 3
     finally:
         sa.event.remove(engine, name, note)
     if name not in ("commit",):  # the executor ends a SQLite read with a rollback
         assert fired, name
-
