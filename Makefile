@@ -8,6 +8,8 @@ TYPECHECK := build/typecheck
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	# the distribution was called `qdsl` before it took its own name on the index
+	$(BIN)/python -m pip uninstall -q -y qdsl 2>/dev/null || true
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,10 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# the name on the package index, from qdsl/_version.py without importing qdsl
+DISTRIBUTION = re.search(
+    r'^DISTRIBUTION = "([^"]+)"', (ROOT / "qdsl" / "_version.py").read_text(), re.M
+).group(1)  # type: ignore[union-attr]
 COMPONENTS = ("dsl", "executor", "facts", "verifier", "envelope")
 PG_ADMIN = os.environ.get("QDSL_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -50,7 +55,7 @@ def build_wheel(out: Path) -> Path:
          "-w", str(out), str(source)],
         cwd=out,
     )
-    (wheel,) = out.glob("qdsl-*.whl")
+    (wheel,) = out.glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl")
     return wheel
 
 
@@ -78,7 +83,10 @@ def main() -> int:
         _run([sys.executable, "-m", "venv", str(venv)], cwd=work)
         python = venv / "bin" / "python"
         qdsl = venv / "bin" / "qdsl"
-        _run([str(python), "-m", "pip", "install", "-q", str(wheel)], cwd=work)
+        # by the distribution's name (a direct reference: that name, from the wheel just
+        # built), its dependencies from the index as a user's install takes them
+        _run([str(python), "-m", "pip", "install", "-q",
+              f"{DISTRIBUTION} @ {wheel.as_uri()}"], cwd=work)
 
         site = _site_packages(python, work)
         ours = sorted(p.name for p in site.iterdir() if p.name.lower().startswith("qdsl"))

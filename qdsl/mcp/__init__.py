@@ -13,7 +13,7 @@ resources), `tokens` (the tokens file), `errors`, `logs` (structlog on stderr),
 
 from __future__ import annotations
 
-INSTALL_HINT = "install the MCP extra: pip install 'qdsl[mcp]'"
+INSTALL_HINT = "install the MCP extra: pip install 'qdsl-verified[mcp]'"
 
 
 def sdk_available() -> bool:

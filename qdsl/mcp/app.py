@@ -14,7 +14,6 @@ request's arguments.
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import version
 from typing import Any
 
 import mcp_types as types
@@ -22,6 +21,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from qdsl._version import __version__
 from qdsl.dsl.errors import QdslError
 from qdsl.mcp import errors, resources, tools
 from qdsl.mcp.service import Service
@@ -78,7 +78,7 @@ def build_server(service: Service, tenant_of: TenantOf) -> Server[Any]:
 
     server: Server[Any] = Server(
         "qdsl",
-        version=version("qdsl"),
+        version=__version__,
         title="qdsl: verified, tenant-bound answers",
         instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,

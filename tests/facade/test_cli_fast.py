@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from qdsl._version import __version__
+from qdsl._version import DISTRIBUTION, __version__
 from qdsl.cli.fast import refs_list_request, version_request
 
 FAST = "import sys; from qdsl.cli.fast import main; sys.argv[0] = 'qdsl'; main()"
@@ -63,7 +63,7 @@ def test_the_front_door_prints_what_the_click_command_prints(
 
 
 def test_the_version_is_the_wheel_metadata_version(state: Path) -> None:
-    assert __version__ == version("qdsl")
+    assert __version__ == version(DISTRIBUTION)
     assert _run(FAST, ["--version"], state) == (0, f"qdsl {__version__}\n", "")
     code, out, _ = _run(FAST, ["--json", "refs", "list", "--tenant", "t1"], state)
     assert code == 0 and json.loads(out)["data"]["count"] == 2

@@ -8,6 +8,7 @@ from importlib.metadata import version
 import pytest
 from click.testing import CliRunner
 
+from qdsl._version import DISTRIBUTION
 from qdsl.cli.main import cli
 
 
@@ -23,4 +24,4 @@ def test_version_with_json_is_an_envelope_in_either_order(args: list[str]) -> No
     assert result.exit_code == 0
     env = json.loads(result.stdout)
     assert env["ok"] is True and env["operation"] == "version"
-    assert env["data"] == {"version": version("qdsl")}
+    assert env["data"] == {"version": version(DISTRIBUTION)}

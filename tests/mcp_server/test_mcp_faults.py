@@ -300,4 +300,4 @@ def test_start_up_errors_are_the_cli_usage_errors(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(__import__("sys").modules, "mcp", None)  # the SDK not installed
     missing = run("--tenant", "t1")
     assert missing["code"] == "usage/mcp_not_installed"
-    assert "pip install 'qdsl[mcp]'" in missing["hint"]
+    assert "pip install 'qdsl-verified[mcp]'" in missing["hint"]

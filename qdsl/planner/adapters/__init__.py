@@ -1,8 +1,8 @@
 """Completions for `LLMPlanner` over the official LLM SDKs (optional extras).
 
 `qdsl.planner.adapters.openai_chat` speaks the OpenAI-compatible chat API
-(`pip install qdsl[openai]`), `qdsl.planner.adapters.anthropic_messages` the
-Anthropic messages API (`pip install qdsl[anthropic]`). Each comes as a sync
+(`pip install 'qdsl-verified[openai]'`), `qdsl.planner.adapters.anthropic_messages` the
+Anthropic messages API (`pip install 'qdsl-verified[anthropic]'`). Each comes as a sync
 and an async class over the SDK's sync or async client; each takes the plan's
 JSON Schema and returns a `Reply` with the API's token counts. Transient
 failures are retried by the SDK itself (its `max_retries`: exponential backoff
