@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
+from qdsl.abstentions import gated
 from qdsl.answer_types import AnswerResult, Flow, PlanCall, Settings, Status, plan_context
 from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.bound import BoundPlan
@@ -33,7 +34,6 @@ from qdsl.dsl.question import Reading
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import check_route, gate
 from qdsl.planner import PlanDraft
-from qdsl.render import gated
 from qdsl.stages import LLM_UNAVAILABLE, Run, attempt_event, feedback_for
 from qdsl.verifier import Language, Outcome, Verdict
 from qdsl.verifier.checks.question import question_covered

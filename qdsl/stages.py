@@ -11,6 +11,7 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
+from qdsl.abstentions import clarification, insufficient, not_covered, refused
 from qdsl.answer_types import AnswerResult, PlanCall, Settings, Status
 from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.errors import NotCoveredError, PlanError, QdslError
@@ -24,7 +25,7 @@ from qdsl.executor.result import ExecutionResult
 from qdsl.phrases import detect_language, entity_name
 from qdsl.planner import Attempt, PlanDraft
 from qdsl.planner.rule import RulePlanner, context_entities
-from qdsl.render import clarification, insufficient, not_covered, refused, render
+from qdsl.render import render
 from qdsl.verifier import Answer, Language, Verdict, VerifyContext, verify
 from qdsl.verifier.checks.question import question_covered
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from qdsl.abstentions import gated, not_covered, refused
 from qdsl.dsl.ir import AnswerContract
-from qdsl.render import gated, not_covered, refused
 
 
 def test_not_covered_names_the_reason_and_asks_for_clarification() -> None:
