@@ -12,11 +12,12 @@ deployer's table that means, in PostgreSQL's terms:
   `TO PUBLIC USING (true) WITH CHECK (true)`: the deployer's other roles read
   and write as before. Where the deployer had RLS on already, their policies
   stand and none is added.
-* For the reader: a permissive policy `FOR SELECT TO reader USING (tenant =
-  setting)` (so it sees its tenant's rows whatever the deployer's policies
-  say), and a RESTRICTIVE one `TO reader` with the same condition, ANDed with
-  every permissive policy, `OPEN_POLICY` included, so no policy widens the
-  reader beyond the session's tenant; without a tenant set it sees 0 rows.
+* For the reader: a RESTRICTIVE policy `TO reader USING (tenant = setting)`,
+  ANDed with every permissive policy, `OPEN_POLICY` included, so no policy
+  widens the reader beyond the session's tenant; without a tenant set it sees
+  0 rows. A restrictive policy admits nothing alone, so where no permissive
+  policy admits the reader (the deployer's RLS names other roles only) a
+  permissive `FOR SELECT TO reader` with the same condition is added too.
 
 qdsl's own tables (its migrations': forced RLS and a tenant policy) keep that
 shape: qdsl is their owner and their only writer.
