@@ -3,10 +3,15 @@
 Guesses, to be reviewed: the id (the primary key column that is not the
 tenant), the tenant (a column named like tenant/org/account/workspace), the
 label (a short text column named like name/title/subject), a field per column
-typed from its SQL type, enum candidates from low-cardinality text columns
-(with the values found), sorts on indexed columns, text search on long text,
-and `sensitive = true` for names like password, secret, token or email. The
-draft loads with `load_catalog` and is validated before it is returned.
+typed from its SQL type, enums from low-cardinality text columns whatever
+their declared type (TEXT too), with only the values every tenant holds
+(a column with values of some tenants only gets `link_values`:
+facts.scaffold_values), `references` from foreign keys and from `<x>_id`
+columns whose x names another drafted entity, sorts on indexed columns,
+`text_search` on prose only (the label and long-valued text, never an id, an
+enum or linked values), and `sensitive = true` for names like password,
+secret, token or email. The draft loads with `load_catalog` and is validated
+before it is returned.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy import Engine, inspect
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine.interfaces import ReflectedColumn
@@ -24,6 +28,7 @@ from sqlalchemy.engine.interfaces import ReflectedColumn
 from qdsl.dsl.catalog import FieldType, catalog_from_mapping
 from qdsl.dsl.errors import UsageError
 from qdsl.facts.check.declared import reflected_columns
+from qdsl.facts.scaffold_values import ENUM_MAX_LENGTH, longest_value, value_profile
 
 SENSITIVE = re.compile(r"secret|passw|pwd|token|e_?mail|api_?key|ssn|credit_?card|iban", re.I)
 TENANT_NAMES = (
@@ -39,9 +44,6 @@ TENANT_NAMES = (
 )
 ID_NAMES = ("id", "uuid", "ref", "reference", "code", "key", "number")
 LABEL_NAMES = ("name", "title", "subject", "label", "display_name", "headline", "summary")
-# At most this many distinct short values make a text column an enum candidate.
-ENUM_MAX_VALUES = 12
-ENUM_MAX_LENGTH = 40
 LONG_TEXT = 200
 
 OPERATORS: dict[FieldType, tuple[str, ...]] = {
@@ -84,27 +86,6 @@ def _is_text(column: ReflectedColumn) -> bool:
 def _length(column: ReflectedColumn) -> int | None:
     length = getattr(column["type"], "length", None)
     return int(length) if isinstance(length, int) else None
-
-
-def _enum_values(engine: Engine, table: str, column: str) -> list[str] | None:
-    col: sa.ColumnClause[Any] = sa.column(column)
-    query = (
-        sa.select(col)
-        .select_from(sa.table(table))
-        .where(col.is_not(None))
-        .distinct()
-        .limit(ENUM_MAX_VALUES + 1)
-    )
-    with engine.connect() as conn:
-        values = [str(v) for v in conn.execute(query).scalars()]
-        rows = conn.execute(
-            sa.select(sa.func.count()).select_from(sa.table(table)).where(col.is_not(None))
-        ).scalar_one()
-    short = all(0 < len(v) <= ENUM_MAX_LENGTH for v in values)
-    # Values that repeat: a column of distinct names is not an enum.
-    if not values or len(values) > ENUM_MAX_VALUES or not short or int(rows) <= len(values):
-        return None
-    return sorted(values)
 
 
 def _guess(names: list[str], wanted: tuple[str, ...]) -> str | None:
@@ -159,6 +140,7 @@ def _describe(
             details={"columns": names},
         )
     by_name = {c["name"]: c for c in columns}
+    keys = _foreign_key_columns(inspector, table, tenant)
     sensitive = {n for n in names if SENSITIVE.search(n) and n not in (tenant, ident)}
     texts = [n for n in names if _is_text(by_name[n]) and n not in sensitive | {tenant, ident}]
     label = _guess(texts, LABEL_NAMES) or (texts[0] if texts else ident)
@@ -167,34 +149,36 @@ def _describe(
         name = c["name"]
         if name in (tenant, ident):
             continue
-        kind = _field_type(c)
+        kind = FieldType.ID if name in keys else _field_type(c)
         spec: dict[str, Any] = {"column": name, "type": kind.value}
         if name in sensitive:
             spec.update(operators=["equals"], sensitive=True)
             notes.append(f"{table}.{name}: marked sensitive (by its name); review")
         elif kind is FieldType.TEXT and name != label:
-            length = _length(c)
-            values = (
-                None if length is None or length > LONG_TEXT else _enum_values(engine, table, name)
-            )
-            if values is not None:
+            profile = value_profile(engine, table, name, tenant)
+            if profile is not None and profile.enum:
                 kind = FieldType.ENUM
-                spec.update(type=kind.value, values=values)
+                spec.update(type=kind.value, values=list(profile.shared))
+            elif profile is not None:
+                spec["link_values"] = True
+                notes.append(
+                    f"{table}.{name}: {profile.unshared} of its values are held by some "
+                    "tenants only; drafted as per-tenant linked values (link_values), "
+                    "not an enum every tenant would see"
+                )
             spec["operators"] = list(OPERATORS[kind])
         else:
             spec["operators"] = list(OPERATORS[kind])
         fields[name] = spec
     sorts = _sorts(inspector, table, names, exclude=sensitive | {tenant, ident}, fields=fields)
-    long_text = [
-        n for n in texts if n == label or (_length(by_name[n]) or LONG_TEXT + 1) > LONG_TEXT
-    ]
+    prose = [n for n in texts if n == label or _is_prose(engine, table, by_name[n], fields[n])]
     enums = [n for n, f in fields.items() if f["type"] == FieldType.ENUM.value]
     entity: dict[str, Any] = {
         "table": table,
         "id": ident,
         "tenant": tenant,
         "label": label,
-        "text_search": [n for n in long_text if fields.get(n, {}).get("type") != "enum"],
+        "text_search": prose,
         "default_projection": [ident, *([label] if label != ident else []), *enums[:3]],
         "query_types": ["existence", "count", "list", "status", "compare"],
         "sorts": sorts,
@@ -203,6 +187,15 @@ def _describe(
         "fields": fields,
     }
     return entity
+
+
+def _is_prose(engine: Engine, table: str, column: ReflectedColumn, spec: dict[str, Any]) -> bool:
+    """Long text a question searches in: not an id, an enum or linked values."""
+    if spec["type"] != FieldType.TEXT.value or spec.get("link_values") or spec.get("sensitive"):
+        return False
+    if (_length(column) or LONG_TEXT + 1) <= LONG_TEXT:
+        return False
+    return longest_value(engine, table, column["name"]) > ENUM_MAX_LENGTH
 
 
 def _sorts(
@@ -228,6 +221,42 @@ def _sorts(
     ]
 
 
+def _foreign_key_columns(inspector: Any, table: str, tenant: str) -> dict[str, str]:
+    """Column -> referred table, for each foreign key of one column beside the tenant."""
+    out = {}
+    for fk in inspector.get_foreign_keys(table):
+        cols = [c for c in fk.get("constrained_columns") or [] if c != tenant]
+        if len(cols) == 1 and fk.get("referred_table"):
+            out[cols[0]] = str(fk["referred_table"])
+    return out
+
+
+def _add_references(engine: Engine, entities: dict[str, dict[str, Any]], notes: list[str]) -> None:
+    """`references` on id fields: from foreign keys, else `<x>_id` naming a drafted entity."""
+    by_table = {e["table"]: name for name, e in entities.items()}
+    inspector = inspect(engine)
+    for name, entity in entities.items():
+        fields: dict[str, dict[str, Any]] = entity["fields"]
+        targets = {
+            column: by_table[referred]
+            for column, referred in _foreign_key_columns(
+                inspector, entity["table"], entity["tenant"]
+            ).items()
+            if referred in by_table
+        }
+        for column in fields:
+            stem = column.lower().removesuffix("_id")
+            if column not in targets and stem != column.lower():
+                target = stem if stem in entities else by_table.get(stem)
+                if target is not None:
+                    targets[column] = target
+        for column, target in targets.items():
+            spec = fields.get(column, {})
+            if spec.get("type") == FieldType.ID.value and target != name:
+                spec["references"] = target
+                notes.append(f"{entity['table']}.{column}: references {target}; review")
+
+
 _BARE = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
@@ -248,9 +277,18 @@ def _value(value: Any) -> str:
 
 def to_toml(entities: dict[str, dict[str, Any]], facts_table: str) -> str:
     lines = [
-        "# Draft catalog written by `qdsl catalog init`: every guess below is to be",
-        "# reviewed (ids, tenants, labels, enum values, sensitive columns), then run",
-        '# `qdsl catalog check`. Fact fields (`fact = "predicate"`) are added by hand.',
+        "# Draft catalog written by `qdsl catalog init`. Review every guess, then run",
+        "# `qdsl catalog check`:",
+        "# - id, tenant and label of each entity;",
+        "# - enum `values`: only values every tenant holds are listed (every tenant sees",
+        "#   them); a column with values of some tenants only has `link_values = true`",
+        "#   (matched per tenant). Add a value all tenants may see by hand, never one",
+        "#   tenant's names;",
+        "# - `references` (from foreign keys and `<x>_id` columns) and `text_search`",
+        "#   (prose columns only: add or drop columns a question should search);",
+        "# - `sensitive = true` (guessed from column names): a sensitive column is",
+        "#   never shown; mark every other one that must not be.",
+        '# Fact fields (`fact = "predicate"`) and synonyms are added by hand.',
         "",
         "[facts]",
         f"table = {_value(facts_table)}",
@@ -278,6 +316,7 @@ def draft_catalog(
         if name in entities:
             name = table
         entities[name] = _describe(engine, table, tenant_column, notes)
+    _add_references(engine, entities, notes)
     text = to_toml(entities, facts_table)
     import tomllib
 

@@ -1,4 +1,26 @@
-"""`qdsl db secure`: the grants and forced row-level security `catalog check` wants.
+"""`qdsl db secure`: the grants and row-level security `catalog check` wants.
+
+It changes what qdsl's reader role may see and nothing else (SPEC 7): every
+other role, the tables' owner included, sees what it saw before. On a
+deployer's table that means, in PostgreSQL's terms:
+
+* ENABLE ROW LEVEL SECURITY, never FORCE: the owner bypasses unforced RLS, so
+  the deployer's application connecting as the owner keeps every row without
+  setting `app.tenant_id` (forcing it made that application see 0 rows).
+* With RLS on, a role no permissive policy names sees no rows. So when
+  `db secure` is the one that turns RLS on, it adds `OPEN_POLICY`, permissive
+  `TO PUBLIC USING (true) WITH CHECK (true)`: the deployer's other roles read
+  and write as before. Where the deployer had RLS on already, their policies
+  stand and none is added.
+* For the reader: a RESTRICTIVE policy `TO reader USING (tenant = setting)`,
+  ANDed with every permissive policy, `OPEN_POLICY` included, so no policy
+  widens the reader beyond the session's tenant; without a tenant set it sees
+  0 rows. A restrictive policy admits nothing alone, so where no permissive
+  policy admits the reader (the deployer's RLS names other roles only) a
+  permissive `FOR SELECT TO reader` with the same condition is added too.
+
+qdsl's own tables (its migrations': forced RLS and a tenant policy) keep that
+shape: qdsl is their owner and their only writer.
 
 Views the catalog names are granted to the reader like tables; they take no
 row-level security of their own and are never altered (see `_table_statements`);
@@ -24,7 +46,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import DatabaseError, UsageError
-from qdsl.facts.check.pg_state import TENANT_SETTING, RoleState, TableState, read_all
+from qdsl.facts.check.pg_state import (
+    OPEN_POLICY,
+    TENANT_SETTING,
+    RoleState,
+    TableState,
+    read_all,
+    reader_policy_names,
+)
 
 POLICY_NAME = "tenant_isolation"
 
@@ -66,16 +95,91 @@ def _role_statements(role: RoleState) -> list[SecurityStatement]:
     return out
 
 
-def _policy(t: TableState) -> sql.Composed:
+def _tenant_expr(t: TableState) -> sql.Composed:
     tenant: sql.Composable = sql.Identifier(t.tenant)
     if not t.tenant_is_text:
         tenant = sql.SQL("CAST({} AS text)").format(tenant)
-    expr = sql.SQL("{} = NULLIF(current_setting({}, true), '')").format(
+    return sql.SQL("{} = NULLIF(current_setting({}, true), '')").format(
         tenant, sql.Literal(TENANT_SETTING)
     )
+
+
+def _policy(t: TableState) -> sql.Composed:
+    expr = _tenant_expr(t)
     return sql.SQL("CREATE POLICY {} ON {} USING ({}) WITH CHECK ({})").format(
         sql.Identifier(POLICY_NAME), _name(t), expr, expr
     )
+
+
+def _own_table_rls(t: TableState) -> list[SecurityStatement]:
+    """qdsl's own tables, as its migrations made them: the owner is qdsl, so FORCE."""
+    table = _name(t)
+    out = []
+    if not t.rls_enabled:
+        out.append(
+            SecurityStatement(
+                "rows are filtered by tenant",
+                sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(table),
+            )
+        )
+    if not t.rls_forced:
+        out.append(
+            SecurityStatement(
+                "qdsl's own table: its owner obeys RLS too",
+                sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(table),
+            )
+        )
+    if not t.tenant_policy:
+        out.append(SecurityStatement("only the session's tenant's rows", _policy(t)))
+    return out
+
+
+def _deployer_table_rls(t: TableState, reader_name: str) -> list[SecurityStatement]:
+    """A deployer's table: RLS that binds the reader alone (the module's docstring)."""
+    table = _name(t)
+    reader = sql.Identifier(reader_name)
+    rows, tenant = reader_policy_names(reader_name)
+    out = []
+    # the open policy, once added, already lets the reader through to the restrictive one
+    permitted = t.reader_permitted
+    if not t.rls_enabled:
+        out.append(
+            SecurityStatement(
+                "the reader's rows are filtered by tenant (not forced: the owner bypasses it)",
+                sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(table),
+            )
+        )
+        if not t.open_to_others:
+            out.append(
+                SecurityStatement(
+                    "every other role keeps reading and writing every row",
+                    sql.SQL(
+                        "CREATE POLICY {} ON {} AS PERMISSIVE FOR ALL TO PUBLIC "
+                        "USING (true) WITH CHECK (true)"
+                    ).format(sql.Identifier(OPEN_POLICY), table),
+                )
+            )
+            permitted = True
+    expr = _tenant_expr(t)
+    if not permitted:
+        out.append(
+            SecurityStatement(
+                "the reader sees the session's tenant's rows",
+                sql.SQL("CREATE POLICY {} ON {} AS PERMISSIVE FOR SELECT TO {} USING ({})").format(
+                    sql.Identifier(rows), table, reader, expr
+                ),
+            )
+        )
+    if not t.reader_restricted:
+        out.append(
+            SecurityStatement(
+                "no other policy widens the reader beyond the session's tenant",
+                sql.SQL(
+                    "CREATE POLICY {} ON {} AS RESTRICTIVE FOR ALL TO {} USING ({}) WITH CHECK ({})"
+                ).format(sql.Identifier(tenant), table, reader, expr, expr),
+            )
+        )
+    return out
 
 
 def _name(t: TableState) -> sql.Identifier:
@@ -168,23 +272,9 @@ def _table_statements(t: TableState, role: RoleState) -> list[SecurityStatement]
     out.extend(_grant_statements(t, reader))
     if t.is_view:
         return out
-    if not t.rls_enabled:
-        out.append(
-            SecurityStatement(
-                "rows are filtered by tenant",
-                sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(table),
-            )
-        )
-    if not t.rls_forced:
-        out.append(
-            SecurityStatement(
-                "the owner obeys RLS too",
-                sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(table),
-            )
-        )
-    if not t.tenant_policy:
-        out.append(SecurityStatement("only the session's tenant's rows", _policy(t)))
-    return out
+    if t.qdsl_owned:
+        return out + _own_table_rls(t)
+    return out + _deployer_table_rls(t, role.name)
 
 
 def _require_postgresql(engine: Engine) -> None:

@@ -2,13 +2,15 @@
 
 A rule is a function of a `CheckContext` that returns findings and never
 raises on purpose; `run_rules` turns a crash inside one rule into a finding of
-its own, so one broken rule never hides what the others found.
+its own, so one broken rule never hides what the others found. Every message
+and fix leaves `run_rules` as one line: a finding is a row of the check's
+table, and an error's multi-line text (its "hint:" line) would break it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -17,6 +19,7 @@ from sqlalchemy import Engine, inspect
 from sqlalchemy.engine.interfaces import ReflectedColumn
 
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.errors import QdslError
 
 
 class Level(StrEnum):
@@ -92,19 +95,35 @@ class CheckContext:
 Rule = Callable[[CheckContext], list[Finding]]
 
 
+def one_line(text: str) -> str:
+    """The text's lines joined by "; ", blank ones dropped."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _crashed(rule: Rule, exc: Exception) -> Finding:
+    fix = (
+        "fix the cause named here (often a missing table or privilege) "
+        "and run `qdsl catalog check` again"
+    )
+    if isinstance(exc, QdslError):
+        # its hint is the fix a deployer can act on; its message is the cause
+        cause = f"{exc.code}: {exc.message}"
+        fix = exc.hint or fix
+    else:
+        cause = f"{type(exc).__name__}: {exc}"
+    return Finding(
+        rule=rule.__name__,
+        level=Level.ERROR,
+        message=f"the rule could not run: {one_line(cause)[:300]}",
+        fix=fix,
+    )
+
+
 def run_rules(context: CheckContext, rules: tuple[Rule, ...]) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
         try:
             findings.extend(rule(context))
         except Exception as exc:  # a crashing rule is a finding, never the end of the check
-            findings.append(
-                Finding(
-                    rule=rule.__name__,
-                    level=Level.ERROR,
-                    message=f"the rule could not run: {type(exc).__name__}: {str(exc)[:300]}",
-                    fix="fix the cause named here (often a missing table or privilege) "
-                    "and run `qdsl catalog check` again",
-                )
-            )
-    return findings
+            findings.append(_crashed(rule, exc))
+    return [replace(f, message=one_line(f.message), fix=one_line(f.fix)) for f in findings]

@@ -1,5 +1,11 @@
-"""On PostgreSQL: forced row-level security keyed on the tenant, and a reader that
-can read the catalog's columns, not its sensitive ones, and cannot bypass RLS.
+"""On PostgreSQL: row-level security that keeps the reader to the session's
+tenant, and a reader that can read the catalog's columns, not its sensitive
+ones, and cannot bypass RLS.
+
+qdsl's own tables want forced RLS and a tenant policy (as migrated); a
+deployer's table wants RLS enabled and the reader's permissive and
+RESTRICTIVE tenant policies, and is never asked to force RLS: forcing it would
+hide the rows from the deployer's own application (facts.secure).
 
 Every finding's fix is `qdsl db secure`, which grants and enforces exactly this
 (qdsl.facts.secure builds its statements from the same `pg_state` snapshot).
@@ -57,8 +63,10 @@ def _table_findings(t: TableState, reader: str) -> list[Finding]:
     out = []
     if t.is_view:
         out.extend(_view_findings(t, reader))
-    else:
+    elif t.qdsl_owned:
         out.extend(_rls_findings(t, finding))
+    else:
+        out.extend(_deployer_rls_findings(t, reader, finding))
     out.extend(_reader_findings(t, reader, finding))
     return out
 
@@ -123,6 +131,24 @@ def _rls_findings(t: TableState, finding: Callable[..., Finding]) -> list[Findin
     if not t.tenant_policy:
         out.append(
             finding(f"{t.table}: no policy limits rows to the session's tenant ({t.tenant})")
+        )
+    return out
+
+
+def _deployer_rls_findings(
+    t: TableState, reader: str, finding: Callable[..., Finding]
+) -> list[Finding]:
+    out = []
+    if not t.rls_enabled:
+        out.append(finding(f"{t.table}: row-level security is not enabled"))
+    if not t.reader_permitted:
+        out.append(finding(f"{t.table}: no policy lets {reader!r} see the session tenant's rows"))
+    if not t.reader_restricted:
+        out.append(
+            finding(
+                f"{t.table}: no RESTRICTIVE policy keeps {reader!r} to the session's "
+                f"tenant ({t.tenant})"
+            )
         )
     return out
 

@@ -10,19 +10,40 @@ the row-level security of the tables under it applies to the reader only with
 `security_invoker = true` (PostgreSQL 15), and then the reader also needs
 SELECT on those tables (`base_unreadable`). Without it a view reads its tables
 with its owner's rights.
+
+Two kinds of table. qdsl's own (`semantic_facts` and the other migrated tables)
+are created by its migrations with forced row-level security and a tenant
+policy for every role. The deployer's tables are not qdsl's to change for
+anyone but the reader: there, `qdsl db secure` wants row-level security
+enabled (never forced: the owner keeps bypassing it), a permissive and a
+RESTRICTIVE tenant policy `TO` the reader, and, where it enabled row-level
+security itself, a permissive `USING (true)` policy for every other role
+(`OPEN_POLICY`), so the deployer's other roles see every row as before
+(facts.secure says why each is needed).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from qdsl.dsl.catalog import Catalog
+from qdsl.facts.tables import metadata, postgresql_metadata
 
 # The session setting the executor binds the tenant to (facts.db.tenant_transaction).
 TENANT_SETTING = "app.tenant_id"
+# The policy that keeps a deployer's table open to every other role once RLS is on.
+OPEN_POLICY = "qdsl_others_unchanged"
+
+
+def reader_policy_names(reader: str) -> tuple[str, str]:
+    """(permissive, restrictive) policy names for `reader`: one pair per reader role."""
+    # PostgreSQL truncates identifiers to 63 bytes; the suffix must survive.
+    stem = reader.encode()[:40].decode(errors="ignore")
+    return f"qdsl_{stem}_rows", f"qdsl_{stem}_tenant"
 
 
 @dataclass(frozen=True)
@@ -58,6 +79,14 @@ class TableState:
     security_invoker: bool = False  # a view read with the reader's rights (PG 15)
     # a security_invoker view's tables the reader cannot select
     base_unreadable: tuple[str, ...] = ()
+    # one of qdsl's own migrated tables (forced RLS), not the deployer's
+    qdsl_owned: bool = False
+    # a permissive policy lets the reader see the session tenant's rows
+    reader_permitted: bool = False
+    # a RESTRICTIVE policy keeps the reader to the session tenant whatever else permits
+    reader_restricted: bool = False
+    # a permissive `USING (true)` policy for PUBLIC (OPEN_POLICY or the deployer's own)
+    open_to_others: bool = False
 
     @property
     def is_view(self) -> bool:
@@ -105,7 +134,7 @@ _BASE = sa.text(
 )
 _POLICIES = sa.text(
     """
-    SELECT qual, with_check, roles::text[] AS roles, cmd FROM pg_policies
+    SELECT qual, with_check, roles::text[] AS roles, cmd, permissive FROM pg_policies
     WHERE schemaname = current_schema() AND tablename = :table
     """
 )
@@ -148,6 +177,36 @@ def _is_tenant_policy(
     return applies and cmd in ("ALL", "SELECT") and tenant in text and TENANT_SETTING in text
 
 
+def _qdsl_tables() -> frozenset[str]:
+    return frozenset(metadata.tables) | frozenset(postgresql_metadata.tables)
+
+
+def _policy_flags(
+    policies: list[sa.Row[Any]],
+    tenant: str,
+    reader: str,
+) -> tuple[bool, bool, bool]:
+    """(reader_permitted, reader_restricted, open_to_others)."""
+
+    def reads(p: sa.Row[Any]) -> bool:
+        return p.cmd in ("ALL", "SELECT")
+
+    def for_reader(p: sa.Row[Any]) -> bool:
+        return "public" in p.roles or reader in p.roles
+
+    def bound(p: sa.Row[Any]) -> bool:
+        text = p.qual or ""
+        return tenant in text and TENANT_SETTING in text
+
+    permissive = [p for p in policies if p.permissive == "PERMISSIVE" and reads(p)]
+    restrictive = [p for p in policies if p.permissive == "RESTRICTIVE" and reads(p)]
+    return (
+        any(for_reader(p) and (bound(p) or p.qual == "true") for p in permissive),
+        any(for_reader(p) and bound(p) for p in restrictive),
+        any("public" in p.roles and p.cmd == "ALL" and p.qual == "true" for p in permissive),
+    )
+
+
 def read_table(
     conn: Connection, table: str, tenant: str, sensitive: frozenset[str], role: RoleState
 ) -> TableState:
@@ -171,6 +230,7 @@ def read_table(
     tenant_policy = any(
         _is_tenant_policy(p.qual, list(p.roles), p.cmd, tenant, role.name) for p in policies
     )
+    permitted, restricted, open_to_others = _policy_flags(list(policies), tenant, role.name)
     cols = conn.execute(
         _COLUMNS, {"oid": oid, "reader": role.name, "reader_exists": role.exists}
     ).all()
@@ -200,6 +260,10 @@ def read_table(
         kind=kind,
         security_invoker=invoker,
         base_unreadable=unreadable,
+        qdsl_owned=table in _qdsl_tables(),
+        reader_permitted=permitted,
+        reader_restricted=restricted,
+        open_to_others=open_to_others,
     )
 
 

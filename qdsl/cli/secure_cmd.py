@@ -1,4 +1,4 @@
-"""`qdsl db secure`: grants and forced row-level security for the catalog's tables.
+"""`qdsl db secure`: grants and row-level security for qdsl's reader role only.
 
 PostgreSQL only. Without `--print` the statements still needed are applied in
 one transaction; with `--print` they are only shown (SQL a DBA can run). Run
@@ -29,9 +29,9 @@ from qdsl.cli.state import current_catalog, current_url
 @click.pass_context
 def secure_cmd(ctx: click.Context, print_only: bool, reader_role: str | None) -> None:
     """Grant the reader role SELECT on the catalog's tables and views (sensitive
-    columns excluded) and force row-level security keyed on each table's tenant
-    column (a view is granted, never altered; the output says how its tenants
-    are kept apart).
+    columns excluded) and row-level security that keeps it to one tenant; every
+    other role, the tables' owner included, sees what it saw before (a view is
+    granted, never altered; the output says how its tenants are kept apart).
 
     Idempotent: only statements still needed are shown or applied.
     """

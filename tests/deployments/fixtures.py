@@ -5,7 +5,7 @@ The deployment is what a deployer writes (tests/deployments/tickets/):
 (`data.sql`) and one fact field's facts (`facts.jsonl`, the `qdsl facts load`
 format). A database is built the way a deployer sets one up: the desk's DDL
 and data, `qdsl.facts.db.upgrade` for qdsl's own tables, on PostgreSQL
-`qdsl db secure` (reader grants, forced row-level security), `qdsl facts load`
+`qdsl db secure` (reader grants, row-level security for the reader), `qdsl facts load`
 and `qdsl index refresh`
 (the text index over `text_search` columns and the value index of
 `link_values` fields).
@@ -75,7 +75,7 @@ def build_tickets_database(url: str) -> None:
             _run_file(conn, TICKETS_DIR / "data.sql")
         upgrade(url)
         if engine.dialect.name == "postgresql":
-            # as a deployer runs `qdsl db secure`: reader grants and forced RLS
+            # as a deployer runs `qdsl db secure`: reader grants and the reader's RLS
             secure(engine, catalog, reader=READER_ROLE, apply=True)
         # as a deployer runs `qdsl facts load facts.jsonl` (normalized like the planner)
         with (TICKETS_DIR / "facts.jsonl").open("rb") as stream:

@@ -181,8 +181,10 @@ def test_postgresql_faults_are_flagged_then_fixed_by_db_secure(
     catalog = parcels_catalog(tmp_path)
     before = _pg_findings(parcels_engine, catalog)
     assert "parcels: row-level security is not enabled" in before
-    assert "parcels: row-level security is not forced (the owner bypasses it)" in before
-    assert any(m.startswith("parcels: no policy") for m in before)
+    # a deployer's table is never asked to force RLS: that would hide its owner's rows
+    assert not any("not forced" in m for m in before if m.startswith("parcels"))
+    assert "parcels: no policy lets 'qdsl_reader' see the session tenant's rows" in before
+    assert any(m.startswith("parcels: no RESTRICTIVE policy") for m in before)
     assert any(m.startswith("'qdsl_reader' cannot select parcels") for m in before)
     _secure(parcels_url, write_catalog(tmp_path))
     assert _pg_findings(parcels_engine, catalog) == []

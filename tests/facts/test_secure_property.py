@@ -20,8 +20,7 @@ pytestmark = pytest.mark.pg
 
 FAULTS = (
     "ALTER TABLE parcels DISABLE ROW LEVEL SECURITY",
-    "ALTER TABLE parcels NO FORCE ROW LEVEL SECURITY",
-    "DROP POLICY tenant_isolation ON parcels",
+    "DROP POLICY qdsl_qdsl_reader_tenant ON parcels",
     "REVOKE SELECT (carrier) ON parcels FROM qdsl_reader",
     "GRANT SELECT ON parcels TO qdsl_reader",
     "ALTER TABLE parcels OWNER TO qdsl_reader",
