@@ -39,6 +39,16 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.NoSuchCommand as exc:
+            # click suggests from the commands it holds, and this group loads them
+            # only when named: suggest from the names instead ("aks" -> "ask")
+            raise click.NoSuchCommand(exc.command_name, possibilities=COMMANDS, ctx=ctx) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
         if target is None:

@@ -78,9 +78,18 @@ def fmt_cmd(ctx: click.Context, /, tenant: str | None, raw: bool, **inputs: Any)
 @click.command("schema")
 @click.pass_context
 def schema_cmd(ctx: click.Context) -> None:
-    """JSON Schema of the plan's JSON form, for LLM structured output."""
+    """JSON Schema of the plan's JSON form, for LLM structured output.
+
+    With `--catalog` (or QDSL_CATALOG): the catalog's own schema, its entity,
+    field and operator names as enums, the one the LLM planner gives the model."""
 
     def body() -> Outcome:
+        from qdsl.cli.state import current_catalog, current_state
+
+        if current_state().catalog_path:
+            from qdsl.planner.schema import catalog_plan_schema
+
+            return Outcome(data=catalog_plan_schema(current_catalog()))
         from qdsl.dsl.schema import plan_json_schema
 
         return Outcome(data=plan_json_schema())
