@@ -73,6 +73,11 @@ def compile_cmd(
 
 
 def _run_human(result: ExecutionResult) -> str:
+    """The result as a person reads it: a head line, then each row with the columns
+    the plan selected (and its label when no selected column holds it)."""
+    from qdsl.cli.answer_tables import MAX_ROWS
+    from qdsl.cli.tables import Table, render
+
     head = f"{result.template}: {len(result.rows)} row(s)"
     if result.count is not None:
         head += f", count {result.count}"
@@ -80,10 +85,24 @@ def _run_human(result: ExecutionResult) -> str:
         head += f", tenant total {result.baseline_total}"
     if result.truncated:
         head += ", truncated"
-    lines = [head + f" [{result.retrieval}]"]
-    for row in result.rows:
-        lines.append(f"  {row.entity_id}  {row.label or ''}  <- {', '.join(row.evidence_ids)}")
-    return "\n".join(lines)
+    head += f" [{result.retrieval}]"
+    if not result.rows:
+        return head
+    rows = result.rows[:MAX_ROWS]
+    keys = [
+        k
+        for k in dict.fromkeys(k for row in rows for k in row.values)
+        # the id column is the row's id, shown first already
+        if any(str(row.values.get(k)) != row.entity_id for row in rows)
+    ]
+    labelled = any(row.label and row.label not in row.values.values() for row in rows)
+    table = Table(("id", *(("label",) if labelled else ()), *keys, "evidence"))
+    for row in rows:
+        label = (row.label,) if labelled else ()
+        values = (row.values.get(k) for k in keys)
+        table.add(row.entity_id, *label, *values, ", ".join(row.evidence_ids))
+    more = [f"… {len(result.rows) - MAX_ROWS} more rows"] if len(result.rows) > MAX_ROWS else []
+    return render([head, table, *more])
 
 
 @click.command("run")
