@@ -18,6 +18,11 @@ def _records(title: str, items: list[Any]) -> Table:
         for k in item if isinstance(item, dict) else ():
             if k not in keys:
                 keys.append(k)
+    shown = [i for i in items[:MAX_ROWS] if isinstance(i, dict)]
+    if "label" in keys and shown and any(
+        k != "label" and all(i.get(k) == i.get("label") for i in shown) for k in keys
+    ):
+        keys.remove("label")  # the label's own column says it already
     table = Table(tuple(keys) or ("value",), title=title)
     for item in items[:MAX_ROWS]:
         if isinstance(item, dict):
