@@ -1,8 +1,9 @@
 """`qdsl eval CASES`: run a file of questions with expected answers (qdsl.evaluate).
 
 Prints a summary with the TrustSQL reliability scores, then one row per case
-(right / safe / wrong, the status, the text that left and why): a table on a
-terminal, aligned columns when piped. With `--json` the report is the
+that is not right (safe / wrong, the status, the text that left and why;
+`--show all` lists the right ones too): a table on a terminal, aligned columns
+when piped. With `--json` the report is the
 envelope's data. Exits 5 when any case is wrong.
 """
 
@@ -63,8 +64,10 @@ def blocks(report: Report, show: Show) -> list[Block]:
                 _one_line(r.text, _TEXT_WIDTH),
                 "; ".join(r.reasons),
             )
+    hidden = sum(1 for r in report.results if r.verdict not in _SHOWN[show])
+    note = [f"({hidden} other cases not listed: --show all lists every case)"] if hidden else []
     # The summary leads: a long table is cut from the end when it goes to the ref store.
-    return [summary(report), table]
+    return [summary(report), table, *note]
 
 
 @click.command("eval")
@@ -73,7 +76,7 @@ def blocks(report: Report, show: Show) -> list[Block]:
 @click.option(
     "--show",
     type=click.Choice(["all", "not-right", "wrong"]),
-    default="all",
+    default="not-right",
     show_default=True,
     help="Which cases the table lists (the summary counts all).",
 )

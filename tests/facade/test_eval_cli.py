@@ -43,7 +43,7 @@ def _eval(*args: str) -> Result:
 
 
 def test_all_right_exits_zero_with_a_table(sqlite_url: str, tmp_path: Path) -> None:
-    res = _eval("--db", sqlite_url, "eval", str(_write(tmp_path, DEMO_CASES)))
+    res = _eval("--db", sqlite_url, "eval", "--show", "all", str(_write(tmp_path, DEMO_CASES)))
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert lines[0] == "3 cases: 3 right (100.0%), 0 safe, 0 wrong"
@@ -68,11 +68,27 @@ def test_a_wrong_case_exits_five_and_the_envelope_says_why(sqlite_url: str, tmp_
     assert [(r["id"], r["reasons"]) for r in wrong] == [("total", ["count 14, expected 999"])]
 
 
+def test_by_default_only_the_cases_not_right_are_listed(sqlite_url: str, tmp_path: Path) -> None:
+    # issue 23: on a terminal the whole table went to the ref store, the summary's
+    # point (which cases are not right) cut from a preview
+    cases = DEMO_CASES.replace("count = 14", "count = 999")
+    res = _eval("--db", sqlite_url, "eval", str(_write(tmp_path, cases)))
+    assert res.exit_code == 5
+    lines = res.stdout.splitlines()
+    assert lines[0] == "3 cases: 2 right (66.7%), 0 safe, 1 wrong"
+    rows = [line.split()[:2] for line in lines[3:-1] if line.strip()]
+    assert rows == [["wrong", "total"]]
+    assert lines[-1] == "(2 other cases not listed: --show all lists every case)"
+    as_json = _eval("--json", "--db", sqlite_url, "eval", str(_write(tmp_path, cases)))
+    assert len(json.loads(as_json.stdout)["data"]["results"]) == 3
+
+
 def test_show_wrong_lists_only_the_wrong_cases(sqlite_url: str, tmp_path: Path) -> None:
     cases = DEMO_CASES.replace("count = 14", "count = 999")
     res = _eval("--db", sqlite_url, "eval", "--show", "wrong", str(_write(tmp_path, cases)))
     assert res.exit_code == 5
-    rows = [line.split()[:2] for line in res.stdout.splitlines()[3:] if line.strip()]
+    lines = res.stdout.splitlines()[3:]
+    rows = [line.split()[:2] for line in lines if line.strip() and not line.startswith("(")]
     assert rows == [["wrong", "total"]]
 
 
