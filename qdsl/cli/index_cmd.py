@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from qdsl.cli.runner import Outcome, run_operation
-from qdsl.cli.state import current_catalog, current_url
+from qdsl.cli.state import current_deployment
 from qdsl.dsl.errors import UsageError
 
 
@@ -81,16 +81,18 @@ def refresh_cmd(
     """Build or refresh the indexes of the catalog's tables; a second run changes nothing."""
 
     def body() -> Outcome:
-        from qdsl.facts.db import make_engine
         from qdsl.facts.index_refresh import refresh_index
 
         moment, chosen = _since(since), _tenants(tenants)
-        catalog = current_catalog()
-        engine = make_engine(current_url())
+        # the deployment's engine: without --db the demo's, seeded on first use like
+        # every other command's (a fresh state dir has no demo file yet)
+        deployment = current_deployment(clock=False)
         try:
-            report = refresh_index(engine, catalog, entity, moment, tenants=chosen)
+            report = refresh_index(
+                deployment.engine(), deployment.catalog, entity, moment, tenants=chosen
+            )
         finally:
-            engine.dispose()
+            deployment.close()
         data = report.to_dict()
         return Outcome(data=data, warnings=list(report.warnings), human=_human(data))
 
