@@ -26,6 +26,7 @@ from qdsl.dsl.ir import (
     ValueSource,
     VerifierCheck,
 )
+from qdsl.dsl.kinds import spelling_table
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -47,52 +48,9 @@ def _folded(word: str) -> str:
 _folded_short = lru_cache(maxsize=1024)(_folded)
 
 
-# Synonyms beyond each member's own value (which always resolves to itself).
-QUERY_TYPE_SYNONYMS: dict[str, QueryType] = {
-    "exists": QueryType.EXISTENCE,
-    "exist": QueryType.EXISTENCE,
-    "any": QueryType.EXISTENCE,
-    "is_there": QueryType.EXISTENCE,
-    "are_there": QueryType.EXISTENCE,
-    "有没有": QueryType.EXISTENCE,
-    "是否存在": QueryType.EXISTENCE,
-    "是否有": QueryType.EXISTENCE,
-    "how_many": QueryType.COUNT,
-    "number_of": QueryType.COUNT,
-    "多少": QueryType.COUNT,
-    "几个": QueryType.COUNT,
-    "which": QueryType.LIST,
-    "show": QueryType.LIST,
-    "哪些": QueryType.LIST,
-    "列出": QueryType.LIST,
-    "state": QueryType.STATUS,
-    "snapshot": QueryType.STATUS,
-    "状态": QueryType.STATUS,
-    "what_state": QueryType.STATUS,
-    "why": QueryType.EXPLAIN,
-    "how": QueryType.EXPLAIN,
-    "what_is": QueryType.EXPLAIN,
-    "define": QueryType.EXPLAIN,
-    "definition": QueryType.EXPLAIN,
-    "解释": QueryType.EXPLAIN,
-    "是什么": QueryType.EXPLAIN,
-    "diagnosis": QueryType.DIAGNOSE,
-    "debug": QueryType.DIAGNOSE,
-    "root_cause": QueryType.DIAGNOSE,
-    "why_failed": QueryType.DIAGNOSE,
-    "为什么": QueryType.DIAGNOSE,
-    "诊断": QueryType.DIAGNOSE,
-    "comparison": QueryType.COMPARE,
-    "diff": QueryType.COMPARE,
-    "difference": QueryType.COMPARE,
-    "versus": QueryType.COMPARE,
-    "vs": QueryType.COMPARE,
-    "区别": QueryType.COMPARE,
-    "比较": QueryType.COMPARE,
-    "对比": QueryType.COMPARE,
-    "unclear": QueryType.UNKNOWN,
-    "未知": QueryType.UNKNOWN,
-}
+# Synonyms beyond each member's own value (which always resolves to itself):
+# each query kind's record owns its plan spellings (`dsl.kinds`).
+QUERY_TYPE_SYNONYMS: dict[str, QueryType] = spelling_table()
 
 ANSWER_CONTRACT_SYNONYMS: dict[str, AnswerContract] = {
     "yes_no": AnswerContract.YES_NO_WITH_EVIDENCE,
