@@ -37,6 +37,7 @@ from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.fact_values import fact_sets
+from qdsl.executor.kind_flow import own_flow
 from qdsl.executor.main_facts import FACT_PREFIX, split_rows
 from qdsl.executor.result import ExecutionResult, Validated, builder
 from qdsl.executor.rows import Layout, Rows
@@ -348,6 +349,17 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     started = time.perf_counter()
     known = _known(prep)
     st = prep.statements
+    if st.own is not None:
+        # the kind's own statements and reader (`executor.kind_flow`)
+        return (
+            yield from own_flow(
+                prep,
+                execution_id,
+                plan_hash=known.plan_hash,
+                fingerprints=known.fingerprints_of,
+                plain=plain,
+            )
+        )
     steps = _Steps(prep, known.note)
 
     found = _Entities()

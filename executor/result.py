@@ -92,6 +92,9 @@ class ExecutionResult(BaseModel):
     # What the template did, for the audit log and `qdsl run` output (no values).
     notes: tuple[str, ...] = ()
     retrieval: Retrieval = "none"
+    # a kind's own result shape (`dsl.kinds.hooks.KindRead.data`), JSON-ready; empty
+    # for the generic templates, whose result is the rows and counts above
+    data: dict[str, Any] = Field(default_factory=dict)
 
     def evidence_by_id(self) -> dict[str, Evidence]:
         return {e.id: e for e in self.evidence}

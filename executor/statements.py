@@ -23,10 +23,13 @@ from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
 from qdsl.dsl.bound import BoundFilter, BoundPlan, BoundScope
 from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
-from qdsl.dsl.ir import Plan, QueryType, SortDirection
+from qdsl.dsl.ir import Plan, SortDirection
+from qdsl.dsl.kinds import kind_of
+from qdsl.dsl.kinds.hooks import KindStatements
 from qdsl.executor import names as N
 from qdsl.executor.entity_facts_sql import entity_facts, entity_facts_ranked
 from qdsl.executor.fallback_sql import fallback_hits
+from qdsl.executor.kind_flow import own_statements
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (
     Params,
@@ -69,8 +72,12 @@ class StatementSet:
     # entity_facts reads only these predicates (those of projected fact fields), when
     # the template does not report every fact
     fact_predicates: tuple[str, ...] = ()
+    # a kind's own statements and reader (`QueryKind.build`): what it runs instead
+    own: KindStatements | None = None
 
     def named(self) -> list[tuple[str, AnySelect]]:
+        if self.own is not None:
+            return list(self.own.statements)
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
         out.append(("baseline", self.baseline))
         if self.uses_entity_facts:
@@ -215,7 +222,8 @@ class StatementBuilder:
         # A count's rows are only samples backing the number: unless the plan asks
         # for an order, take them in key order, which the primary key index
         # serves without sorting every match.
-        sample_only = self.plan.query_type is QueryType.COUNT
+        shape = kind_of(self.plan.query_type).template
+        sample_only = shape is not None and shape.sample_only
         if not sorts and spec.default_sort is not None and not sample_only:
             sorts = [(spec.default_sort[0], SortDirection(spec.default_sort[1]))]
         keys: list[tuple[str, SortDirection]] = [
@@ -322,6 +330,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     )
     fact_fields = projected_fact_fields(plan, et)
     every = template.shape.entity_facts
+    own = own_statements(b, w.bound, has_subjects=has_subjects)
     return StatementSet(
         shape=shape,
         selected=selected,
@@ -338,6 +347,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         fact_predicates=(
             () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
         ),
+        own=own,
     )
 
 

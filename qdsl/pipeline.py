@@ -28,7 +28,8 @@ from qdsl.answer_types import AnswerResult, Flow, PlanCall, Settings, Status, pl
 from qdsl.audit import Audit, plan_shape
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.errors import NotCoveredError, PlanError, PolicyError, QdslError
-from qdsl.dsl.ir import Plan, QueryType
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext
 from qdsl.dsl.question import Reading
 from qdsl.executor.result import ExecutionResult
@@ -77,7 +78,7 @@ def verified_answer(
     run.lang = language
     audit.begin(tenant_id, None)
     audit.event("plan", **plan_shape(plan), planner="caller")
-    if plan.query_type is QueryType.UNKNOWN:
+    if not kind_of(plan.query_type).executable:
         return run.clarify(plan)
     empty = run.on_empty(plan, result)
     if empty is not None:
@@ -163,7 +164,7 @@ def _plan_and_try(run: Run, pctx: PlanContext, feedback: str | None) -> Generato
         return run.not_covered(None, exc)
     except PlanError as exc:
         return run.unplanned(exc)
-    if normalized.plan.query_type is QueryType.UNKNOWN:
+    if not kind_of(normalized.plan.query_type).executable:
         return run.clarify(normalized.plan)
     return (yield from _tries(run, normalized))
 

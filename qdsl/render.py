@@ -76,9 +76,6 @@ def _names(rows: Sequence[ResultRow], lang: Language) -> str:
     return text
 
 
-_NAMED_BY_ID = frozenset({QueryType.STATUS, QueryType.DIAGNOSE, QueryType.COMPARE})
-
-
 def _asked_ids(plan: Plan) -> list[str]:
     asked: list[str] = []
     for f in plan.filters:
@@ -108,7 +105,7 @@ class _Ctx:
         self.one = entity_name(catalog, plan.entity_type, lang)
         self.many = entity_name(catalog, plan.entity_type, lang, plural=True)
         filters = plan.filters
-        if plan.query_type in _NAMED_BY_ID:
+        if kind_of(plan.query_type).policy.names_subject:
             # The head already names the object ("项目 64"); "where id = 64" would repeat it.
             filters = tuple(f for f in filters if f.field != "id")
         self.conds = conditions(catalog, plan.entity_type, filters, lang)
@@ -127,6 +124,15 @@ class _Ctx:
 
     def field(self, name: str) -> str:
         return field_name(field_spec(self.spec, name), name, self.lang)
+
+    def shown(self, value: Any) -> str:
+        return shown(value, self.zh)
+
+    def cite(self, ids: Sequence[str]) -> str:
+        return _cite(ids)
+
+    def evidence_ids(self) -> list[str]:
+        return _evidence_ids(self.result.rows, self.result)
 
     def value(self, name: str, value: Any, row: ResultRow) -> str:
         """A stated value: a fact's values all listed, with their number when cut."""
@@ -357,7 +363,10 @@ Renderer = Callable[[_Ctx], tuple[str, dict[str, Any], list[str]]]
 
 # One renderer per executable query type (`dsl.kinds`); tests/dsl/test_kinds.py
 # proves every kind that can execute has one.
-RENDERERS: KindTable[Renderer] = KindTable("renderer", needs=lambda k: k.executable)
+# A kind with its own renderer (`QueryKind.render`) is not registered here.
+RENDERERS: KindTable[Renderer] = KindTable(
+    "renderer", needs=lambda k: k.executable and k.render is None
+)
 RENDERERS.add(QueryType.EXISTENCE, _existence)
 RENDERERS.add(QueryType.COUNT, _count)
 RENDERERS.add(QueryType.LIST, _list)
@@ -373,7 +382,8 @@ def render(plan: Plan, result: ExecutionResult, *, language: Language, catalog: 
     if not kind.executable:
         return clarification(language)
     ctx = _Ctx(plan, result, language, catalog)
-    text, data, cites = RENDERERS[plan.query_type](ctx)
+    own = kind.render
+    text, data, cites = own(ctx) if own is not None else RENDERERS[plan.query_type](ctx)
     return Answer(
         contract=kind.contract,
         text=text,

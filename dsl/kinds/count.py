@@ -45,7 +45,7 @@ KIND = QueryKind(
         r"\bcount(?: of)?\b",
     ),
     cue_rank=40,
-    policy=PlannerPolicy(narrowable=True),
+    policy=PlannerPolicy(),
     limited=False,
     consistent=_count_agrees,
 )

@@ -50,6 +50,6 @@ KIND = QueryKind(
         r"\bany\b",
     ),
     cue_rank=60,
-    policy=PlannerPolicy(narrowable=True),
+    policy=PlannerPolicy(),
     consistent=_exists_agrees,
 )

@@ -104,12 +104,25 @@ Builder = Callable[[StatementContext], KindStatements]
 class RenderContext(Protocol):
     """The renderer's side of a kind's answer: the question's language and phrases."""
 
-    plan: Plan
-    catalog: Catalog
-    lang: str
-    zh: bool
-    one: str  # the entity's name, singular
-    many: str  # and plural
+    @property
+    def plan(self) -> Plan: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def lang(self) -> str: ...
+
+    @property
+    def zh(self) -> bool: ...
+
+    @property
+    def one(self) -> str:
+        """The entity's name, singular."""
+
+    @property
+    def many(self) -> str:
+        """The entity's name, plural."""
 
     @property
     def result(self) -> Any:
@@ -138,8 +151,13 @@ Renderer = Callable[[RenderContext], tuple[str, dict[str, Any], list[str]]]
 class ConsistencyContext(Protocol):
     """The verifier's side of a kind's consistency rule."""
 
-    data: Mapping[str, Any]  # the answer's data
-    matched: int  # how many rows the execution matched
+    @property
+    def data(self) -> Mapping[str, Any]:
+        """The answer's data."""
+
+    @property
+    def matched(self) -> int:
+        """How many rows the execution matched."""
 
     @property
     def result(self) -> Any:

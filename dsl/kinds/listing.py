@@ -45,7 +45,7 @@ KIND = QueryKind(
         r"\bwhat are the\b",
     ),
     cue_rank=50,
-    policy=PlannerPolicy(shows_fields=True, narrowable=True, shows_ranked_field=True),
+    policy=PlannerPolicy(shows_fields=True, shows_ranked_field=True),
     default_sorted=True,
     consistent=_total_agrees,
 )

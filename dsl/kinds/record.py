@@ -76,6 +76,8 @@ class PlannerPolicy:
 
     # fields named beside the entity are shown (a projection), not refused as unplaced
     shows_fields: bool = False
+    # the question must name its subject (an id or a pronoun)
+    needs_subject: bool = False
     # the answer is about one object: a superlative takes the first (limit 1)
     singular: bool = False
     # no subject named and no order: the latest object (the entity's default sort) is meant
@@ -86,8 +88,6 @@ class PlannerPolicy:
     shows_ranked_field: bool = False
     # the kind's answer names its subject by id: the id filter is not restated
     names_subject: bool = False
-    # a referenced object narrows its answer (the verifier holds the plan to it)
-    narrowable: bool = False
     # it needs one number field, named in the question (its measure): the reader takes
     # the field of a superlative or the one named beside the entity, and drops the order
     measure: bool = False

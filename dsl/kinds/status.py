@@ -32,5 +32,5 @@ KIND = QueryKind(
         r"\bwhat status\b",
     ),
     cue_rank=30,
-    policy=PlannerPolicy(shows_fields=True, names_subject=True),
+    policy=PlannerPolicy(shows_fields=True, needs_subject=True, names_subject=True),
 )

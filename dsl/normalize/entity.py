@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from qdsl.dsl.catalog import Catalog, EntitySpec
 from qdsl.dsl.errors import NotCoveredError, PlanError
-from qdsl.dsl.ir import Plan, QueryType, Span
+from qdsl.dsl.ir import Plan, Span
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.suggest import did_you_mean, suggest
 from qdsl.dsl.textnorm import normalize_text
@@ -55,7 +56,7 @@ def check_query_type(plan: Plan, env: Env) -> Plan:
     `unknown` passes: it is answered by clarifying, never by a query.
     """
     ent = entity_of(plan, env)
-    if plan.query_type is QueryType.UNKNOWN or plan.query_type in ent.query_types:
+    if not kind_of(plan.query_type).executable or plan.query_type in ent.query_types:
         return plan
     allowed = [q.value for q in ent.query_types]
     raise NotCoveredError(

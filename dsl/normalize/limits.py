@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from qdsl.dsl.ir import Plan, QueryType
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.normalize.entity import entity_of
 from qdsl.dsl.normalize.env import Env
 
@@ -16,10 +17,10 @@ def fill_limit(plan: Plan, env: Env) -> Plan:
     A count reads no rows, so a count plan carries no limit at all.
     """
     ent = entity_of(plan, env)
-    if plan.query_type is QueryType.COUNT:
+    if not kind_of(plan.query_type).limited:
         if plan.limit is None:
             return plan
-        env.warn(f"limit {plan.limit} ignored: a count plan has no limit")
+        env.warn(f"limit {plan.limit} ignored: a {plan.query_type.value} plan has no limit")
         return plan.model_copy(update={"limit": None})
     if plan.limit is None:
         return plan.model_copy(update={"limit": ent.default_limit})

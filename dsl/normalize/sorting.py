@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from qdsl.dsl.errors import PlanError
-from qdsl.dsl.ir import Plan, QueryType, Sort, SortDirection
+from qdsl.dsl.ir import Plan, Sort, SortDirection
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.normalize.entity import entity_of
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.normalize.names import resolve_sort_field
@@ -36,7 +37,8 @@ def bind_sort(plan: Plan, env: Env) -> Plan:
         if found not in bound:
             bound[found] = s if found == s.field else s.model_copy(update={"field": found})
     out = tuple(bound.values())
-    if not out and plan.query_type is QueryType.LIST and ent.default_sort is not None:
+    sorted_by_default = kind_of(plan.query_type).default_sorted
+    if not out and sorted_by_default and ent.default_sort is not None:
         field, direction = ent.default_sort
         out = (Sort(field=field, direction=SortDirection(direction)),)
     if len(out) == len(plan.sort) and all(a is b for a, b in zip(out, plan.sort, strict=True)):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Operator, QueryType, SortDirection
+from qdsl.dsl.kinds import PlannerPolicy, kind_of
 from qdsl.dsl.question import flags, measures
 from qdsl.dsl.question.conditions import (
     Builder,
@@ -23,6 +24,9 @@ from qdsl.dsl.question.labels import TextPieces
 from qdsl.dsl.question.model import Condition, Kind, Piece, Reading, Sense
 from qdsl.dsl.question.target import entity_senses, sense_for
 from qdsl.dsl.question.words import ASCENDING, DESCENDING, STANDALONE_PRONOUNS
+
+# what the reader does when no query-type cue was found
+_NO_POLICY = PlannerPolicy()
 
 _CLASSIFIERS = "个项条名家篇位件份"
 _JOINS = frozenset({"和", "与", "到", "至", "-", "~", "and", "to"})
@@ -168,7 +172,7 @@ class Walk(TextPieces):
             return  # another entity's date verb ("最早创建的任务"): the sort carries it
         if p.kind is Kind.ENTITY and named == [self.main]:
             return
-        if self.qt is QueryType.EXPLAIN and not self.named:
+        if self.qt is not None and kind_of(self.qt).policy.text_fallback and not self.named:
             self.residuals.append(self.display[p.start : p.end])  # part of the topic
             return
         others = sorted({f"{x.entity}.{x.field}" if x.field else str(x.entity) for x in p.senses})
@@ -373,21 +377,29 @@ class Walk(TextPieces):
         if self.top and not self.sort:
             b.problem("top", "unplaced", tuple(self.ent.sorts), "sort")
         self.place_residuals(qt)
-        if qt is QueryType.COMPARE and len(self.ids) < 2:
-            b.problem(b.text, "unplaced", (), "compare")
-        if qt is QueryType.STATUS and not self.ids and not self.pronoun:
-            b.problem(b.text, "unplaced", (), "status")
-        if projection and qt not in (QueryType.STATUS, QueryType.LIST, QueryType.COMPARE):
+        kind = kind_of(qt) if qt is not None else None
+        policy = kind.policy if kind is not None else _NO_POLICY
+        need = kind.template.min_subjects if kind is not None and kind.template else 0
+        if qt is not None and need > 1 and len(self.ids) < need:
+            b.problem(b.text, "unplaced", (), qt.value)
+        if qt is not None and policy.needs_subject and not self.ids and not self.pronoun:
+            b.problem(b.text, "unplaced", (), qt.value)
+        if projection and not policy.shows_fields:
             for f in projection if not placed.refused else ():
                 b.problem(f, "unplaced", (), "field")
             projection = []
         limit = self.limit
-        one = self.singular or qt is QueryType.DIAGNOSE
-        if self.sort and limit is None and one and qt is not QueryType.COUNT:
+        sort = tuple(dict.fromkeys(self.sort))
+        if policy.measure:
+            # "the highest salary": the superlative names the kind's measure, not an order
+            projection = [*projection, *(f for f, _ in sort if f not in projection)]
+            sort, limit = (), None
+        one = self.singular or policy.singular
+        if sort and limit is None and one and (kind is None or kind.limited):
             limit = 1
-            if qt is QueryType.LIST:
+            if policy.shows_ranked_field:
                 # "谁的薪资最高": the answer states the value the object is highest in
-                projection = [*projection, *(f for f, _ in self.sort if f not in projection)]
+                projection = [*projection, *(f for f, _ in sort if f not in projection)]
         ids = tuple(dict.fromkeys(self.ids))
         if ids:
             op = Operator.EQUALS if len(ids) == 1 else Operator.IN
@@ -404,7 +416,7 @@ class Walk(TextPieces):
             entity_named=self.named,
             ids=ids,
             conditions=tuple(b.conditions),
-            sort=tuple(dict.fromkeys(self.sort)),
+            sort=sort,
             limit=limit,
             projection=tuple(dict.fromkeys(projection)),
             pronoun=self.pronoun,

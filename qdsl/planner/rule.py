@@ -26,6 +26,7 @@ from qdsl.dsl.ir import (
     SortDirection,
     ValueSource,
 )
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.normalize import PlanContext
 from qdsl.dsl.printer import to_text
@@ -118,14 +119,17 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
     sort = [Sort(field=f, direction=d) for f, d in reading.sort]
     limit = reading.limit
     qt = reading.query_type
-    if qt is QueryType.DIAGNOSE and not reading.ids and not sort and ent.default_sort:
+    policy = kind_of(qt).policy
+    if policy.latest_when_unnamed and not reading.ids and not sort and ent.default_sort:
         # "为什么答错了": the latest matching object is the one meant.
         sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
         limit = 1
     projection: tuple[str, ...] = ()
     if reading.projection:
-        projection = tuple(dict.fromkeys((*ent.default_projection, *reading.projection)))
-    fallback = qt is QueryType.EXPLAIN or any(
+        # a measure is the field named, alone; a shown field joins the defaults
+        shown = () if policy.measure else ent.default_projection
+        projection = tuple(dict.fromkeys((*shown, *reading.projection)))
+    fallback = policy.text_fallback or any(
         c.textual and c.field in ent.fields and ent.fields[c.field].is_fact
         for c in reading.conditions
     )

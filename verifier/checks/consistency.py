@@ -10,11 +10,12 @@ many-valued fact is stated whole, or cut at the executor's bound as read).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from qdsl.dsl.catalog import EntitySpec
-from qdsl.dsl.ir import AnswerContract
-from qdsl.executor.result import ResultRow
+from qdsl.dsl.kinds import kind_for_contract
+from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.verifier.checks.base import Subject, error
 from qdsl.verifier.checks.counts import match_count
 from qdsl.verifier.model import Issue
@@ -28,18 +29,24 @@ def _ids(entries: Any) -> list[str]:
     return [str(e["id"]) for e in entries if isinstance(e, Mapping) and "id" in e]
 
 
+@dataclass(frozen=True)
+class _Agreement:
+    """What a kind's consistency rule reads (`dsl.kinds.hooks.ConsistencyContext`)."""
+
+    data: Mapping[str, Any]
+    matched: int
+    result: ExecutionResult
+
+
 def consistent_with_result(s: Subject) -> Iterator[Issue]:
     data, contract = s.answer.data, s.answer.contract
     matched = match_count(s)
     row_ids = {r.entity_id for r in s.result.rows}
-    if contract is AnswerContract.COUNT_SCALAR and "count" in data and data["count"] != matched:
-        yield error(NAME, f"data.count is {data['count']!r}, the execution counted {matched}")
-    exists = data.get("exists")
-    if contract is AnswerContract.YES_NO_WITH_EVIDENCE and bool(exists) != (matched > 0):
-        yield error(NAME, f"data.exists is {exists!r} but the execution matched {matched}")
-    total = data.get("total")
-    if contract is AnswerContract.ENTITY_LIST and total not in (None, matched):
-        yield error(NAME, f"data.total is {total!r}, the execution found {matched}")
+    rule = kind_for_contract(contract).consistent
+    if rule is not None:
+        # the answer's kind says what its data must agree with (`dsl.kinds`)
+        for message in rule(_Agreement(data, matched, s.result)):
+            yield error(NAME, message)
     listed = _ids(data.get("matches")) + _ids(data.get("items")) + _ids(data.get("subjects"))
     entity = data.get("entity")
     if isinstance(entity, Mapping) and "id" in entity:

@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from qdsl.dsl.catalog import EntitySpec, FieldSpec, FieldType
-from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, ValueSource
+from qdsl.dsl.ir import Filter, Operator, Plan, ValueSource
 from qdsl.dsl.question import Condition, Problem, Reading, problem_sentence
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ResultRow
@@ -30,8 +30,6 @@ NAME = "question_covered"
 _CLARIFY = Outcome.RETRY_WITH_CLARIFIED_PLAN
 _POSITIVE = frozenset({Operator.EQUALS, Operator.EQUALS_OR_ALIAS, Operator.IN})
 _NEGATIVE = frozenset({Operator.NOT_EQUALS, Operator.NOT_IN})
-# Query types whose answer a referenced object narrows (compare names its subjects).
-_NARROWABLE = frozenset({QueryType.EXISTENCE, QueryType.COUNT, QueryType.LIST})
 
 
 def _items(value: object) -> tuple[object, ...]:

@@ -1,0 +1,161 @@
+"""The statements and steps of a query kind that brings its own (`QueryKind.build`).
+
+The kind's builder (in its module under `qdsl.dsl.kinds`) is handed a
+`KindContext`: the SQL toolkit and this plan's conditions, which always start
+with the tenant and the scope (`StatementBuilder.bounds`), so a kind's
+statement binds `:tenant_id` on its table like every generic template. Its
+statements run in order through the same tenant session as every other plan
+(`executor.run`), each with the plan's shared parameters; their rows reach the
+kind's reader as mappings, and the result is validated once like any other
+(`result.builder()`), every row the reader cites with its object evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from qdsl.dsl.bound import BoundPlan
+from qdsl.dsl.catalog import EntitySpec
+from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import Plan
+from qdsl.dsl.kinds import kind_of
+from qdsl.dsl.kinds.hooks import ROW_ID, ROW_LABEL, ROW_TENANT, KindStatements
+from qdsl.executor import names as N
+from qdsl.executor.result import ExecutionResult, builder
+from qdsl.executor.rows import Rows
+
+if TYPE_CHECKING:
+    from qdsl.executor.compile import Prepared
+    from qdsl.executor.statements import AnySelect, StatementBuilder
+
+OwnFlow = Generator[tuple[str, "AnySelect", dict[str, Any]], Rows, ExecutionResult]
+
+
+class KindContext:
+    """`dsl.kinds.hooks.StatementContext` over a `StatementBuilder`."""
+
+    sql = sa
+
+    def __init__(self, b: StatementBuilder, bound: BoundPlan, *, has_subjects: bool) -> None:
+        self._b = b
+        self._bound = bound
+        self._has_subjects = has_subjects
+
+    @property
+    def plan(self) -> Plan:
+        return self._bound.plan
+
+    @property
+    def entity(self) -> EntitySpec:
+        return self._b.et.spec
+
+    @property
+    def table(self) -> Any:
+        return self._b.et.table
+
+    def where(self) -> list[Any]:
+        out: list[Any] = self._b.conditions(self._bound.filters, skip_positive_facts=False)
+        if self._has_subjects:
+            out.append(self._b.et.id.in_(self._b.subject_ids()))
+        return out
+
+    def column(self, field: str) -> Any:
+        spec = self.entity
+        name = spec.names.get(field, field)
+        column = spec.column_for(name)
+        if column is None or name in spec.sensitive or column in spec.sensitive:
+            raise PlanError(
+                "field_not_readable",
+                f"`{field}` of {spec.name} has no column a {self.plan.query_type.value} can read",
+                hint=f"name a column field of {spec.name}",
+            )
+        return self._b.et.col(column)
+
+    def row_columns(self) -> list[Any]:
+        et = self._b.et
+        return [
+            et.tenant.label(ROW_TENANT),
+            et.row_id.label(ROW_ID),
+            et.label.label(ROW_LABEL),
+        ]
+
+    def limit(self) -> Any:
+        return self._b.limit()
+
+    def order_by(self) -> list[Any]:
+        return list(self._b.order_by())
+
+
+def own_statements(
+    b: StatementBuilder, bound: BoundPlan, *, has_subjects: bool
+) -> KindStatements | None:
+    """The kind's own statements and reader, or None when it runs a generic template."""
+    build = kind_of(bound.plan.query_type).build
+    if build is None:
+        return None
+    return build(KindContext(b, bound, has_subjects=has_subjects))
+
+
+def own_flow(
+    prep: Prepared,
+    execution_id: str,
+    *,
+    plan_hash: str,
+    fingerprints: Callable[[list[str]], tuple[str, ...]],
+    plain: Callable[[Any], Any],
+) -> OwnFlow:
+    """Run the kind's statements in order and make the result from its reader."""
+    started = time.perf_counter()
+    own = prep.statements.own
+    assert own is not None
+    got: dict[str, Sequence[dict[str, Any]]] = {}
+    ran: list[str] = []
+    for role, stmt in own.statements:
+        rows = yield role, stmt, prep.params
+        keys = rows.layout.keys
+        got[role] = [dict(zip(keys, r, strict=True)) for r in rows.data]
+        ran.append(role)
+    read = own.read(got)
+    build = builder()
+    template = prep.template
+    evidence: dict[str, Any] = {}
+    cited = [
+        build.entity(
+            evidence,
+            execution_id,
+            template.entity_type,
+            str(r.entity_id),
+            r.tenant_id,
+            r.label,
+            {k: plain(v) for k, v in r.values.items()},
+            {},
+            {},
+            [],
+            False,
+            None,
+        )
+        for r in read.rows
+    ]
+    return build.make(
+        {
+            "execution_id": execution_id,
+            "tenant_id": str(prep.params[N.TENANT]),
+            "query_type": template.query_type,
+            "entity_type": template.entity_type,
+            "template": template.name,
+            "plan_hash": plan_hash,
+            "sql_fingerprints": fingerprints(ran),
+            "rows": tuple(cited),
+            "count": read.count,
+            "truncated": read.truncated,
+            "evidence": tuple(evidence.values()),
+            "data": {k: plain(v) for k, v in read.data.items()},
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+            "notes": (f"template {template.name}", *(f"ran {r}" for r in ran)),
+            "retrieval": "columns",
+        }
+    )
