@@ -1,19 +1,21 @@
 """Every query type is covered everywhere, and a new one takes three files.
 
-The records live in `qdsl.dsl.kinds`; renderers, planner cues, executor
-templates and verifier checks register against them. The last test adds a
-query type that exists only here, by editing exactly the three files
-docs/architecture.md names in a copy of the package, and answers a question of
-that type end to end on the demo database.
+The records live in `qdsl.dsl.kinds` (one module per kind, one registry). The
+last tests add a real query kind that exists only here, a scalar `max` of a
+number field with its own statements, result shape, renderer and consistency
+rule, by applying the edits docs/architecture.md ("How to add a query kind")
+names to a copy of the tree, and answer questions of it end to end on SQLite
+against an oracle. The files touched are computed by comparing the copy with
+the tree, and dropping any one edit must make the run fail.
 """
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -75,108 +77,187 @@ def test_a_table_names_what_it_misses() -> None:
         table[QueryType.LIST]
 
 
-# --- a query type that exists only in this test -------------------------------
+# --- a query kind that exists only in this test -------------------------------
 
-# Each edit: (file, anchor, text inserted after the anchor's line). These are
-# the only changes; docs/architecture.md ("Extending") lists the same files.
-_EDITS: tuple[tuple[str, str, str], ...] = (
-    ("dsl/kinds.py", '    COMPARE = "compare"\n', '    PEEK = "peek"\n'),
+_NEW_KIND = Path(__file__).parent / "new_kind" / "maximum.py.txt"
+# Each edit: (file, anchor, text inserted after the anchor's line; None: a new file
+# of that text). These are the only changes made to the copy.
+_EDITS: tuple[tuple[str, str | None, str], ...] = (
+    ("dsl/kinds/names.py", '    COMPARE = "compare"\n', '    MAX = "max"\n'),
     (
-        "dsl/kinds.py",
+        "dsl/kinds/names.py",
         '    COMPARISON_WITH_BASIS = "comparison_with_basis"\n',
-        '    ID_SAMPLE = "id_sample"\n',
+        '    MAX_WITH_BASIS = "max_with_basis"\n',
     ),
-    (
-        "dsl/kinds.py",
-        "_DECLARED: tuple[QueryKind, ...] = (\n",
-        "    QueryKind(\n"
-        "        _Q.PEEK,\n"
-        "        _A.ID_SAMPLE,\n"
-        '        frozenset({"ids"}),\n'
-        "        must_cite=True,\n"
-        "        default_checks=(_C.COVERS_CONDITIONS,),\n"
-        "        template=TemplateShape(),\n"
-        "    ),\n",
-    ),
-    (
-        "dsl/question/words.py",
-        "CUES: tuple[tuple[QueryType, tuple[str, ...]], ...] = (\n",
-        '    (_Q.PEEK, (r"\\bpeek at\\b",)),\n',
-    ),
-    (
-        "qdsl/render.py",
-        "RENDERERS.add(QueryType.COMPARE, _compare)\n",
-        textwrap.dedent(
-            """
-            def _peek(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
-                rows = c.result.rows
-                cites = _evidence_ids(rows, c.result)
-                text = f"{c.many}: {_names(rows, c.lang)}. {_cite(cites)}"
-                return text, {"ids": [r.entity_id for r in rows]}, cites
-
-
-            RENDERERS.add(QueryType.PEEK, _peek)
-            """
-        ),
-    ),
+    ("dsl/kinds/maximum.py", None, _NEW_KIND.read_text(encoding="utf-8")),
+    ("dsl/kinds/__init__.py", "    listing,\n", "    maximum,\n"),
+    ("dsl/kinds/__init__.py", "    listing.KIND,\n", "    maximum.KIND,\n"),
 )
+# The folders a wheel installs under `qdsl` (docs/architecture.md, "Layout").
+_FOLDERS = {"qdsl": "qdsl", **{name: f"qdsl/{name}" for name in COMPONENTS}}
 
-_SCRIPT = """
-from qdsl.dsl.catalog import demo_catalog
-from qdsl.dsl.ir import QueryType
-from qdsl.planner.cues import CUES_BY_KIND, classify
-from qdsl.render import RENDERERS
+_SCRIPT = r"""
+import sqlite3, sys
+from pathlib import Path
+
 from qdsl.api import AnswerOptions, plan_and_answer
+from qdsl.dsl.catalog import load_catalog
+from qdsl.dsl.ir import QueryType
+from qdsl.dsl.plan_cache import compile_source
+from qdsl.executor.compile import compile_plan
+from qdsl.facts.db import make_engine, upgrade
+from qdsl.facts.index_refresh import refresh_index
 
-peek = QueryType("peek")
-assert RENDERERS.missing() == [] and CUES_BY_KIND.missing() == []
-assert classify("peek at the projects") is peek
-cat = demo_catalog()
-name, spec = next((n, e) for n, e in cat.entities.items() if QueryType.LIST in e.query_types)
-spec = spec.model_copy(update={"query_types": (*spec.query_types, peek)})
-cat = cat.model_copy(update={"entities": {**cat.entities, name: spec}})
-words = spec.synonyms[-1] if spec.synonyms else name
-res = plan_and_answer(f"peek at the {words}", tenant_id="t1", options=AnswerOptions(catalog=cat))
-assert res.status == "answered", (res.status, res.text, res.verdict)
-assert res.query_type is peek and res.answer_contract.value == "id_sample"
-assert set(res.data) == {"ids"} and res.data["ids"], res.data
-assert res.verdict.ok and "evidence_backed" in res.verdict.checks_run
-print("ok", name, len(res.data["ids"]))
+hr, work = Path(sys.argv[1]), Path(sys.argv[2])
+enabled = 'query_types = ["existence", "count", "list", "status", "compare"]\nsorts = ["hired_on"'
+toml = (hr / "catalog.toml").read_text(encoding="utf-8")
+assert toml.count(enabled) == 1
+toml = toml.replace(enabled, enabled.replace('"compare"]', '"compare", "max"]'))
+(work / "catalog.toml").write_text(toml, encoding="utf-8")
+catalog = load_catalog(work / "catalog.toml")
+
+db = work / "hr.sqlite3"
+con = sqlite3.connect(db)
+con.executescript((hr / "schema.sql").read_text(encoding="utf-8"))
+more = [
+    ("acme", "E-20", "Cara Ng", "sales", 45000.25),
+    ("acme", "E-21", "Dev Rao", "sales", 38000.0),
+    ("acme", "E-22", "Eli Sun", "sales", 45000.25),  # a tie: both hold the maximum
+    ("acme", "E-23", "Fay Wu", "engineering", 120000.0),  # another department
+    ("acme", "E-24", "Gil Ma", "sales", None),  # no salary: not a value
+    ("globex", "E-30", "Hal Ox", "sales", 99000.0),  # another tenant
+]
+con.executemany(
+    "INSERT INTO employees VALUES (?, ?, ?, ?, '2024-01-01', FALSE, ?)", more
+)
+con.commit()
+rows = con.execute("SELECT tenant_id, id, department, monthly_salary FROM employees").fetchall()
+con.close()
+url = f"sqlite+pysqlite:///{db}"
+upgrade(url)
+engine = make_engine(url)
+refresh_index(engine, catalog)
+
+def oracle(tenant, department):
+    mine = [(i, s) for t, i, d, s in rows if t == tenant and d == department and s is not None]
+    top = max(s for _, s in mine)
+    return float(top), {i for i, s in mine if s == top}
+
+peak = QueryType("max")
+for tenant, department, question in (
+    ("acme", "sales", "what is the maximum monthly salary of employees in sales"),
+    ("acme", "sales", "销售部员工的最高月薪是多少"),
+    ("globex", "sales", "what is the highest monthly salary of employees in sales"),
+    ("acme", "engineering", "what is the maximum monthly salary of employees in engineering"),
+):
+    res = plan_and_answer(question, tenant, engine=engine, options=AnswerOptions(catalog=catalog))
+    assert res.status == "answered", (question, res.status, res.text, res.verdict)
+    assert res.query_type is peak and res.answer_contract.value == "max_with_basis", res
+    value, holders = oracle(tenant, department)
+    assert res.data["value"] == value, (question, res.data, value)
+    assert set(res.data["holders"]) == holders, (question, res.data, holders)
+    assert res.data["field"] == "monthly_salary"
+    assert [b["field"] for b in res.data["basis"]] == ["department"], res.data
+    assert res.verdict.ok and "consistent_with_result" in res.verdict.checks_run
+    assert all(f"[employee:{h}]" in res.text for h in holders), res.text
+    print(tenant, department, value, sorted(holders), res.text)
+
+plan = compile_source(
+    'max employee where department = "sales" select monthly_salary', catalog, None
+).plan
+sql = [s.sql for s in compile_plan(plan, catalog, "sqlite", tenant_id="acme").statements]
+assert "max(employees.monthly_salary)" in sql[0] and "employees.tenant_id = ?" in sql[0], sql
+print("ok", len(sql))
 """
 
 
-def _tree_with_new_kind(tmp: Path) -> Path:
-    """A copy of the package shaped like the wheel, with the three files edited."""
+def _copy_tree(tmp: Path) -> Path:
+    """The tree as the wheel lays it out (one package, `qdsl`), copied file by file."""
     root = tmp / "tree"
-    pkg = root / "qdsl"
-    shutil.copytree(ROOT / "qdsl", pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "dsl", pkg / "dsl", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in COMPONENTS[1:]:
-        (pkg / name).symlink_to(ROOT / name)
-    (pkg / "migrations").symlink_to(ROOT / "alembic")
-    touched = set()
-    for rel, anchor, text in _EDITS:
-        path = pkg / rel.removeprefix("qdsl/")
-        source = path.read_text(encoding="utf-8")
-        assert source.count(anchor) == 1, f"anchor not unique in {rel}: {anchor!r}"
-        path.write_text(source.replace(anchor, anchor + text), encoding="utf-8")
-        touched.add(rel)
-    assert len(touched) <= 3
+    for folder, target in _FOLDERS.items():
+        shutil.copytree(ROOT / folder, root / target, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "qdsl" / "migrations").symlink_to(ROOT / "alembic")
     return root
 
 
-def test_a_new_query_type_takes_three_files(tmp_path: Path) -> None:
-    root = _tree_with_new_kind(tmp_path)
-    env = {**os.environ, "QDSL_STATE_DIR": str(tmp_path / "state"), "PYTHONPATH": str(root)}
-    env.pop("QDSL_CATALOG", None)
-    proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT],
-        cwd=tmp_path,
+def _apply(root: Path, edits: tuple[tuple[str, str | None, str], ...]) -> None:
+    for rel, anchor, text in edits:
+        path = root / "qdsl" / rel.removeprefix("qdsl/")
+        if anchor is None:
+            assert not path.exists(), f"{rel} exists already"
+            path.write_text(text, encoding="utf-8")
+            continue
+        source = path.read_text(encoding="utf-8")
+        assert source.count(anchor) == 1, f"anchor not unique in {rel}: {anchor!r}"
+        path.write_text(source.replace(anchor, anchor + text), encoding="utf-8")
+
+
+def _touched(root: Path) -> set[str]:
+    """Every file of the copy that differs from the tree, or is new there."""
+    out: set[str] = set()
+    for folder, target in _FOLDERS.items():
+        for path in (root / target).rglob("*"):
+            if path.is_dir() or "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(root / target)
+            if folder == "qdsl" and rel.parts[0] in (*COMPONENTS, "migrations"):
+                continue  # the components are compared as folders of their own
+            theirs = ROOT / folder / rel
+            if not theirs.exists() or not filecmp.cmp(path, theirs, shallow=False):
+                out.add(f"{folder}/{rel}")
+    return out
+
+
+def _run(root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    work = tmp / "work"
+    work.mkdir()
+    env = {**os.environ, "QDSL_STATE_DIR": str(tmp / "state"), "PYTHONPATH": str(root)}
+    for name in ("QDSL_CATALOG", "QDSL_NOW", "QDSL_DB"):
+        env.pop(name, None)
+    hr = ROOT / "tests" / "deployments" / "hr"
+    return subprocess.run(
+        [sys.executable, "-c", _SCRIPT, str(hr), str(work)],
+        cwd=tmp,
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.startswith("ok "), proc.stdout
+
+
+def test_a_new_query_kind_takes_three_files(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    assert _touched(root) == set()
+    _apply(root, _EDITS)
+    touched = _touched(root)
+    assert touched == {"dsl/kinds/names.py", "dsl/kinds/maximum.py", "dsl/kinds/__init__.py"}
+    assert len(touched) <= 3
+    proc = _run(root, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.splitlines()[-1] == "ok 2", proc.stdout
+
+
+@pytest.mark.parametrize(
+    "dropped", range(len(_EDITS)), ids=[f"{e[0]}#{i}" for i, e in enumerate(_EDITS)]
+)
+def test_every_edit_of_the_new_kind_is_needed(tmp_path: Path, dropped: int) -> None:
+    root = _copy_tree(tmp_path)
+    _apply(root, tuple(e for i, e in enumerate(_EDITS) if i != dropped))
+    proc = _run(root, tmp_path)
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "Error" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_answer_comes_from_the_new_kinds_own_statement(tmp_path: Path) -> None:
+    """The new module with `min` for `max` in its statement: the oracle catches it, so
+    the run above really answers from the kind's own statement and reader."""
+    stmt = "sql.func.max(col).label(_VALUE)"
+    module = _EDITS[2][2]
+    assert module.count(stmt) == 1
+    mutant = (_EDITS[2][0], None, module.replace(stmt, stmt.replace(".max(", ".min(")))
+    root = _copy_tree(tmp_path)
+    _apply(root, (*_EDITS[:2], mutant, *_EDITS[3:]))
+    proc = _run(root, tmp_path)
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "AssertionError" in proc.stderr, proc.stderr[-2000:]
