@@ -17,13 +17,12 @@ from typing import Any
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.errors import InternalError
 from qdsl.dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
+from qdsl.dsl.operators import HOLDS_FACT
 from qdsl.dsl.textnorm import normalize_text
 
 # Fact filters that select entities having a matching fact; the others
-# (not_equals, not_in, is_null) select entities lacking one.
-POSITIVE_FACT_OPS = frozenset(
-    {Operator.EQUALS, Operator.EQUALS_OR_ALIAS, Operator.IN, Operator.CONTAINS}
-)
+# (not_equals, not_in, is_null) select entities lacking one (`dsl.operators`).
+POSITIVE_FACT_OPS = HOLDS_FACT
 # PostgreSQL text cannot hold NUL, so no stored value contains one; binding the
 # replacement character instead keeps such a value a harmless non-match on
 # both dialects (the driver would otherwise refuse the whole statement).

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from qdsl.dsl.errors import ErrorType, QdslError
 from qdsl.dsl.ir import Operator, QueryType
 from qdsl.dsl.limits import read_file_bounded
+from qdsl.dsl.operators import operators_for
 from qdsl.dsl.scope_spec import ScopeSpec, check_scope, scope_fields
 from qdsl.dsl.textnorm import normalize_text
 
@@ -44,51 +45,10 @@ class FieldType(StrEnum):
     ID = "id"
 
 
-_ORDERED = frozenset(
-    {
-        Operator.EQUALS,
-        Operator.NOT_EQUALS,
-        Operator.IN,
-        Operator.NOT_IN,
-        Operator.GT,
-        Operator.GTE,
-        Operator.LT,
-        Operator.LTE,
-        Operator.BETWEEN,
-        Operator.IS_NULL,
-    }
-)
-
-# Which operators make sense for which field type; the loader refuses the rest.
+# Which operators make sense for which field type (`dsl.operators`, the capability
+# table); the loader refuses the rest.
 OPERATORS_BY_TYPE: dict[FieldType, frozenset[Operator]] = {
-    FieldType.TEXT: frozenset(
-        {
-            Operator.EQUALS,
-            Operator.NOT_EQUALS,
-            Operator.IN,
-            Operator.NOT_IN,
-            Operator.EQUALS_OR_ALIAS,
-            Operator.CONTAINS,
-            Operator.IS_NULL,
-        }
-    ),
-    FieldType.ENUM: frozenset(
-        {
-            Operator.EQUALS,
-            Operator.NOT_EQUALS,
-            Operator.IN,
-            Operator.NOT_IN,
-            Operator.EQUALS_OR_ALIAS,
-            Operator.IS_NULL,
-        }
-    ),
-    FieldType.NUMBER: _ORDERED,
-    FieldType.DATE: _ORDERED,
-    FieldType.DATETIME: _ORDERED,
-    FieldType.BOOL: frozenset({Operator.EQUALS, Operator.NOT_EQUALS, Operator.IS_NULL}),
-    FieldType.ID: frozenset(
-        {Operator.EQUALS, Operator.NOT_EQUALS, Operator.IN, Operator.NOT_IN, Operator.IS_NULL}
-    ),
+    t: operators_for(t.value) for t in FieldType
 }
 
 # Operators on the id and the label when the catalog does not declare them as fields.

@@ -12,6 +12,7 @@ import functools
 from typing import Any
 
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.operators import value_shapes
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -37,11 +38,7 @@ def _schema() -> dict[str, Any]:
     _strip_spans(schema)
     schema.get("$defs", {}).pop("Span", None)
     value = schema["$defs"]["Filter"]["properties"]["value"]
-    value["description"] = (
-        "One scalar for equals, not_equals, equals_or_alias, contains, gt, gte, lt, lte; "
-        "a non-empty list for in / not_in; [low, high] for between; "
-        "true (is null) or false (is not null) for is_null."
-    )
+    value["description"] = value_shapes()
     schema["$schema"] = SCHEMA_DIALECT
     schema["title"] = "qdsl plan"
     schema["description"] = (

@@ -12,6 +12,7 @@ KIND = QueryKind(
     must_cite=True,
     default_checks=(VerifierCheck.COVERS_CONDITIONS,),
     template=TemplateShape(entity_facts=True, snapshot=True, min_subjects=2),
+    intent="difference between objects",
     spellings=(
         "comparison",
         "diff",

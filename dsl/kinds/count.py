@@ -23,6 +23,7 @@ KIND = QueryKind(
     mandatory_checks=(VerifierCheck.NO_TOTAL_COUNT_SUBSTITUTION,),
     template=TemplateShape(counts=True, sample_only=True),
     on_empty=EmptyResult.ANSWER,
+    intent="how many",
     spellings=(
         "how_many",
         "number_of",

@@ -13,6 +13,7 @@ KIND = QueryKind(
     default_checks=(VerifierCheck.COVERS_CONDITIONS,),
     template=TemplateShape(entity_facts=True, snapshot=True, unusable=needs_facts),
     on_empty=EmptyResult.INSUFFICIENT,
+    intent="why something failed",
     spellings=(
         "diagnosis",
         "debug",

@@ -23,6 +23,7 @@ KIND = QueryKind(
     default_checks=(VerifierCheck.COVERS_CONDITIONS, VerifierCheck.WITHIN_LIMIT),
     mandatory_checks=(VerifierCheck.NO_TOTAL_COUNT_SUBSTITUTION,),
     template=TemplateShape(),
+    intent="does X exist",
     spellings=(
         "exists",
         "exist",

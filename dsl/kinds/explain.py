@@ -13,6 +13,7 @@ KIND = QueryKind(
     default_checks=(VerifierCheck.WITHIN_LIMIT,),
     template=TemplateShape(entity_facts=True, passages=True, unusable=needs_text),
     on_empty=EmptyResult.INSUFFICIENT,
+    intent="how / what is",
     spellings=(
         "why",
         "how",

@@ -22,6 +22,7 @@ KIND = QueryKind(
     must_cite=False,
     default_checks=(VerifierCheck.COVERS_CONDITIONS, VerifierCheck.WITHIN_LIMIT),
     template=TemplateShape(counts=True),
+    intent="which ones",
     spellings=(
         "which",
         "show",

@@ -110,6 +110,8 @@ class QueryKind:
     # None: plans of this type are never executed (they clarify)
     template: TemplateShape | None = None
     on_empty: EmptyResult = EmptyResult.NOT_FOUND
+    # what it answers, as the planner prompt tells an LLM when to choose it
+    intent: str = ""
     # the words a plan may write for it besides its own value (closed by `dsl.closure`)
     spellings: tuple[str, ...] = ()
     # regular expressions over the normalized question (zh and en) that ask for it

@@ -11,6 +11,7 @@ KIND = QueryKind(
     frozenset({"clarification"}),
     must_cite=False,
     default_checks=(),
+    intent="you cannot tell reliably: then write `unknown <entity>`",
     spellings=(
         "unclear",
         "未知",

@@ -21,6 +21,7 @@ from qdsl.dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar, Span, Va
 from qdsl.dsl.normalize.entity import entity_of
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.normalize.filters import spec_for
+from qdsl.dsl.operators import Arity, capability
 from qdsl.dsl.suggest import did_you_mean, suggest
 from qdsl.dsl.textnorm import normalize_text
 
@@ -104,7 +105,8 @@ def _ordered(kind: FieldType, lo: Scalar, hi: Scalar) -> bool:
 def _check_shape(site: _Site, spec: FieldSpec) -> None:
     f, op = site.filter, site.filter.operator
     value = f.value
-    if op is Operator.IS_NULL:
+    arity = capability(op).arity
+    if arity is Arity.FLAG:
         if not isinstance(value, bool):
             raise site.error(
                 "invalid_value",
@@ -113,7 +115,7 @@ def _check_shape(site: _Site, spec: FieldSpec) -> None:
                 None,
             )
         return
-    if op in LIST_OPERATORS:
+    if arity is Arity.LIST:
         if not isinstance(value, tuple) or not value:
             raise site.error(
                 "invalid_value",
@@ -121,7 +123,7 @@ def _check_shape(site: _Site, spec: FieldSpec) -> None:
                 'write the values as a list, e.g. in ("a", "b")',
                 None,
             )
-    elif op is Operator.BETWEEN:
+    elif arity is Arity.PAIR:
         if not isinstance(value, tuple) or len(value) != 2:
             raise site.error(
                 "invalid_value",
@@ -147,7 +149,7 @@ def _check_shape(site: _Site, spec: FieldSpec) -> None:
                 j if isinstance(value, tuple) else None,
                 expected=spec.type.value,
             )
-    if op is Operator.BETWEEN and isinstance(value, tuple) and not _ordered(spec.type, *value):
+    if arity is Arity.PAIR and isinstance(value, tuple) and not _ordered(spec.type, *value):
         raise site.error(
             "invalid_value",
             f"`between` bounds are out of order: {value[0]!r} > {value[1]!r}",

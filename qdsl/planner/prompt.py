@@ -8,6 +8,7 @@ never SQL and never an answer.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Collection
 from typing import Any, Literal
 
@@ -15,23 +16,36 @@ from qdsl.dsl.catalog import Catalog, FieldSpec
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.kinds import KINDS
 from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.operators import value_shapes
 
 PlanForm = Literal["text", "json"]
 
-_RULES = """\
+_RULES_TEMPLATE = """\
 You translate one question about a tenant's internal data into ONE Query DSL plan.
 Rules:
 - Output the plan only: no SQL, no prose, no answer to the question.
-- Choose query_type by what is asked: existence (does X exist), count (how many),
-  list (which ones), status (state of one object), explain (how / what is),
-  diagnose (why something failed), compare (difference between objects),
-  unknown (you cannot tell reliably: then write `unknown <entity>`).
+{kinds}
 - An existence question is never a count plan. Keep every condition the question states.
 - A bool field is a condition: "remote" is `remote = true`, "not remote" `remote = false`.
 - No plan states a sum, an average or one answer per group (total, average, each, per,
   by <field>): for such a question write `unknown <entity>`.
 - Use only the entities, fields, operators and values listed in the catalog below.
+{values}
 - Never set a tenant: the caller binds it."""
+
+
+def _kinds_rule() -> str:
+    """The query types an LLM may choose, each with what it answers (`dsl.kinds`)."""
+    asked = ", ".join(f"{qt.value} ({k.intent})" for qt, k in KINDS.items())
+    return textwrap.fill(
+        f"- Choose query_type by what is asked: {asked}.", width=88, subsequent_indent="  "
+    )
+
+
+_RULES = _RULES_TEMPLATE.format(
+    kinds=_kinds_rule(),
+    values=textwrap.fill(f"- A filter's value: {value_shapes()}", width=88, subsequent_indent="  "),
+)
 
 
 def approx_tokens(text: str) -> int:
