@@ -1,8 +1,8 @@
 """Query-type cues: which kind of answer the wording asks for.
 
-The cue words live with the question reader (`qdsl.dsl.question.words.CUES`),
-so the verifier reads a question's query type exactly as the planner does;
-here they register against the query kinds (`dsl.kinds`).
+Each query kind's record owns its cue words (`QueryKind.cues`, `dsl.kinds`);
+the question reader takes them in rank order (`qdsl.dsl.question.words.CUES`),
+so the verifier reads a question's query type exactly as the planner does.
 """
 
 from __future__ import annotations
