@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +106,10 @@ from qdsl.dsl.catalog import load_catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.plan_cache import compile_source
 from qdsl.executor.compile import compile_plan
-from qdsl.facts.db import make_engine, upgrade
+from qdsl.facts.db import READER_ROLE, make_engine, upgrade
 from qdsl.facts.index_refresh import refresh_index
+from qdsl.facts.secure import secure
+from sqlalchemy import text
 
 hr, work = Path(sys.argv[1]), Path(sys.argv[2])
 enabled = 'query_types = ["existence", "count", "list", "status", "compare"]\nsorts = ["hired_on"'
@@ -116,9 +119,7 @@ toml = toml.replace(enabled, enabled.replace('"compare"]', '"compare", "max"]'))
 (work / "catalog.toml").write_text(toml, encoding="utf-8")
 catalog = load_catalog(work / "catalog.toml")
 
-db = work / "hr.sqlite3"
-con = sqlite3.connect(db)
-con.executescript((hr / "schema.sql").read_text(encoding="utf-8"))
+url = sys.argv[3] if len(sys.argv) > 3 else f"sqlite+pysqlite:///{work / 'hr.sqlite3'}"
 more = [
     ("acme", "E-20", "Cara Ng", "sales", 45000.25),
     ("acme", "E-21", "Dev Rao", "sales", 38000.0),
@@ -127,16 +128,31 @@ more = [
     ("acme", "E-24", "Gil Ma", "sales", None),  # no salary: not a value
     ("globex", "E-30", "Hal Ox", "sales", 99000.0),  # another tenant
 ]
-con.executemany(
-    "INSERT INTO employees VALUES (?, ?, ?, ?, '2024-01-01', FALSE, ?)", more
-)
-con.commit()
-rows = con.execute("SELECT tenant_id, id, department, monthly_salary FROM employees").fetchall()
-con.close()
-url = f"sqlite+pysqlite:///{db}"
+schema, statement = (hr / "schema.sql").read_text(encoding="utf-8"), ""
+setup = make_engine(url)
+with setup.begin() as conn:
+    for line in schema.splitlines(keepends=True):
+        if line.startswith("--"):
+            continue
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.exec_driver_sql(statement.strip().rstrip(";"))
+            statement = ""
+    conn.execute(
+        text("INSERT INTO employees VALUES (:t, :i, :n, :d, '2024-01-01', FALSE, :s)"),
+        [dict(zip("tinds", row)) for row in more],
+    )
+    rows = conn.execute(
+        text("SELECT tenant_id, id, department, monthly_salary FROM employees")
+    ).fetchall()
 upgrade(url)
+if setup.dialect.name == "postgresql":
+    # as a deployer runs `qdsl db secure`: the reader role and its row-level security
+    secure(setup, catalog, reader=READER_ROLE, apply=True)
+refresh_index(setup, catalog)
+setup.dispose()
 engine = make_engine(url)
-refresh_index(engine, catalog)
+
 
 def oracle(tenant, department):
     mine = [(i, s) for t, i, d, s in rows if t == tenant and d == department and s is not None]
@@ -165,9 +181,12 @@ for tenant, department, question in (
 plan = compile_source(
     'max employee where department = "sales" select monthly_salary', catalog, None
 ).plan
-sql = [s.sql for s in compile_plan(plan, catalog, "sqlite", tenant_id="acme").statements]
-assert "max(employees.monthly_salary)" in sql[0] and "employees.tenant_id = ?" in sql[0], sql
-print("ok", len(sql))
+dialect = engine.dialect.name
+sql = [s.sql for s in compile_plan(plan, catalog, dialect, tenant_id="acme").statements]
+bound = "?" if dialect == "sqlite" else "%(tenant_id)s"
+assert "max(employees.monthly_salary)" in sql[0], sql
+assert all(f"employees.tenant_id = {bound}" in q for q in sql), sql
+print("ok", dialect, len(sql))
 """
 
 
@@ -208,7 +227,7 @@ def _touched(root: Path) -> set[str]:
     return out
 
 
-def _run(root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+def _run(root: Path, tmp: Path, url: str | None = None) -> subprocess.CompletedProcess[str]:
     work = tmp / "work"
     work.mkdir()
     env = {**os.environ, "QDSL_STATE_DIR": str(tmp / "state"), "PYTHONPATH": str(root)}
@@ -216,7 +235,7 @@ def _run(root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
         env.pop(name, None)
     hr = ROOT / "tests" / "deployments" / "hr"
     return subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(hr), str(work)],
+        [sys.executable, "-c", _SCRIPT, str(hr), str(work), *([url] if url else [])],
         cwd=tmp,
         env=env,
         capture_output=True,
@@ -226,16 +245,26 @@ def _run(root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_new_query_kind_takes_three_files(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
+def new_kind_db(request: pytest.FixtureRequest) -> str | None:
+    """None: the script's own SQLite file; else a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return None
+    factory: Callable[[], str] = request.getfixturevalue("pg_database_factory")
+    return factory()
+
+
+def test_a_new_query_kind_takes_three_files(tmp_path: Path, new_kind_db: str | None) -> None:
     root = _copy_tree(tmp_path)
     assert _touched(root) == set()
     _apply(root, _EDITS)
     touched = _touched(root)
     assert touched == {"dsl/kinds/names.py", "dsl/kinds/maximum.py", "dsl/kinds/__init__.py"}
     assert len(touched) <= 3
-    proc = _run(root, tmp_path)
+    proc = _run(root, tmp_path, new_kind_db)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert proc.stdout.splitlines()[-1] == "ok 2", proc.stdout
+    dialect = "sqlite" if new_kind_db is None else "postgresql"
+    assert proc.stdout.splitlines()[-1] == f"ok {dialect} 2", proc.stdout
 
 
 @pytest.mark.parametrize(

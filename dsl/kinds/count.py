@@ -46,7 +46,7 @@ KIND = QueryKind(
         r"\bcount(?: of)?\b",
     ),
     cue_rank=40,
-    policy=PlannerPolicy(),
+    policy=PlannerPolicy(attribute_cue=True),
     limited=False,
     consistent=_count_agrees,
 )

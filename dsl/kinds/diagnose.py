@@ -42,5 +42,7 @@ KIND = QueryKind(
         r"\bcause of\b",
     ),
     cue_rank=20,
-    policy=PlannerPolicy(singular=True, latest_when_unnamed=True, names_subject=True),
+    policy=PlannerPolicy(
+        singular=True, latest_when_unnamed=True, names_subject=True, residual_text=True
+    ),
 )

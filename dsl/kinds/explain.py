@@ -49,5 +49,5 @@ KIND = QueryKind(
         "怎样",
     ),
     cue_rank=70,
-    policy=PlannerPolicy(text_fallback=True),
+    policy=PlannerPolicy(text_fallback=True, residual_text=True, attribute_cue=True),
 )

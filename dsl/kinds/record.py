@@ -82,8 +82,14 @@ class PlannerPolicy:
     singular: bool = False
     # no subject named and no order: the latest object (the entity's default sort) is meant
     latest_when_unnamed: bool = False
-    # the question's words are a topic: the text fallback may run
+    # the question's words are a topic, not an entity: the text fallback may run, an
+    # unknown word is part of the topic, and the kind's default entity answers it
     text_fallback: bool = False
+    # words no catalog name carries become a text condition (where the entity has text)
+    residual_text: bool = False
+    # with one object pointed at, its cue asks for that object's attribute
+    # ("项目 64 的预算是多少", "what is the priority of TCK-7"), not for a filter
+    attribute_cue: bool = False
     # a ranked answer also shows the field it is ranked by ("谁的薪资最高")
     shows_ranked_field: bool = False
     # the kind's answer names its subject by id: the id filter is not restated

@@ -33,5 +33,7 @@ KIND = QueryKind(
         r"\bwhat status\b",
     ),
     cue_rank=30,
-    policy=PlannerPolicy(shows_fields=True, needs_subject=True, names_subject=True),
+    policy=PlannerPolicy(
+        shows_fields=True, needs_subject=True, names_subject=True, attribute_cue=True
+    ),
 )

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.ir import Operator, QueryType, Value
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.model import Condition, Kind, Piece, Problem, ProblemReason, Sense
 from qdsl.dsl.question.target import sense_for
 
@@ -279,8 +280,8 @@ def adjust_query_type(
     ent = r.ent(main)
     # "项目 64 的预算是多少", "What is the priority of ticket TCK-7?", "Which team is
     # agent AG-3 in?": an attribute of one object.
-    asking = (None, QueryType.COUNT, QueryType.EXPLAIN, QueryType.STATUS)
-    if pointed and projection and (qt in asking or (qt is QueryType.LIST and one_id)):
+    asking = qt is None or kind_of(qt).policy.attribute_cue
+    if pointed and projection and (asking or (qt is QueryType.LIST and one_id)):
         return QueryType.STATUS
     if qt is QueryType.EXPLAIN and pointed and QueryType.EXPLAIN not in ent.default_for:
         return QueryType.STATUS

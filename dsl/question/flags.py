@@ -22,11 +22,10 @@ from dataclasses import dataclass
 
 from qdsl.dsl.catalog import FieldSpec, FieldType
 from qdsl.dsl.ir import Operator, QueryType
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.conditions import Builder
 from qdsl.dsl.question.model import Kind, Piece, Sense
 
-# Query types that, with an object pointed at, ask its attribute rather than filter.
-_ATTRIBUTE = (None, QueryType.STATUS, QueryType.EXPLAIN, QueryType.COUNT)
 _JOINS = ("和", "与", "及", "或", "、", ",", "，", " and ", " or ")
 
 
@@ -59,7 +58,8 @@ def mention(i: int, p: Piece, sense: Sense, negated: bool) -> Mention:
 
 def attribute_asked(qt: QueryType | None, pointed: bool) -> bool:
     """An object is pointed at and its attribute asked: the field is shown."""
-    return pointed and qt in _ATTRIBUTE
+    # no cue, or one that asks an attribute (`PlannerPolicy.attribute_cue`)
+    return pointed and (qt is None or kind_of(qt).policy.attribute_cue)
 
 
 def _naming(m: Mention, others: Sequence[Mention], b: Builder) -> bool:

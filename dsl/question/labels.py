@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from qdsl.dsl.catalog import EntitySpec
 from qdsl.dsl.ir import Operator, QueryType
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.conditions import Builder, text_field
 from qdsl.dsl.question.model import Kind, Piece
 from qdsl.dsl.textnorm import normalize_text
@@ -81,7 +82,8 @@ class TextPieces:
     def place_residuals(self, qt: QueryType | None) -> None:
         """Unknown words: an explanation's topic, or text where the catalog allows it."""
         where = text_field(self.ent)
-        textual = qt in (QueryType.EXPLAIN, QueryType.DIAGNOSE) or self.ent.text_fallback
+        own = qt is not None and kind_of(qt).policy.residual_text
+        textual = own or self.ent.text_fallback
         for term in self.residuals:
             if textual and where is not None:
                 self.b.add(where[0], Operator.CONTAINS, normalize_text(term), term, textual=True)

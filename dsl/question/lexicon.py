@@ -241,9 +241,7 @@ def senses_with(lex: Lexicon, values: TenantValues | None) -> dict[str, tuple[Se
     return senses
 
 
-_MERGED: dict[
-    tuple[int, int], tuple[Lexicon, TenantValues, int, dict[str, tuple[Sense, ...]]]
-] = {}
+_MERGED: dict[tuple[int, int], tuple[Lexicon, TenantValues, int, dict[str, tuple[Sense, ...]]]] = {}
 _MERGED_LOCK = threading.Lock()
 
 

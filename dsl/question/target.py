@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
+from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.model import Kind, Piece, Sense
 
 
@@ -80,7 +81,8 @@ def _default_entity(qt: QueryType | None, pieces: Sequence[Piece], catalog: Cata
     default = catalog.default_entity(qt) if qt is not None else None
     # An explanation names its topic, not an entity: "单点登录怎么配置" asks the
     # documents about SSO even where SSO is a value of tickets.
-    if default is not None and (not owners or default in owners or qt is QueryType.EXPLAIN):
+    topic = qt is not None and kind_of(qt).policy.text_fallback
+    if default is not None and (not owners or default in owners or topic):
         return default
     if len(owners) == 1:
         return owners[0]
