@@ -361,9 +361,8 @@ def _compare(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
 
 Renderer = Callable[[_Ctx], tuple[str, dict[str, Any], list[str]]]
 
-# One renderer per executable query type (`dsl.kinds`); tests/dsl/test_kinds.py
-# proves every kind that can execute has one.
-# A kind with its own renderer (`QueryKind.render`) is not registered here.
+# The built-in kinds' renderers: one per executable query type without a renderer
+# of its own (`QueryKind.render`); tests/test_query_kinds.py proves none is missing.
 RENDERERS: KindTable[Renderer] = KindTable(
     "renderer", needs=lambda k: k.executable and k.render is None
 )

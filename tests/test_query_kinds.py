@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,9 @@ from qdsl.dsl.kinds import (
     KindTable,
     QueryType,
     VerifierCheck,
+    cue_table,
     kind_for_contract,
+    spelling_table,
 )
 from qdsl.executor.templates import registry
 from qdsl.planner.cues import CUES_BY_KIND
@@ -76,6 +79,33 @@ def test_a_table_names_what_it_misses() -> None:
         table.add(QueryType.COUNT, "y")
     with pytest.raises(LookupError, match="no thing registered for list"):
         table[QueryType.LIST]
+
+
+def test_a_kinds_plan_spellings_and_question_cues_are_read_from_its_record() -> None:
+    from qdsl.dsl import closure
+    from qdsl.planner.cues import classify
+
+    for qt, kind in KINDS.items():
+        for word in (qt.value, *kind.spellings):
+            assert closure.query_type(word) is qt, word
+    ranked = [qt for qt, _ in cue_table()]
+    # "有多少" is a count, not an existence; "what is the status of" a status, not an explanation
+    assert ranked.index(QueryType.COUNT) < ranked.index(QueryType.EXISTENCE)
+    assert ranked.index(QueryType.STATUS) < ranked.index(QueryType.EXPLAIN)
+    assert classify("有多少个项目") is QueryType.COUNT
+    assert classify("what is the status of project 64") is QueryType.STATUS
+    assert {qt for qt, k in KINDS.items() if k.cues} == {
+        qt for qt, k in KINDS.items() if k.executable
+    }
+
+
+def test_a_word_naming_two_kinds_is_refused() -> None:
+    twice = [
+        replace(KINDS[QueryType.COUNT], spellings=("tally",)),
+        replace(KINDS[QueryType.LIST], spellings=("tally",)),
+    ]
+    with pytest.raises(ValueError, match="names two query types"):
+        spelling_table(twice)
 
 
 # --- a query kind that exists only in this test -------------------------------

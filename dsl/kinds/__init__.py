@@ -99,10 +99,10 @@ def kind_for_contract(contract: AnswerContract) -> QueryKind:
     return _BY_CONTRACT[contract]
 
 
-def spelling_table() -> dict[str, QueryType]:
+def spelling_table(kinds: Iterable[QueryKind] | None = None) -> dict[str, QueryType]:
     """Every plan spelling of a query type besides its own value (`dsl.closure`)."""
     out: dict[str, QueryType] = {}
-    for kind in KINDS.values():
+    for kind in KINDS.values() if kinds is None else kinds:
         for word in kind.spellings:
             if out.setdefault(word, kind.query_type) is not kind.query_type:
                 raise ValueError(f"plan word {word!r} names two query types")
