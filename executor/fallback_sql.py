@@ -19,7 +19,7 @@ from qdsl.executor.predicates import contains
 from qdsl.executor.tables import grams_table
 
 if TYPE_CHECKING:
-    from qdsl.executor.statements import AnySelect, StatementBuilder
+    from qdsl.executor.statements import AnySelect, Selected, StatementBuilder
 
 # Term slots per fact filter. A value with more spellings than this is
 # searched in several runs of the same statement.
@@ -116,3 +116,24 @@ def _confirms(b: StatementBuilder, index: int) -> list[ColumnElement[bool]]:
         )
         for j in range(FALLBACK_SLOTS)
     ]
+
+
+def fallback_rows(
+    b: StatementBuilder,
+    bound: tuple[BoundFilter, ...],
+    selected: tuple[Selected, ...],
+    *,
+    guard: bool,
+    has_subjects: bool,
+) -> AnySelect:
+    """The entity rows of the text fallback's hits, with the spelling each matched."""
+    hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
+    hits = hit_ids.subquery("hits")
+    return (
+        b.entity_select(selected, baseline=guard, total=True)
+        .add_columns(*labels)
+        .join(hits, hits.c[N.ROW_ID] == b.et.row_id)
+        .where(*b.bounds())
+        .order_by(*b.order_by())
+        .limit(b.limit())
+    )

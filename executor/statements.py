@@ -28,7 +28,7 @@ from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.kinds.hooks import KindStatements
 from qdsl.executor import names as N
 from qdsl.executor.entity_facts_sql import entity_facts, entity_facts_ranked
-from qdsl.executor.fallback_sql import fallback_hits
+from qdsl.executor.fallback_sql import fallback_rows
 from qdsl.executor.kind_flow import own_statements
 from qdsl.executor.main_facts import wrap_main
 from qdsl.executor.predicates import (
@@ -323,8 +323,8 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         .order_by(*b.order_by())
         .limit(b.limit())
     )
-    fallback_rows = (
-        _fallback_rows(b, bound, selected, guard=guard, has_subjects=has_subjects)
+    fallback_found = (
+        fallback_rows(b, bound, selected, guard=guard, has_subjects=has_subjects)
         if fallback
         else None
     )
@@ -341,34 +341,13 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
         baseline=baseline,
         entity_facts=entity_facts(b, only_projected=not every),
         entity_facts_ranked=entity_facts_ranked(b, only_projected=not every),
-        fallback=fallback_rows,
+        fallback=fallback_found,
         rows_by_id=rows_by_id,
         uses_entity_facts=every or bool(fact_fields),
         fact_predicates=(
             () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
         ),
         own=own,
-    )
-
-
-def _fallback_rows(
-    b: StatementBuilder,
-    bound: tuple[BoundFilter, ...],
-    selected: tuple[Selected, ...],
-    *,
-    guard: bool,
-    has_subjects: bool,
-) -> AnySelect:
-    """The entity rows of the text fallback's hits, with the spelling each matched."""
-    hit_ids, labels = fallback_hits(b, bound, has_subjects=has_subjects)
-    hits = hit_ids.subquery("hits")
-    return (
-        b.entity_select(selected, baseline=guard, total=True)
-        .add_columns(*labels)
-        .join(hits, hits.c[N.ROW_ID] == b.et.row_id)
-        .where(*b.bounds())
-        .order_by(*b.order_by())
-        .limit(b.limit())
     )
 
 
