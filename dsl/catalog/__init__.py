@@ -24,6 +24,7 @@ from qdsl.dsl.catalog.relations import (
     MAX_HOPS,
     RelationPathError,
     RelationStep,
+    relation_named,
     relation_path,
 )
 from qdsl.dsl.catalog.specs import EntitySpec, FieldSpec, MeasureSpec, RelationSpec
@@ -62,6 +63,7 @@ __all__ = [
     "catalog_from_mapping",
     "demo_catalog",
     "load_catalog",
+    "relation_named",
     "relation_path",
     "resolve_catalog",
 ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from qdsl.dsl.catalog.types import Cardinality, Strict
 from qdsl.dsl.errors import PlanError
+from qdsl.dsl.textnorm import normalize_text
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog.model import Catalog
@@ -44,6 +45,8 @@ class RelationStep(Strict):
     target_column: str
     source_tenant: str
     target_tenant: str
+    # Words users write for the relation (its inverse's `inverse_synonyms`).
+    synonyms: tuple[str, ...] = ()
 
 
 def key_column(entity: EntitySpec, name: str) -> str:
@@ -90,6 +93,7 @@ def relation_table(
                 target_column=target_column(target, rel),
                 source_tenant=e.tenant,
                 target_tenant=target.tenant,
+                synonyms=rel.synonyms,
             )
             table[name][rname] = forward
     for name, e in entities.items():
@@ -128,6 +132,7 @@ def relation_table(
                 target_column=forward.source_column,
                 source_tenant=forward.target_tenant,
                 target_tenant=forward.source_tenant,
+                synonyms=rel.inverse_synonyms,
             )
     return table, problems
 
@@ -174,6 +179,17 @@ def relation_path(
         steps.append(step)
         here = step.target
     return tuple(steps)
+
+
+def relation_named(catalog: Catalog, entity: str, word: str) -> str | None:
+    """The relation of `entity` that `word` names (its name or a synonym, any width
+    or case), if exactly one does; for planners that read relation words."""
+    found = {
+        name
+        for name, step in catalog.relation_steps.get(entity, {}).items()
+        if normalize_text(word) in {normalize_text(w) for w in (name, *step.synonyms)}
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def _did_you_mean(name: str, known: Sequence[str] | Mapping[str, object]) -> str:

@@ -21,6 +21,7 @@ from qdsl.dsl.catalog import (
     catalog_from_mapping,
     demo_catalog,
     load_catalog,
+    relation_named,
     relation_path,
 )
 
@@ -332,3 +333,15 @@ def test_count_distinct_takes_any_column_and_the_id() -> None:
     assert c.entities["claim"].measures["claims_counted"].function is Aggregation.COUNT_DISTINCT
     bad = _with(INSURER, "entities.claim.measures.s", {"field": "id", "function": "sum"})
     assert "count_distinct" in _problems(bad)["entities.claim.measures.s.field"]
+
+
+def test_relation_words_name_one_relation_each_way() -> None:
+    c = catalog_from_mapping(
+        _with(INSURER, "entities.policy.relations.agent.inverse_synonyms", ["保单", "Policies"])
+    )
+    assert relation_named(c, "claim", "保单") == "policy"
+    assert relation_named(c, "claim", "POLICY") == "policy"  # its own name, any case
+    assert relation_named(c, "agent", "policies") == "policies"
+    assert relation_named(c, "agent", "claims") is None
+    (step,) = relation_path(c, "agent", ["policies"])
+    assert step.synonyms == ("保单", "Policies")
