@@ -9,8 +9,9 @@ their declared type (TEXT too), with only the values every tenant holds
 facts.scaffold_values), `references` from foreign keys and from `<x>_id`
 columns whose x names another drafted entity, sorts on indexed columns,
 `text_search` on prose only (the label and long-valued text, never an id, an
-enum or linked values), and `sensitive = true` for names like password,
-secret, token or email. The draft loads with `load_catalog` and is validated
+enum or linked values), `sensitive = true` for names like password,
+secret, token or email, and relations, aggregations, grains and a count
+measure (facts.scaffold_analytics). The draft loads with `load_catalog` and is validated
 before it is returned.
 """
 
@@ -28,6 +29,7 @@ from sqlalchemy.engine.interfaces import ReflectedColumn
 from qdsl.dsl.catalog import FieldType, catalog_from_mapping
 from qdsl.dsl.errors import UsageError
 from qdsl.facts.check.declared import reflected_columns
+from qdsl.facts.scaffold_analytics import add_measures, add_relations
 from qdsl.facts.scaffold_values import ENUM_MAX_LENGTH, longest_value, value_profile
 
 SENSITIVE = re.compile(r"secret|passw|pwd|token|e_?mail|api_?key|ssn|credit_?card|iban", re.I)
@@ -275,6 +277,9 @@ def _value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
+_PARTS = ("fields", "measures", "relations")
+
+
 def to_toml(entities: dict[str, dict[str, Any]], facts_table: str) -> str:
     lines = [
         "# Draft catalog written by `qdsl catalog init`. Review every guess, then run",
@@ -287,18 +292,27 @@ def to_toml(entities: dict[str, dict[str, Any]], facts_table: str) -> str:
         "# - `references` (from foreign keys and `<x>_id` columns) and `text_search`",
         "#   (prose columns only: add or drop columns a question should search);",
         "# - `sensitive = true` (guessed from column names): a sensitive column is",
-        "#   never shown; mark every other one that must not be.",
-        '# Fact fields (`fact = "predicate"`) and synonyms are added by hand.',
+        "#   never shown; mark every other one that must not be;",
+        "# - `relations` (one per `references`, many-to-one; `inverse` names the",
+        "#   one-to-many way back): drop a join no question should make;",
+        "# - `aggregations` on number columns (drop `sum` where a total means",
+        "#   nothing: prices, rates), `grains` on dates, and `timezone` (the zone",
+        "#   months and years are read in; an IANA name).",
+        '# Fact fields (`fact = "predicate"`), measures with their words and synonyms',
+        "# are added by hand.",
+        "",
+        'timezone = "UTC"',
         "",
         "[facts]",
         f"table = {_value(facts_table)}",
     ]
     for name, entity in entities.items():
         lines += ["", f"[entities.{_key(name)}]"]
-        lines += [f"{k} = {_value(v)}" for k, v in entity.items() if k != "fields"]
-        for fname, spec in entity["fields"].items():
-            lines += ["", f"[entities.{_key(name)}.fields.{_key(fname)}]"]
-            lines += [f"{k} = {_value(v)}" for k, v in spec.items()]
+        lines += [f"{k} = {_value(v)}" for k, v in entity.items() if k not in _PARTS]
+        for part in _PARTS:
+            for fname, spec in entity.get(part, {}).items():
+                lines += ["", f"[entities.{_key(name)}.{part}.{_key(fname)}]"]
+                lines += [f"{k} = {_value(v)}" for k, v in spec.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -317,6 +331,8 @@ def draft_catalog(
             name = table
         entities[name] = _describe(engine, table, tenant_column, notes)
     _add_references(engine, entities, notes)
+    add_measures(entities, notes)
+    add_relations(engine, entities, notes)
     text = to_toml(entities, facts_table)
     import tomllib
 

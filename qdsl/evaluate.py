@@ -64,6 +64,10 @@ class Expect(BaseModel):
     fields: dict[str, str | int | float | bool | None] | None = None
     # text the answer must contain (case-insensitive)
     mentions: tuple[str, ...] = ()
+    # aggregate_with_basis: the value; breakdown_table: every group's key -> its value
+    # (a group's keys joined by " / " when it is grouped by two)
+    value: float | None = None
+    groups: dict[str, float] | None = None
 
     @field_validator("status", mode="before")
     @classmethod
@@ -182,7 +186,7 @@ def cases_from_records(records: Sequence[Mapping[str, Any]], source: str) -> tup
             "invalid_cases",
             f"{source}: {len(problems)} problem(s) in the case file",
             hint="each case needs question and tenant; expect takes status, contract, "
-            "exists, count, ids, fields, mentions",
+            "exists, count, ids, fields, mentions, value, groups",
             details={"problems": problems[:50]},
         )
     return tuple(cases)
@@ -293,8 +297,41 @@ def _check_answer(expect: Expect, result: AnswerResult) -> list[str]:
             found = entity.get(name, facts.get(name))
             if not _same(found, wanted):
                 reasons.append(f"{name} = {found!r}, expected {wanted!r}")
+    reasons.extend(_check_values(expect, data))
     reasons.extend(_mentions(expect, result.text or ""))
     return reasons
+
+
+def _check_values(expect: Expect, data: Mapping[str, Any]) -> list[str]:
+    reasons: list[str] = []
+    if expect.value is not None and not _same(data.get("value"), expect.value):
+        reasons.append(f"value {data.get('value')!r}, expected {expect.value!r}")
+    if expect.groups is not None:
+        found = _groups(data.get("groups"))
+        if found is None:
+            return [*reasons, "the answer has no groups"]
+        for key in sorted(set(found) - set(expect.groups)):
+            reasons.append(f"group {key!r} not expected")
+        for key, wanted in expect.groups.items():
+            if key not in found:
+                reasons.append(f"misses group {key!r}")
+            elif not _same(found[key], wanted):
+                reasons.append(f"group {key!r} = {found[key]!r}, expected {wanted!r}")
+    return reasons
+
+
+def _groups(rows: Any) -> dict[str, Any] | None:
+    """A breakdown's groups as key -> value (keys of two groupings joined by " / ")."""
+    if not isinstance(rows, list):
+        return None
+    out: dict[str, Any] = {}
+    for row in rows:
+        if not isinstance(row, dict):
+            return None
+        keys = row.get("keys", row.get("key"))
+        parts = keys if isinstance(keys, list | tuple) else [keys]
+        out[" / ".join(str(k) for k in parts)] = row.get("value")
+    return out
 
 
 def _mentions(expect: Expect, text: str) -> list[str]:

@@ -63,7 +63,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(f"{name}: {count} executions")
 
 # The second deployment (support tickets) and its databases.
-pytest_plugins = ["deployments.fixtures"]
+pytest_plugins = ["deployments.fixtures", "deployments.shop"]
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_FIXTURES = frozenset(

@@ -21,6 +21,7 @@ from qdsl.facts.check.facts_rows import fact_rows
 from qdsl.facts.check.findings import CheckContext, Finding, Level, Rule, run_rules
 from qdsl.facts.check.indexes import indexes
 from qdsl.facts.check.pg_security import pg_security
+from qdsl.facts.check.relations import measures, relations
 from qdsl.facts.check.types import field_types
 from qdsl.facts.check.visibility import visibility
 from qdsl.facts.engines import display_url
@@ -34,6 +35,8 @@ RULES: tuple[Rule, ...] = (
     unique_ids,
     fact_rows,
     indexes,
+    relations,
+    measures,
     pg_security,
     visibility,
 )

@@ -118,6 +118,17 @@ def test_a_matching_answer_is_right() -> None:
         ({"ids": ["1"]}, "count_scalar", {"count": 1}, "names no ids"),
         ({"fields": {"budget": 5}}, "entity_snapshot", {"entity": {"budget": 6.0}}, "budget"),
         ({"mentions": ["Li Wei"]}, "count_scalar", {"count": 2}, "does not mention 'Li Wei'"),
+        ({"value": 98.5}, "count_scalar", {"count": 98}, "value None, expected 98.5"),
+        ({"value": 98.5}, "count_scalar", {"value": 98.0}, "value 98.0"),
+        ({"groups": {"a": 1}}, "entity_list", {"items": []}, "has no groups"),
+        ({"groups": {"a": 1}}, "count_scalar", {"groups": [{"key": "b", "value": 1}]}, "'b'"),
+        ({"groups": {"a": 1}}, "count_scalar", {"groups": [{"key": "a", "value": 2}]}, "= 2"),
+        (
+            {"groups": {"a": 1, "b": 2}},
+            "count_scalar",
+            {"groups": [{"key": "a", "value": 1}]},
+            "'b'",
+        ),
     ],
 )
 def test_an_answer_that_contradicts_an_expectation_is_wrong(
@@ -126,6 +137,13 @@ def test_an_answer_that_contradicts_an_expectation_is_wrong(
     verdict = judge(_case(**expect), _result(contract=contract, data=data))
     assert verdict.verdict == "wrong"
     assert any(reason in r for r in verdict.reasons)
+
+
+def test_aggregate_values_and_groups_are_judged_by_key_and_value() -> None:
+    two = {"groups": [{"keys": ["2025-01", "web"], "value": 3}, {"key": "2025-02", "value": 1.0}]}
+    case = _case(groups={"2025-01 / web": 3.0, "2025-02": 1}, value=4)
+    verdict = judge(case, _result(data={**two, "value": 4.0}))
+    assert (verdict.verdict, verdict.reasons) == ("right", ())
 
 
 def test_a_truncated_list_is_judged_on_what_it_shows() -> None:

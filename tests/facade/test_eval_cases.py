@@ -1,7 +1,10 @@
 """`qdsl eval` over the curated case files: no wrong answer, and the rule planner right on ≥ 90%.
 
 tests/cases/demo.toml runs on the demo, tests/cases/tickets.toml on the support
-desk (tests/deployments/tickets/), each on SQLite and PostgreSQL. The files'
+desk (tests/deployments/tickets/), tests/cases/shop.toml on the online shop
+(tests/deployments/shop/), each on SQLite and PostgreSQL. The shop's
+aggregates, breakdowns and relation questions are not stated by the plan
+language yet: they must abstain, so the shop asserts no wrong answer only. The files'
 expectations come from hand-written filters over the rows (tests/cases/*_oracle.py);
 the first test proves the files still match the rows they were computed from.
 """
@@ -13,9 +16,17 @@ import re
 import tomllib
 
 import pytest
-from cases.build_cases import DEMO_FILE, TICKETS_FILE, demo_text, tickets_text
+from cases.build_cases import (
+    DEMO_FILE,
+    SHOP_FILE,
+    TICKETS_FILE,
+    demo_text,
+    shop_text,
+    tickets_text,
+)
 from click.testing import CliRunner
 from deployments.fixtures import TICKETS_CATALOG
+from deployments.shop import SHOP_CATALOG
 
 from qdsl.cli.main import cli
 
@@ -26,12 +37,17 @@ def _sqlite_path(url: str) -> str:
     return url.removeprefix("sqlite+pysqlite:///")
 
 
-def test_case_files_match_their_rows(sqlite_url: str, tickets_sqlite_path: str) -> None:
+def test_case_files_match_their_rows(
+    sqlite_url: str, tickets_sqlite_path: str, shop_sqlite_path: str
+) -> None:
     assert DEMO_FILE.read_text(encoding="utf-8") == demo_text(_sqlite_path(sqlite_url)), (
         "tests/cases/demo.toml is stale: run tests/cases/build_cases.py"
     )
     assert TICKETS_FILE.read_text(encoding="utf-8") == tickets_text(tickets_sqlite_path), (
         "tests/cases/tickets.toml is stale: run tests/cases/build_cases.py"
+    )
+    assert SHOP_FILE.read_text(encoding="utf-8") == shop_text(shop_sqlite_path), (
+        "tests/cases/shop.toml is stale: run tests/cases/build_cases.py"
     )
 
 
@@ -46,7 +62,16 @@ def test_the_cases_are_many_and_half_chinese() -> None:
     assert abs(zh - (len(questions) - zh)) <= len(questions) // 10
 
 
-@pytest.mark.parametrize("deployment", ["demo", "tickets"])
+def test_the_shop_cases_are_many_half_chinese_and_of_every_shape() -> None:
+    cases = tomllib.loads(SHOP_FILE.read_text(encoding="utf-8"))["case"]
+    zh = sum(bool(re.search(r"[\u4e00-\u9fff]", c["question"])) for c in cases)
+    assert len(cases) >= 150 and zh * 2 == len(cases)
+    contracts = {c["expect"].get("contract") for c in cases}
+    assert {"aggregate_with_basis", "breakdown_table", "entity_list", "count_scalar"} <= contracts
+    assert {c.get("tenant", "nordwind") for c in cases} == {"nordwind", "sunrise"}
+
+
+@pytest.mark.parametrize("deployment", ["demo", "tickets", "shop"])
 def test_curated_cases_leave_no_wrong_answer(
     deployment: str,
     dialect: str,
@@ -58,11 +83,14 @@ def test_curated_cases_leave_no_wrong_answer(
     if deployment == "demo":
         url = request.getfixturevalue("sqlite_url" if dialect == "sqlite" else "pg_url")
         args = ["--db", url, "eval", str(DEMO_FILE)]
-    else:
+    elif deployment == "tickets":
         url = request.getfixturevalue(
             "tickets_sqlite_url" if dialect == "sqlite" else "tickets_pg_url"
         )
         args = ["--db", url, "--catalog", str(TICKETS_CATALOG), "eval", str(TICKETS_FILE)]
+    else:
+        url = request.getfixturevalue("shop_sqlite_url" if dialect == "sqlite" else "shop_pg_url")
+        args = ["--db", url, "--catalog", str(SHOP_CATALOG), "eval", str(SHOP_FILE)]
     res = CliRunner().invoke(cli, ["--json", *args])
     assert res.exit_code in (0, 5), res.output
     data = json.loads(res.stdout)["data"]
@@ -80,6 +108,8 @@ def test_curated_cases_leave_no_wrong_answer(
     with capsys.disabled():
         print(f"\n{summary}")
     assert not wrong, summary + "\n" + "\n".join(wrong)
+    if deployment == "shop":
+        return  # its analytic half abstains until the plan language states it
     assert data["right_rate"] >= RIGHT_AT_LEAST, summary
     assert res.exit_code == 0
 

@@ -1,0 +1,62 @@
+"""The third deployment: an online shop, normalized (tests/deployments/shop/).
+
+Customers, products, orders (-> customer), order lines (-> order, product) and
+payments (-> order), INTEGER ids, DATE and TIMESTAMP columns, a boolean,
+amounts on lines and on payments, two tenants with different rows and no view
+doing a join. Its catalog declares measures, relations and grains. The rows
+are written by `shop_data.py` into `data.sql`; a database is built the way a
+deployer sets one up (`small.build`: DDL and data, qdsl's own tables, on
+PostgreSQL `qdsl db secure`, then `qdsl index refresh`).
+
+Fixtures (registered from tests/conftest.py): `shop_catalog`,
+`shop_sqlite_path`, `shop_sqlite_url`, `shop_pg_url` (session-scoped built
+databases) and `shop_url` (once per dialect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from deployments.small import build
+
+from qdsl.dsl.catalog import Catalog, load_catalog
+
+SHOP_DIR = Path(__file__).parent / "shop"
+SHOP_CATALOG = SHOP_DIR / "catalog.toml"
+SHOP_TENANTS: tuple[str, ...] = ("nordwind", "sunrise")
+
+
+def build_shop_database(url: str) -> None:
+    build(SHOP_DIR, url)
+
+
+@pytest.fixture(scope="session")
+def shop_catalog() -> Catalog:
+    return load_catalog(SHOP_CATALOG)
+
+
+@pytest.fixture(scope="session")
+def shop_sqlite_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("shop-sqlite") / "shop.sqlite3"
+    build_shop_database(f"sqlite+pysqlite:///{path}")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def shop_sqlite_url(shop_sqlite_path: str) -> str:
+    return f"sqlite+pysqlite:///{shop_sqlite_path}"
+
+
+@pytest.fixture(scope="session")
+def shop_pg_url(pg_database_factory: Callable[[], str]) -> str:
+    url = pg_database_factory()
+    build_shop_database(url)
+    return url
+
+
+@pytest.fixture(params=[pytest.param("sqlite"), pytest.param("postgresql", marks=pytest.mark.pg)])
+def shop_url(request: pytest.FixtureRequest) -> str:
+    name = "shop_sqlite_url" if request.param == "sqlite" else "shop_pg_url"
+    return str(request.getfixturevalue(name))
