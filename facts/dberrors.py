@@ -26,6 +26,7 @@ __all__ = [
     "OWN_TABLES",
     "CatalogTableMissing",
     "ColumnMissing",
+    "ConnectionLost",
     "DatabaseMissing",
     "DatabaseUnreachable",
     "DiskFailed",
@@ -60,6 +61,15 @@ class _Fault(DatabaseError):
 
 class DatabaseUnreachable(_Fault):
     subtype_name = "unreachable"
+
+
+class ConnectionLost(_Fault):
+    """The server went away under an open connection (stopped, failed over, a
+    pooler restarted): the same call can succeed on the next connection, which
+    a multi-host URL may open on another server."""
+
+    subtype_name = "connection_lost"
+    default_retryable = True
 
 
 class DatabaseMissing(_Fault):
@@ -230,6 +240,23 @@ def _connect_fault(message: str, where: str) -> DatabaseError | None:
     return None
 
 
+def _connection_fault(
+    exc: BaseException, message: str, state: str | None, where: str
+) -> DatabaseError | None:
+    """No connection could be opened, or the one in use was lost."""
+    if isinstance(exc, sa_exc.OperationalError) and state is None:
+        fault = _connect_fault(message, where)
+        if fault is not None:
+            return fault
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        # SQLAlchemy saw a disconnect (and drops the pool's connections)
+        return ConnectionLost(
+            f"the connection to the database server at {where} was lost",
+            hint="retry the same call: it opens a new connection",
+        )
+    return None
+
+
 def classify(
     exc: BaseException,
     *,
@@ -336,10 +363,9 @@ def _classify(
             hint="retry the same call",
             details={"sqlstate": state},
         )
-    if isinstance(exc, sa_exc.OperationalError) and state is None:
-        fault = _connect_fault(message, where)
-        if fault is not None:
-            return fault
+    fault = _connection_fault(exc, message, state, where)
+    if fault is not None:
+        return fault
     orig = getattr(exc, "orig", None)
     return QueryFailed(
         f"the database refused the query ({type(orig or exc).__name__})",
