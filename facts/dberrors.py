@@ -32,6 +32,7 @@ __all__ = [
     "DiskFailed",
     "DiskFull",
     "PoolExhausted",
+    "PreparedStatementMissing",
     "PrivilegeMissing",
     "QueryFailed",
     "SchemaPredatesVersion",
@@ -70,6 +71,14 @@ class ConnectionLost(_Fault):
 
     subtype_name = "connection_lost"
     default_retryable = True
+
+
+class PreparedStatementMissing(_Fault):
+    """A statement psycopg prepared is gone from, or already on, the server
+    connection: a transaction pooler (PgBouncer before 1.21 in transaction mode)
+    handed the client another server connection."""
+
+    subtype_name = "prepared_statement_missing"
 
 
 class DatabaseMissing(_Fault):
@@ -154,6 +163,8 @@ _DISK_FULL = "53100"
 # SQLite's words for a full disk: the file could not grow, or (in WAL mode) the
 # `-shm` file could not (SQLite: "usually the file system is full").
 _SQLITE_FULL = frozenset({"SQLITE_FULL", "SQLITE_IOERR_SHMSIZE"})
+# a prepared statement's name unknown (26000) or taken (42P05) on the server connection
+_PREPARED_NAME = frozenset({"26000", "42P05"})
 _TRANSIENT = frozenset({"40001", "40P01", "55P03", "57P01", "57P02", "57P03"})
 
 _RELATION = re.compile(r'relation "(?:[^"]+\.)?([^"]+)" does not exist')
@@ -243,7 +254,8 @@ def _connect_fault(message: str, where: str) -> DatabaseError | None:
 def _connection_fault(
     exc: BaseException, message: str, state: str | None, where: str
 ) -> DatabaseError | None:
-    """No connection could be opened, or the one in use was lost."""
+    """No connection could be opened, the one in use was lost, or a pooler in
+    between changed the server connection under it."""
     if isinstance(exc, sa_exc.OperationalError) and state is None:
         fault = _connect_fault(message, where)
         if fault is not None:
@@ -253,6 +265,14 @@ def _connection_fault(
         return ConnectionLost(
             f"the connection to the database server at {where} was lost",
             hint="retry the same call: it opens a new connection",
+        )
+    if state in _PREPARED_NAME:
+        return PreparedStatementMissing(
+            f"a prepared statement is not on the server connection at {where}, as if a "
+            "transaction pooler were in between",
+            hint="behind PgBouncer (transaction mode, before 1.21) add prepare_threshold=none "
+            "to the database URL (docs/scaling.md)",
+            details={"sqlstate": state},
         )
     return None
 
