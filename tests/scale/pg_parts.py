@@ -9,18 +9,16 @@ and no step assumes a timing.
 
 Without the binaries the tests skip with the reason, or fail under
 QDSL_REQUIRE_PG=1 (as the PostgreSQL fixtures of tests/conftest.py do).
+Ports, directories and the PgBouncer launcher are `benchmarks.local_servers`'s,
+which the pooler benchmark shares.
 """
 
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import signal
-import socket
 import subprocess
-import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +26,29 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
-PG_BIN = Path(os.environ.get("QDSL_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
-PGBOUNCER_PATHS = ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer")
-SERVER_USER = "postgres"
-# How long one step may take on a loaded 2-core machine before the fixture gives up.
-WAIT_S = 180.0
+from benchmarks import local_servers
+from benchmarks.local_servers import (
+    PG_BIN,
+    WAIT_S,
+    Bouncer,
+    as_server_user,
+    free_port,
+    private_root,
+    server_user,
+    url_at,
+    wait_for,
+)
+
+__all__ = [
+    "Bouncer",
+    "Cluster",
+    "Node",
+    "free_port",
+    "multi_host_url",
+    "start_cluster",
+    "start_pgbouncer",
+    "wait_for",
+]
 
 
 def unavailable(reason: str) -> None:
@@ -45,40 +61,19 @@ def pg_binaries() -> Path:
     for tool in ("initdb", "pg_ctl", "pg_basebackup", "pg_isready"):
         if not (PG_BIN / tool).is_file():
             unavailable(f"PostgreSQL server binaries not found ({PG_BIN / tool})")
-    if os.geteuid() == 0:
-        _server_user()
+    if os.geteuid() == 0 and server_user() is None:
+        unavailable("running as root and there is no 'postgres' OS user to run servers as")
     return PG_BIN
 
 
-def pgbouncer_binary() -> str:
-    found = shutil.which("pgbouncer") or next(
-        (p for p in PGBOUNCER_PATHS if Path(p).is_file()), None
-    )
-    if found is None:
+def start_pgbouncer(server_port: int, *, pool_size: int = 4) -> Bouncer:
+    """PgBouncer in transaction mode in front of the server on `server_port`."""
+    pg_binaries()  # pg_isready tells when it is up
+    binary = local_servers.pgbouncer_binary()
+    if binary is None:
         unavailable("pgbouncer is not installed (apt-get install pgbouncer; .ci/run does it)")
-    assert found is not None
-    return found
-
-
-def _server_user() -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(SERVER_USER)
-    except KeyError:
-        unavailable(f"running as root and there is no {SERVER_USER!r} OS user to run servers")
-        raise
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def as_server_user(cmd: Sequence[str]) -> list[str]:
-    """`cmd` run as the server's OS user when we are root (the server refuses root)."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", SERVER_USER, "--", *cmd]
-    return list(cmd)
+    assert binary is not None
+    return local_servers.start_pgbouncer(binary, server_port, pool_size=pool_size)
 
 
 def run(cmd: Sequence[str], *, timeout: float = WAIT_S) -> str:
@@ -88,30 +83,6 @@ def run(cmd: Sequence[str], *, timeout: float = WAIT_S) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr[-2000:]}")
     return done.stdout
-
-
-def private_root(prefix: str) -> Path:
-    """A fresh directory the server's user owns (0700)."""
-    root = Path(tempfile.mkdtemp(prefix=prefix))
-    if os.geteuid() == 0:
-        user = _server_user()
-        os.chown(root, user.pw_uid, user.pw_gid)
-    return root
-
-
-def wait_for(what: str, ready: Callable[[], bool], *, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    delay = 0.05
-    while not ready():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not ready after {timeout:.0f} s")
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
-
-
-def url_at(port: int, database: str, **query: str) -> str:
-    extra = "".join(f"&{k}={v}" for k, v in query.items())
-    return f"postgresql+psycopg://postgres@127.0.0.1:{port}/{database}?connect_timeout=10{extra}"
 
 
 def multi_host_url(ports: Sequence[int], database: str, **query: str) -> str:
@@ -153,12 +124,7 @@ class Node:
         return (self.data / "postmaster.pid").exists()
 
     def ready(self) -> bool:
-        done = subprocess.run(
-            [str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port)],
-            check=False,
-            timeout=60,
-        )
-        return done.returncode == 0
+        return local_servers.accepting(self.port)
 
     def url(self, database: str = "postgres", **query: str) -> str:
         return url_at(self.port, database, **query)
@@ -286,93 +252,3 @@ def start_cluster(standbys: int, seed: Callable[[str], None]) -> Cluster:
         cluster.stop()
         raise
     return cluster
-
-
-# -- PgBouncer ---------------------------------------------------------------------------
-
-
-@dataclass
-class Bouncer:
-    """PgBouncer in front of one server, in transaction pool mode."""
-
-    root: Path
-    port: int
-    process: subprocess.Popen[bytes]
-
-    def url(self, database: str, **query: str) -> str:
-        return url_at(self.port, database, **query)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=60)
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-_BOUNCER_INI = """
-[databases]
-* = host=127.0.0.1 port={server_port}
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = {port}
-unix_socket_dir =
-auth_type = trust
-auth_file = {root}/userlist.txt
-pool_mode = transaction
-default_pool_size = {pool_size}
-max_client_conn = 400
-ignore_startup_parameters = extra_float_digits,options
-logfile = {root}/pgbouncer.log
-pidfile = {root}/pgbouncer.pid
-"""
-
-
-def start_pgbouncer(server_port: int, *, pool_size: int = 4) -> Bouncer:
-    """PgBouncer (the Debian package's binary, our own configuration; its service
-    is never used) on a free port, pooling server connections per transaction:
-    `pool_size` of them per database and user, far fewer than the clients."""
-    binary = pgbouncer_binary()
-    root = private_root("qdsl-pgbouncer-")
-    port = free_port()
-    (root / "userlist.txt").write_text('"postgres" ""\n')
-    (root / "pgbouncer.ini").write_text(
-        _BOUNCER_INI.format(server_port=server_port, port=port, root=root, pool_size=pool_size)
-    )
-    if os.geteuid() == 0:
-        user = _server_user()
-        for name in ("userlist.txt", "pgbouncer.ini"):
-            os.chown(root / name, user.pw_uid, user.pw_gid)
-    # pgbouncer refuses root; `-u` makes it switch user itself, so the process
-    # this holds is pgbouncer's own (and a signal to it reaches it)
-    user_flag = ["-u", SERVER_USER] if os.geteuid() == 0 else []
-    process = subprocess.Popen(
-        [binary, *user_flag, str(root / "pgbouncer.ini")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    bouncer = Bouncer(root=root, port=port, process=process)
-
-    def up() -> bool:
-        if process.poll() is not None:
-            log = root / "pgbouncer.log"
-            tail = log.read_text()[-2000:] if log.exists() else ""
-            raise RuntimeError(f"pgbouncer exited {process.returncode}: {tail}")
-        done = subprocess.run(
-            [str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port),
-             "-U", "postgres", "-d", "postgres"],
-            check=False,
-            timeout=60,
-        )
-        return done.returncode == 0
-
-    try:
-        wait_for("pgbouncer accepts connections", up)
-    except BaseException:
-        bouncer.stop()
-        raise
-    return bouncer
