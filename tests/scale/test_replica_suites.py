@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from exec_support import CATALOG, NOW, TENANTS, Snapshot, snapshot
+from exec_support import CATALOG, NOW, TENANTS, Snapshot, sample_plan, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pg_parts import Cluster
@@ -26,6 +26,7 @@ from test_isolation import _check
 from test_rls import _admin_counts, _counts_as_reader
 
 from qdsl.dsl.errors import PlanError
+from qdsl.dsl.ir import QueryType
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.executor.run import execute
 from qdsl.facts.engines import read_only_engine
@@ -113,3 +114,23 @@ def test_rls_on_standbys(reader: Engine, primary_engine: Engine) -> None:
         assert seen == _admin_counts(primary_engine, tenant)
         assert seen["projects"] > 0 and seen["semantic_facts"] > 0
     assert set(_counts_as_reader(reader, "t9' OR '1'='1").values()) == {0}
+
+
+def test_a_deployments_read_engine_reads_on_after_a_plan(cluster: Cluster) -> None:
+    # SQLAlchemy hands the executor's connection back with psycopg's read_only
+    # reset to False, so a plain engine's next transaction would BEGIN READ WRITE,
+    # which a standby refuses; the read URL's engine keeps every transaction READ ONLY
+    from qdsl.deployment import resolve
+
+    deployment = resolve(None, cluster.primary_url(), read_url=cluster.standby_url(0))
+    try:
+        engine = deployment.read_engine()
+        plan = normalize(
+            sample_plan("project", QueryType.COUNT), CATALOG, PlanContext(tenant_id="t1")
+        ).plan
+        for _ in range(3):
+            assert execute(plan, CATALOG, engine, "t1", now=NOW).count
+            with engine.connect() as conn:  # a plain transaction, as the value index opens
+                assert conn.execute(text("SELECT pg_is_in_recovery()")).scalar() is True
+    finally:
+        deployment.close()
