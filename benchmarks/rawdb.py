@@ -96,21 +96,30 @@ def pg_connect(url: str, *, guarded: bool) -> psycopg.Connection[Any]:
     return conn
 
 
-def pg_run(conn: psycopg.Connection[Any], statements: list[Statement]) -> int:
+def pg_run(
+    conn: psycopg.Connection[Any], statements: list[Statement], *, prepare: bool = True
+) -> int:
+    """`statements` run, prepared server-side unless `prepare` is off (behind a
+    transaction pooler that keeps no prepared statements)."""
     rows = 0
     for sql, params in statements:
-        rows += len(conn.execute(sql, params, prepare=True).fetchall())
+        rows += len(conn.execute(sql, params, prepare=prepare).fetchall())
     return rows
 
 
 def pg_run_guarded(
-    conn: psycopg.Connection[Any], tenant: str, statements: list[Statement], timeout_ms: int
+    conn: psycopg.Connection[Any],
+    tenant: str,
+    statements: list[Statement],
+    timeout_ms: int,
+    *,
+    prepare: bool = True,
 ) -> int:
     """The same statements inside the executor's session guards, one transaction.
 
     It ends with COMMIT (nothing was written: the same as a rollback) because
     psycopg deallocates every prepared statement of the session on ROLLBACK."""
-    conn.execute(GUARDS, (READER_ROLE, tenant, str(timeout_ms)), prepare=True)
-    rows = pg_run(conn, statements)
+    conn.execute(GUARDS, (READER_ROLE, tenant, str(timeout_ms)), prepare=prepare)
+    rows = pg_run(conn, statements, prepare=prepare)
     conn.commit()
     return rows

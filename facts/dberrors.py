@@ -26,11 +26,13 @@ __all__ = [
     "OWN_TABLES",
     "CatalogTableMissing",
     "ColumnMissing",
+    "ConnectionLost",
     "DatabaseMissing",
     "DatabaseUnreachable",
     "DiskFailed",
     "DiskFull",
     "PoolExhausted",
+    "PreparedStatementMissing",
     "PrivilegeMissing",
     "QueryFailed",
     "SchemaPredatesVersion",
@@ -60,6 +62,23 @@ class _Fault(DatabaseError):
 
 class DatabaseUnreachable(_Fault):
     subtype_name = "unreachable"
+
+
+class ConnectionLost(_Fault):
+    """The server went away under an open connection (stopped, failed over, a
+    pooler restarted): the same call can succeed on the next connection, which
+    a multi-host URL may open on another server."""
+
+    subtype_name = "connection_lost"
+    default_retryable = True
+
+
+class PreparedStatementMissing(_Fault):
+    """A statement psycopg prepared is gone from, or already on, the server
+    connection: a transaction pooler (PgBouncer before 1.21 in transaction mode)
+    handed the client another server connection."""
+
+    subtype_name = "prepared_statement_missing"
 
 
 class DatabaseMissing(_Fault):
@@ -144,6 +163,8 @@ _DISK_FULL = "53100"
 # SQLite's words for a full disk: the file could not grow, or (in WAL mode) the
 # `-shm` file could not (SQLite: "usually the file system is full").
 _SQLITE_FULL = frozenset({"SQLITE_FULL", "SQLITE_IOERR_SHMSIZE"})
+# a prepared statement's name unknown (26000) or taken (42P05) on the server connection
+_PREPARED_NAME = frozenset({"26000", "42P05"})
 _TRANSIENT = frozenset({"40001", "40P01", "55P03", "57P01", "57P02", "57P03"})
 
 _RELATION = re.compile(r'relation "(?:[^"]+\.)?([^"]+)" does not exist')
@@ -226,6 +247,32 @@ def _connect_fault(message: str, where: str) -> DatabaseError | None:
             f"cannot connect to the database server at {where}",
             hint="check that the server is running and --db / QDSL_DATABASE_URL names its "
             "host and port",
+        )
+    return None
+
+
+def _connection_fault(
+    exc: BaseException, message: str, state: str | None, where: str
+) -> DatabaseError | None:
+    """No connection could be opened, the one in use was lost, or a pooler in
+    between changed the server connection under it."""
+    if isinstance(exc, sa_exc.OperationalError) and state is None:
+        fault = _connect_fault(message, where)
+        if fault is not None:
+            return fault
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        # SQLAlchemy saw a disconnect (and drops the pool's connections)
+        return ConnectionLost(
+            f"the connection to the database server at {where} was lost",
+            hint="retry the same call: it opens a new connection",
+        )
+    if state in _PREPARED_NAME:
+        return PreparedStatementMissing(
+            f"a prepared statement is not on the server connection at {where}, as if a "
+            "transaction pooler were in between",
+            hint="behind PgBouncer (transaction mode, before 1.21) add prepare_threshold=none "
+            "to the database URL (docs/scaling.md)",
+            details={"sqlstate": state},
         )
     return None
 
@@ -336,10 +383,9 @@ def _classify(
             hint="retry the same call",
             details={"sqlstate": state},
         )
-    if isinstance(exc, sa_exc.OperationalError) and state is None:
-        fault = _connect_fault(message, where)
-        if fault is not None:
-            return fault
+    fault = _connection_fault(exc, message, state, where)
+    if fault is not None:
+        return fault
     orig = getattr(exc, "orig", None)
     return QueryFailed(
         f"the database refused the query ({type(orig or exc).__name__})",

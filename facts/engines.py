@@ -6,6 +6,10 @@
 * `make_engine(url)`: PostgreSQL goes through psycopg 3; a plain
   `postgresql://` or `postgres://` URL is rewritten to `postgresql+psycopg://`.
 * `display_url(url)`: the URL as output may show it (SPEC 9).
+* `prepare_threshold` in a PostgreSQL URL's query is qdsl's, not libpq's: it is
+  taken out of the URL and handed to psycopg (`none` turns server-side prepared
+  statements off, for a pooler that keeps none across transactions, such as
+  PgBouncer before 1.21 in transaction mode; docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 
 from qdsl.dsl.errors import UsageError
 from qdsl.dsl.private_dir import private_root, refuse_unsafe_file
@@ -30,10 +34,12 @@ __all__ = [
     "default_database_url",
     "demo_database_file",
     "display_url",
+    "driver_url",
     "existing_engine",
     "make_async_engine",
     "make_engine",
     "normalize_url",
+    "read_only_engine",
     "require_database",
     "state_dir",
 ]
@@ -140,8 +146,51 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
         cur.close()
 
 
+# The URL's query parameter (qdsl's own) that sets psycopg's prepare_threshold.
+PREPARE_PARAM = "prepare_threshold"
+
+
+def driver_url(url: str) -> tuple[URL, dict[str, Any]]:
+    """`url` normalized and without `prepare_threshold`, and the psycopg connect
+    arguments that parameter names: `none` (or `off`) prepares nothing server-side,
+    a whole number N prepares a statement on its Nth run (psycopg's default: 5)."""
+    parsed = make_url(normalize_url(url))
+    raw = parsed.query.get(PREPARE_PARAM)
+    if raw is None:
+        return parsed, {}
+    if parsed.get_backend_name() != "postgresql" or not isinstance(raw, str):
+        raise _bad_prepare(raw)
+    word = raw.strip().lower()
+    threshold: int | None
+    if word in ("none", "off"):
+        threshold = None
+    elif word.isdigit():
+        threshold = int(word)
+    else:
+        raise _bad_prepare(raw)
+    return parsed.difference_update_query([PREPARE_PARAM]), {"prepare_threshold": threshold}
+
+
+def _bad_prepare(raw: object) -> UsageError:
+    return UsageError(
+        "bad_database_url",
+        f"{PREPARE_PARAM}={raw!r} in the database URL is not a PostgreSQL setting qdsl knows",
+        hint=f"write {PREPARE_PARAM}=none (no server-side prepared statements, for a "
+        f"transaction pooler) or {PREPARE_PARAM}=N (a whole number), once, on a "
+        "postgresql:// URL",
+    )
+
+
+def _with_driver_args(url: str, kwargs: dict[str, Any]) -> tuple[URL, dict[str, Any]]:
+    parsed, extra = driver_url(url)
+    if extra:
+        kwargs = {**kwargs, "connect_args": {**extra, **kwargs.get("connect_args", {})}}
+    return parsed, kwargs
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
-    engine = create_engine(normalize_url(url), **kwargs)
+    parsed, kwargs = _with_driver_args(url, kwargs)
+    engine = create_engine(parsed, **kwargs)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
@@ -174,11 +223,24 @@ def existing_engine(url: str, **kwargs: Any) -> Engine:
     return make_engine(url, **kwargs)
 
 
+def read_only_engine(url: str, **kwargs: Any) -> Engine:
+    """`existing_engine` for servers that only serve reads (hot standbys): on
+    PostgreSQL every transaction of it is READ ONLY. Without that, SQLAlchemy
+    hands a connection back with psycopg's `read_only` reset to False, not to the
+    server's default, so the next transaction on it would BEGIN READ WRITE,
+    which a standby refuses."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "postgresql":
+        options = {"postgresql_readonly": True, **kwargs.pop("execution_options", {})}
+        kwargs = {**kwargs, "execution_options": options}
+    return existing_engine(url, **kwargs)
+
+
 def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """The asyncio twin: aiosqlite for SQLite, psycopg 3 (async mode) for PostgreSQL."""
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    sync_url = make_url(normalize_url(url))
+    sync_url, kwargs = _with_driver_args(url, kwargs)
     if sync_url.get_backend_name() == "sqlite":
         sync_url = sync_url.set(drivername="sqlite+aiosqlite")
     return create_async_engine(sync_url, **kwargs)

@@ -8,6 +8,13 @@ command, the MCP server one per process; all three through `resolve`, so
 the default database, the clock and the catalog files are each chosen in one
 place. Without a database the deployment is the embedded demo
 (`demo_deployment`): the demo's seeded SQLite file and its fixed "now".
+
+A deployment may read from other servers than it writes to: `read_url` (the
+CLI's `--read-db`, QDSL_READ_DATABASE_URL) names hot standbys, usually as a
+libpq multi-host URL; plans read there (`read_engine`), everything that writes
+(ref store, facts load, index refresh, set-up) stays on the primary (`engine`),
+and a plan that requires fresh facts reads the primary too (`reader_for`):
+a standby may not have replayed the newest facts yet (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ __all__ = [
     "database_url",
     "demo_deployment",
     "parse_now",
+    "read_database_url",
     "resolve",
     "wall_clock",
 ]
@@ -79,6 +87,12 @@ def database_url(db_url: str | None) -> str:
     from qdsl.facts.db import default_database_url
 
     return default_database_url()
+
+
+def read_database_url(read_url: str | None) -> str | None:
+    """The database plans read from when it is not the primary: `--read-db`
+    (QDSL_READ_DATABASE_URL), else None (plans read the primary)."""
+    return read_url.strip() or None if read_url else None
 
 
 class EngineSlot:
@@ -124,6 +138,9 @@ class Deployment:
     clock: Clock
     engines: EngineSlot
     url: str | None = None
+    # hot standbys plans read from (None: the primary); see the module doc
+    read_url: str | None = None
+    readers: EngineSlot | None = None
     demo: bool = False
     values: ValueSource | None = None
     audit_sink: AuditSink | None = None
@@ -135,7 +152,18 @@ class Deployment:
         return self.clock()
 
     def engine(self) -> Engine:
+        """The primary's engine: what writes, and what reads when no read URL is set."""
         return self.engines.get()
+
+    def read_engine(self) -> Engine:
+        """The engine plans read through: the read URL's, else the primary's."""
+        return self.readers.get() if self.readers is not None else self.engines.get()
+
+    def reader_for(self, fresh: bool) -> Engine:
+        """The engine a plan runs on: one that requires fresh facts (`fresh`) reads
+        the primary, since a standby may lag behind the facts loaded there; any
+        other reads the read URL's (a snapshot a little behind is its contract)."""
+        return self.engines.get() if fresh else self.read_engine()
 
     def database(self) -> str:
         """The database's URL (the demo's is found, in the state dir, when asked)."""
@@ -158,10 +186,12 @@ class Deployment:
         default this deployment's), opened on first use."""
         if self.values is not None:
             return self.values
-        return DatabaseValues(engine or self.engine, self.catalog)
+        return DatabaseValues(engine or self.read_engine, self.catalog)
 
     def close(self) -> None:
         self.engines.dispose()
+        if self.readers is not None:
+            self.readers.dispose()
 
 
 class DatabaseValues:
@@ -240,6 +270,7 @@ def resolve(
     audit_sink: AuditSink | None = None,
     limits: Limits | None = None,
     timeout_ms: int | None = None,
+    read_url: str | None = None,
 ) -> Deployment:
     """The deployment of `catalog` (a Catalog, a TOML path, else QDSL_CATALOG, else
     the demo catalog) on `engine`, else `db_url`, else the embedded demo;
@@ -249,8 +280,18 @@ def resolve(
     it; the Python API does not), else the demo's fixed "now" on the demo
     database (unless `demo_clock` is off), else the wall clock. A database
     named by URL must exist (SQLite creates a mistyped file on first connect).
+    `read_url`: where plans read (see the module doc); it needs `db_url`, the
+    primary everything else writes to.
     """
     moment = now or (parse_now(getenv("QDSL_NOW")) if env_now else None)
+    read_url = read_database_url(read_url)
+    if read_url is not None and (db_url is None or engine is not None or external):
+        raise UsageError(
+            "read_db_without_primary",
+            "--read-db / QDSL_READ_DATABASE_URL names where plans read, but no --db names "
+            "the primary that everything else writes to",
+            hint="pass --db (QDSL_DATABASE_URL) with the primary's URL as well",
+        )
     if engine is None and db_url is None and not external:
         demo = demo_deployment(catalog, now=moment)
         if moment is None and not demo_clock:
@@ -262,11 +303,14 @@ def resolve(
     else:
         url = database_url(db_url)
         slot = EngineSlot(_existing(url))
+    readers = EngineSlot(_read_only(read_url)) if read_url is not None else None
     return Deployment(
         catalog=catalog_for(catalog),
         clock=fixed_clock(moment) if moment is not None else wall_clock,
         engines=slot,
         url=url,
+        read_url=read_url,
+        readers=readers,
         values=values,
         audit_sink=audit_sink,
         limits=limits,
@@ -279,6 +323,15 @@ def _existing(url: str) -> Callable[[], Engine]:
         from qdsl.facts.db import existing_engine
 
         return existing_engine(url)
+
+    return make
+
+
+def _read_only(url: str) -> Callable[[], Engine]:
+    def make() -> Engine:
+        from qdsl.facts.engines import read_only_engine
+
+        return read_only_engine(url)
 
     return make
 

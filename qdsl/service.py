@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from qdsl.audit import Audit, audited_error
 from qdsl.deployment import Deployment
+from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
@@ -160,7 +161,7 @@ class Service:
                     result = execute(
                         plan,
                         settings.catalog,
-                        self.deployment.engine(),
+                        self.deployment.reader_for(requires_fresh(plan)),
                         tenant_id,
                         timeout_ms=self.deployment.timeout_ms,
                         now=settings.now,
@@ -276,7 +277,7 @@ class Service:
         result = execute(
             norm.bound or norm.plan,
             self.deployment.catalog,
-            self.deployment.engine(),
+            self.deployment.reader_for(requires_fresh(norm.plan)),
             tenant_id,
             timeout_ms=timeout_ms if timeout_ms is not None else self.deployment.timeout_ms,
             now=moment,
@@ -372,6 +373,12 @@ class Service:
             planner=planner,
         )
         return run_cases(cases, ask)
+
+
+def requires_fresh(plan: Plan | BoundPlan) -> bool:
+    """Whether `plan` asks for fresh facts only (it then reads the primary)."""
+    raw = plan.plan if isinstance(plan, BoundPlan) else plan
+    return raw.retrieval_policy.require_fresh_fact
 
 
 class _CallersPlan:

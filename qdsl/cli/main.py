@@ -77,6 +77,12 @@ def _print_version(ctx: click.Context) -> None:
 @click.option("--db", "db_url", envvar="QDSL_DATABASE_URL", help="SQLAlchemy database URL.")
 @click.option("--catalog", "catalog_path", envvar="QDSL_CATALOG", help="Catalog TOML file.")
 @click.option(
+    "--read-db",
+    "read_db_url",
+    envvar="QDSL_READ_DATABASE_URL",
+    help="Where plans read (hot standbys); writes stay on --db.",
+)
+@click.option(
     "--version",
     is_flag=True,
     expose_value=False,
@@ -86,7 +92,13 @@ def _print_version(ctx: click.Context) -> None:
     help="Print the version and exit.",
 )
 @click.pass_context
-def cli(ctx: click.Context, json_mode: bool, db_url: str | None, catalog_path: str | None) -> None:
+def cli(
+    ctx: click.Context,
+    json_mode: bool,
+    db_url: str | None,
+    catalog_path: str | None,
+    read_db_url: str | None,
+) -> None:
     """qdsl: query DSL compiler and answer verifier.
 
     \b
@@ -97,7 +109,9 @@ def cli(ctx: click.Context, json_mode: bool, db_url: str | None, catalog_path: s
       docs/envelopes.md      JSON envelopes, the ref store, settings
       docs/python-api.md     plan_and_answer, its options and its answer
     """
-    ctx.obj = CliState(json_mode=json_mode, db_url=db_url, catalog_path=catalog_path)
+    ctx.obj = CliState(
+        json_mode=json_mode, db_url=db_url, catalog_path=catalog_path, read_db_url=read_db_url
+    )
 
 
 def _undecodable_argument(args: list[str]) -> int | None:

@@ -23,6 +23,7 @@ class CliState:
     json_mode: bool = False
     db_url: str | None = None
     catalog_path: str | None = None
+    read_db_url: str | None = None
 
 
 def current_state() -> CliState:
@@ -57,6 +58,14 @@ def _global_params() -> list[click.Option]:
             help="SQLAlchemy database URL (overrides QDSL_DATABASE_URL).",
         ),
         click.Option(
+            ["--read-db", "read_db_url"],
+            expose_value=False,
+            callback=_override,
+            metavar="URL",
+            help="Where plans read: hot standbys, e.g. a multi-host URL; writes stay on "
+            "--db (overrides QDSL_READ_DATABASE_URL; docs/scaling.md).",
+        ),
+        click.Option(
             ["--catalog", "catalog_path"],
             expose_value=False,
             callback=_override,
@@ -79,14 +88,16 @@ def with_global_options(cmd: click.Command) -> click.Command:
 
 
 def current_deployment(now_text: str | None = None, *, clock: bool = True) -> Deployment:
-    """The command's deployment: `--catalog` and `--db` (else their environment,
-    else the demo); with `clock`, `--now` over QDSL_NOW over the demo's fixed
+    """The command's deployment: `--catalog`, `--db` and `--read-db` (else their
+    environment, else the demo); with `clock`, `--now` over QDSL_NOW over the demo's fixed
     "now" on the demo database over the wall clock."""
     from qdsl.deployment import parse_now, resolve
 
     state = current_state()
     now = parse_now(now_text) if clock else None
-    return resolve(state.catalog_path, state.db_url, now=now, env_now=clock)
+    return resolve(
+        state.catalog_path, state.db_url, now=now, env_now=clock, read_url=state.read_db_url
+    )
 
 
 def current_url() -> str:

@@ -244,3 +244,19 @@ def test_pool_held_by_another_connection_is_exhausted(db_url: str) -> None:
     finally:
         engine.dispose()
     assert info.value.code == "database/pool_exhausted" and info.value.retryable is True
+
+
+def test_a_connection_lost_under_a_statement_is_retryable() -> None:
+    # what SQLAlchemy raises when the server goes away mid-transaction (a standby
+    # stopped, a pooler restarted): the same call succeeds on a new connection
+    # (tests/scale/test_failover.py makes the real fault)
+    from sqlalchemy.exc import OperationalError
+
+    lost = OperationalError(
+        "SELECT 1", {}, Exception("server closed the connection unexpectedly"),
+        connection_invalidated=True,
+    )
+    err = classify(lost, where="postgresql+psycopg://h:1/db")
+    assert err.code == "database/connection_lost" and err.retryable is True
+    still_there = OperationalError("SELECT 1", {}, Exception("some other fault"))
+    assert classify(still_there).retryable is False

@@ -1,0 +1,72 @@
+"""The read URL (`--read-db`, QDSL_READ_DATABASE_URL): plans read there, the rest
+stays on the primary (`--db`), and a plan requiring fresh facts reads the
+primary. The replicated cluster's own tests are in tests/scale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qdsl.cli.main import cli
+from qdsl.deployment import resolve
+from qdsl.dsl.errors import UsageError
+from qdsl.facts.demo.setup import ensure_demo
+
+
+@pytest.fixture
+def two_files(tmp_path: Path) -> tuple[str, str]:
+    primary, reader = (f"sqlite+pysqlite:///{tmp_path / name}.sqlite3" for name in "ab")
+    ensure_demo(primary)
+    ensure_demo(reader)
+    return primary, reader
+
+
+def test_plans_read_the_read_url_and_fresh_ones_the_primary(two_files: tuple[str, str]) -> None:
+    primary, reader = two_files
+    d = resolve(None, primary, read_url=reader)
+    try:
+        assert str(d.engine().url).endswith("a.sqlite3")
+        assert str(d.read_engine().url).endswith("b.sqlite3")
+        assert d.reader_for(False) is d.read_engine()
+        assert d.reader_for(True) is d.engine()
+    finally:
+        d.close()
+    alone = resolve(None, primary, read_url="  ")
+    assert alone.read_url is None and alone.read_engine() is alone.engine()
+    alone.close()
+
+
+def test_a_read_url_without_a_primary_is_a_usage_error(two_files: tuple[str, str]) -> None:
+    with pytest.raises(UsageError) as info:
+        resolve(None, None, read_url=two_files[1])
+    assert info.value.code == "usage/read_db_without_primary"
+    result = CliRunner().invoke(
+        cli, ["--json", "--read-db", two_files[1], "ask", "--tenant", "t1", "any projects?"]
+    )
+    assert result.exit_code == 2
+    error = json.loads((result.stderr or result.output).strip().splitlines()[-1])["error"]
+    assert error["subtype"] == "read_db_without_primary"
+
+
+def test_the_cli_reads_the_read_url(two_files: tuple[str, str]) -> None:
+    primary, reader = two_files
+    # the read database lacks a table the plan reads: the error names it, so the
+    # plan ran there, not on the primary
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(reader)
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE projects"))
+    engine.dispose()
+    args = ["--json", "--db", primary, "--read-db", reader, "run", "--tenant", "t1"]
+    plan = "count project"
+    result = CliRunner().invoke(cli, [*args, "--plan", plan])
+    assert result.exit_code == 8, result.output
+    fresh = CliRunner().invoke(
+        cli, [*args, "--plan", f"{plan} retrieval facts_first, require_fresh_fact"]
+    )
+    assert fresh.exit_code == 0, fresh.output
+    assert json.loads(fresh.stdout)["data"]["answer"]["count"] > 0
