@@ -212,6 +212,8 @@ def _expected(rows: Rows, tenant: str) -> dict[str, Callable[[dict[str, Any]], o
     }
     third = next(a for a in appointments if a["id"] == 3)
     first_licensed = min(doctors, key=lambda d: d["licensed_on"])
+    last_date = max(d["licensed_on"] for d in doctors)
+    last_licensed = {d["id"] for d in doctors if d["licensed_on"] == last_date}
     return {
         # BOOLEAN
         "How many telehealth appointments are there?": (
@@ -231,6 +233,11 @@ def _expected(rows: Rows, tenant: str) -> dict[str, Callable[[dict[str, Any]], o
         "Which doctor has the earliest license date?": (
             lambda a: [int(i["id"]) for i in a["items"]] == [first_licensed["id"]]
             and a["items"][0]["licensed_on"] == first_licensed["licensed_on"]
+        ),
+        # every doctor licensed on the latest date: two in northside, none picked
+        "Who was licensed most recently?": (
+            lambda a: {int(i["id"]) for i in a["items"]} == last_licensed
+            and all(i["licensed_on"] == last_date for i in a["items"])
         ),
         # INTEGER id, and the foreign key
         "What is the status of appointment 3?": (
@@ -272,6 +279,13 @@ def test_the_clinic_is_a_schema_of_every_shape_the_done_when_names() -> None:
         # the superlative asked below has one answer per tenant, not a tie
         dates = sorted(d["licensed_on"] for d in rows["doctors"] if d["tenant_id"] == tenant)
         assert dates[0] != dates[1]
+    # ...and the latest license date is a tie in one tenant and not in the other
+    latest = {
+        t: sorted((d["licensed_on"] for d in rows["doctors"] if d["tenant_id"] == t), reverse=True)
+        for t in TENANTS
+    }
+    assert latest["northside"][0] == latest["northside"][1]
+    assert latest["lakeside"][0] != latest["lakeside"][1]
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])

@@ -4,7 +4,7 @@ INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VAL
 INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('northside', 2, 'Dr. Ben Okafor', 'dermatology', TRUE, '2020-11-23');
 INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('northside', 3, 'Dr. Chloe Martin', 'cardiology', FALSE, '2005-04-06');
 INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('northside', 4, 'Dr. 李明', 'pediatrics', TRUE, '2008-09-17');
-INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('northside', 5, 'Dr. Omar Haddad', 'dermatology', TRUE, '2011-02-28');
+INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('northside', 5, 'Dr. Omar Haddad', 'dermatology', TRUE, '2020-11-23');
 INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('lakeside', 1, 'Dr. Eva Novak', 'cardiology', FALSE, '2016-06-12');
 INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('lakeside', 2, 'Dr. Femi Adeyemi', 'pediatrics', TRUE, '2019-11-23');
 INSERT INTO doctors (tenant_id, id, name, specialty, accepting, licensed_on) VALUES ('lakeside', 3, 'Dr. 王丽', 'dermatology', TRUE, '2022-04-06');
