@@ -109,9 +109,9 @@ def tied(
     to the ties and their rows. The total stays the executor's count."""
     name = _top_field(plan, spec)
     rows = result.rows
-    top = rows[0].values.get(name) if rows and name is not None else None
     kept = min(1, len(rows))
-    if top is not None:
+    top = rows[0].values.get(name) if rows and name is not None else None
+    if name is not None and top is not None:
         while kept < len(rows) and rows[kept].values.get(name) == top:
             kept += 1
     total = result.count if result.count is not None else len(rows)
