@@ -15,6 +15,7 @@ only for rows that tie, `ties_read`) and the sentence names each of them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -84,6 +85,7 @@ def widened(plan: Plan, spec: EntitySpec | None) -> Plan | None:
 # plan's statements once per plan object, so a question asked again reuses them
 _WIDE: dict[int, tuple[BoundPlan, BoundPlan]] = {}
 _WIDE_SIZE = 256
+_WIDE_LOCK = threading.Lock()
 
 
 def widened_bound(bound: BoundPlan | None, wide: Plan) -> BoundPlan | Plan:
@@ -91,14 +93,15 @@ def widened_bound(bound: BoundPlan | None, wide: Plan) -> BoundPlan | Plan:
     binds nothing, so the binding stays), the same object for the same `bound`."""
     if bound is None:
         return wide
-    hit = _WIDE.get(id(bound))
-    if hit is not None and hit[0] is bound:
-        return hit[1]
-    made = replace(bound, plan=wide)
-    if len(_WIDE) >= _WIDE_SIZE:
-        _WIDE.pop(next(iter(_WIDE)), None)
-    _WIDE[id(bound)] = (bound, made)
-    return made
+    with _WIDE_LOCK:
+        hit = _WIDE.get(id(bound))
+        if hit is not None and hit[0] is bound:
+            return hit[1]
+        made = replace(bound, plan=wide)
+        if len(_WIDE) >= _WIDE_SIZE:
+            _WIDE.pop(next(iter(_WIDE)))
+        _WIDE[id(bound)] = (bound, made)
+        return made
 
 
 def tied(
