@@ -264,6 +264,7 @@ SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("plan_and_answer", "plan_and_answer on the demo"),
     ("version", "qdsl --version"),
     ("refs_list", "qdsl refs list"),
+    ("ask_startup", "qdsl ask as one process"),
     ("envelope_1mb", "1 MB result stored + printed"),
     ("audit", "plan_and_answer, audit on vs off"),
 )

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.limits import Limits, check_plan_limits, check_text_size, limits
-from qdsl.dsl.parser import parse_text
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import Catalog
@@ -32,11 +30,17 @@ def load_plan(
     call, if any). `catalog`, when at hand, lends its entity names to the
     examples in syntax hints. `spans=False` leaves a text plan's spans out
     (`parse_text`); its errors are located all the same."""
+    # The parsers are imported here, not with the module: a question answered by
+    # the rule planner reaches the plan cache but never parses a plan.
     lim = limit or limits()
     check_text_size(source, "plan_bytes", "the plan", lim)
     if is_json_plan(source):
+        from qdsl.dsl.json_form import parse_json
+
         plan = parse_json(source)
     else:
+        from qdsl.dsl.parser import parse_text
+
         plan = parse_text(source, catalog=catalog, spans=spans)
     check_plan_limits(plan, lim)
     return plan

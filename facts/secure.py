@@ -317,7 +317,7 @@ def secure(engine: Engine, catalog: Catalog, *, reader: str, apply: bool) -> lis
                     for s in planned:
                         cur.execute(s.statement)
     except (SQLAlchemyError, psycopg.Error) as exc:
-        raise _secure_error(exc) from None
+        raise _secure_error(exc, reader) from None
     return shown
 
 
@@ -338,13 +338,23 @@ def isolation_of(engine: Engine, catalog: Catalog, *, reader: str) -> list[dict[
     ]
 
 
-def _secure_error(exc: Exception) -> DatabaseError:
+def _secure_error(exc: Exception, reader: str | None = None) -> DatabaseError:
     detail = str(getattr(exc, "orig", None) or exc)
+    hint = (
+        "run as the tables' owner (or a superuser), or hand `qdsl db secure --print` to your DBA"
+    )
+    if reader is not None and f'role "{reader}"' in detail:
+        # The tables' owner may grant on its tables but not membership in a role it
+        # did not create (the reader is cluster-wide: another database's `db upgrade`
+        # may have made it), and qdsl reads as the reader only through that membership.
+        hint = (
+            f"this user must be a member of {reader}: a superuser runs "
+            f"`GRANT {reader} TO <this user>`, then run `qdsl db secure` again"
+        )
     return DatabaseError(
         "secure_failed",
         f"applying the security statements failed: {detail.splitlines()[0][:300]}",
-        hint="run as the tables' owner (or a superuser), or hand `qdsl db secure --print` "
-        "to your DBA",
+        hint=hint,
         retryable=False,
         details={"error": detail[:500]},
     )

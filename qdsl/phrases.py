@@ -38,7 +38,9 @@ def entity_name(catalog: Catalog, entity_type: str, lang: Language, *, plural: b
         zh = _first(spec.synonyms, cjk=True)
         if zh:
             return zh
-    return f"{entity_type}s" if plural else entity_type
+    # the key as words, as field names are ("upcoming visits", not "upcoming_visits")
+    noun = entity_type.replace("_", " ")
+    return f"{noun}s" if plural else noun
 
 
 def field_name(field: FieldSpec | None, name: str, lang: Language) -> str:

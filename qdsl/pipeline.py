@@ -36,6 +36,7 @@ from qdsl.executor.result import ExecutionResult
 from qdsl.gate import check_route, gate
 from qdsl.planner import PlanDraft
 from qdsl.stages import LLM_UNAVAILABLE, Run, attempt_event, feedback_for
+from qdsl.superlatives import tied, widened, widened_bound
 from qdsl.verifier import Language, Outcome, Verdict
 from qdsl.verifier.checks.question import question_covered
 
@@ -171,21 +172,28 @@ def _plan_and_try(run: Run, pctx: PlanContext, feedback: str | None) -> Generato
 
 def _tries(run: Run, normalized: NormalizedPlan) -> Generator[Any, Any, Tried]:
     """Execute and judge the same plan, again while the verdict asks for that."""
-    plan, audit = normalized.plan, run.audit
+    asked, audit = normalized.plan, run.audit
+    spec = run.s.catalog.entities.get(asked.entity_type)
+    # a one-row superlative runs with room for the rows that tie with its first
+    wide = widened(asked, spec)
+    # bound once, by the normalizer: the executor compiles it as it is
+    target = (normalized.bound or asked) if wide is None else widened_bound(normalized.bound, wide)
+    plan = asked
     verdict: Verdict | None = None
     result: ExecutionResult | None = None
     for attempt in range(run.s.same_plan_tries):
         try:
-            # bound once, by the normalizer: the executor compiles it as it is
-            result = yield normalized.bound or plan
+            result = yield target
             assert isinstance(result, ExecutionResult)
         except NotCoveredError as exc:
             audit.event("execute", status="not_covered", error_code=exc.code)
-            return run.not_covered(plan, exc)
+            return run.not_covered(asked, exc)
         except QdslError as exc:
             audit.event("execute", status="error", error_code=exc.code)
             raise
         run.executed(result, attempt + 1)
+        if wide is not None:
+            plan, result = tied(asked, spec, result)
         empty = run.on_empty(plan, result)
         if empty is not None:
             return empty

@@ -188,8 +188,8 @@ def _list(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         top_sentence(
             c.plan,
             c.spec,
-            rows[0],
-            named=_named(rows[0]),
+            rows,
+            named=_named,
             one=c.one,
             many=c.many,
             total=total,

@@ -29,6 +29,7 @@ SQLITE_ROWS = (
     "plan_and_answer on the demo",
     "qdsl --version",
     "qdsl --json refs list",
+    'qdsl ask "Are there any A-share projects?"',
     "1 MB result stored + printed",
     "default audit log vs none",
 )
@@ -55,7 +56,8 @@ def _summary(out: str) -> str:
 
 def test_every_benchmark_runs_quick_without_postgres() -> None:
     out = _run("--skip-pg", "--no-pg")
-    for name in ("bench_compile", "bench_executor", "bench_answer", "bench_startup"):
+    for name in ("bench_compile", "bench_executor", "bench_answer", "bench_startup",
+                 "bench_ask_startup"):
         assert f"## {name}" in out
     summary = _summary(out)
     for row in SQLITE_ROWS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Index, exists, func, inspect, select
@@ -38,15 +39,21 @@ from qdsl.facts.tables import TENANT_TABLES as OWN_TENANT_TABLES
 
 __all__ = ["DemoStatus", "ensure_demo", "row_counts"]
 
-# PostgreSQL: trigram indexes for the fallback's confirming ILIKE; SQLite skips them.
-for _table, _columns in TRIGRAM_COLUMNS.items():
-    for _column in _columns:
-        Index(
-            f"ix_{_table}_{_column}_trgm",
-            metadata.tables[_table].c[_column],
-            postgresql_using="gin",
-            postgresql_ops={_column: "gin_trgm_ops"},
-        ).ddl_if(dialect="postgresql")
+
+@cache
+def _trigram_indexes() -> None:
+    """PostgreSQL: trigram indexes for the fallback's confirming ILIKE; SQLite skips
+    them. Added to the metadata when a schema is created, not at import: their
+    `postgresql_*` options load SQLAlchemy's PostgreSQL dialect, which every demo
+    call on SQLite (`qdsl ask` included) would otherwise import for nothing."""
+    for table, columns in TRIGRAM_COLUMNS.items():
+        for column in columns:
+            Index(
+                f"ix_{table}_{column}_trgm",
+                metadata.tables[table].c[column],
+                postgresql_using="gin",
+                postgresql_ops={column: "gin_trgm_ops"},
+            ).ddl_if(dialect="postgresql")
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,7 @@ def _secure_pg(conn: Connection) -> None:
 
 
 def _create_schema(engine: Engine) -> None:
+    _trigram_indexes()
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")

@@ -50,7 +50,8 @@ def _human(data: dict[str, Any]) -> str:
     from qdsl.cli.answer_tables import answer_blocks
     from qdsl.cli.tables import render
 
-    return render([f"{head}\n{text}".rstrip(), *answer_blocks(data.get("answer"))])
+    blocks = answer_blocks(data.get("answer"), data.get("plan"))
+    return render([f"{head}\n{text}".rstrip(), *blocks])
 
 
 def _next_ops(data: dict[str, Any]) -> list[dict[str, Any]]:

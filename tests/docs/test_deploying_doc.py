@@ -17,46 +17,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from deployments.deploying_doc import doc_commands
 from deployments.fixtures import TICKETS_CATALOG, TICKETS_DIR, sql_statements
 
 from qdsl.dsl.catalog import load_catalog
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "deploying.md"
-FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 # Numbers and ids an answer names; evidence pointers ([fact:3]) are left out.
 TOKENS = re.compile(r"[A-Z]+-\d+|\d+(?:\.\d+)?")
 EVIDENCE = re.compile(r"\[[a-z_]+:[^\]]*\]")
-
-
-@dataclass
-class Command:
-    argv: list[str]
-    expected: str | None = None
-
-
-def doc_commands(dialect: str) -> list[Command]:
-    out: list[Command] = []
-    for info, body in FENCE.findall(DOC.read_text(encoding="utf-8")):
-        lang, *only = info.split()
-        if lang == "text" and out:
-            out[-1].expected = body
-        if lang != "sh" or (only and dialect not in only):
-            continue
-        for line in body.replace("\\\n", " ").splitlines():
-            argv = shlex.split(line, comments=True)
-            if argv:
-                out.append(Command(argv))
-    return out
 
 
 def _answer_tokens(text: str) -> tuple[str, set[str]]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-import qdsl.dsl.load
+import qdsl.dsl.parser
 import qdsl.dsl.plan_cache
 import qdsl.planner.rule
 import qdsl.stages
@@ -46,7 +46,7 @@ def test_a_question_is_read_once_and_never_printed_and_parsed(
     monkeypatch.setattr(qdsl.stages, "read_question", reading)
     monkeypatch.setattr(qdsl.planner.rule, "read_question", reading)
     monkeypatch.setattr(qdsl.planner.rule, "to_text", never)
-    monkeypatch.setattr(qdsl.dsl.load, "parse_text", never)
+    monkeypatch.setattr(qdsl.dsl.parser, "parse_text", never)
     monkeypatch.setattr(qdsl.stages.Run, "verify_context", verify_context)
     res = plan_and_answer(
         "有多少个进行中的项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)

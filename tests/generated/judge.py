@@ -4,7 +4,8 @@
   oracle's: the count, the yes/no and the ids it names, the set of listed ids,
   every value and fact of a snapshot, every difference of a comparison (and no
   other), every passage of an explanation quoted from the row's passage column
-  under its section, the object topping a field shown with the value it tops.
+  under its section, the objects topping a field (every one that ties) shown with
+  the value they top.
   Values are compared by meaning, not by spelling: 4.5 and Decimal("4.50") are
   one number, a date may come as a date or as its midnight, a yes/no as a bool
   or 0/1, a fact under any alias of its value.
@@ -29,6 +30,7 @@ from generated.questions import Question
 
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.pipeline import AnswerResult
+from qdsl.superlatives import TIE_ROWS
 
 Outcome = Literal["right", "safe", "wrong", "error"]
 ABSTENTIONS = frozenset({"clarify", "insufficient_evidence", "not_covered", "refused", "gated"})
@@ -276,25 +278,29 @@ def _passage_problems(
 
 
 def _top_problems(dep: Deployment, q: Question, data: dict[str, Any], want: Expected) -> list[str]:
-    """One object, one of those holding the top value, shown with that value, out of
-    every row of the tenant."""
+    """Every object holding the top value (never one picked among ties; at most
+    TIE_ROWS of them when more tie), each shown with that value, out of every row
+    of the tenant. When no row holds a value, one object, any."""
     ent = dep.entity(q.entity)
     name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
     items = data.get("items") or []
     named = [str(i.get("id")) for i in items]
     if not want.possible:
         return [f"names {named}, the tenant holds none"] if named else []
-    if len(items) != 1:
-        return [f"names {len(items)} objects, not the one on top"]
-    if named[0] not in want.definite:
-        return [f"names {named[0]}, the top is {sorted(want.definite)}"]
+    rows = {str(r["id"]): r for r in dep.rows_of(q.tenant, q.entity)}
+    held = any(r[name] is not None for r in rows.values())
+    count = min(len(want.definite), TIE_ROWS) if held else 1
+    if len(named) != count or len(set(named)) != count:
+        return [f"names {len(items)} objects, the top is {sorted(want.definite)}"]
+    if not set(named) <= want.definite:
+        return [f"names {sorted(named)}, the top is {sorted(want.definite)}"]
     out = []
     if data.get("total") != len(want.possible):
         out.append(f"total {data.get('total')}, expected {len(want.possible)}")
-    row = next(r for r in dep.rows_of(q.tenant, q.entity) if str(r["id"]) == named[0])
-    wanted = row[name]
-    if wanted is not None and not same_value(kind_of(ent, name), items[0].get(name), wanted):
-        out.append(f"shows {name} = {items[0].get(name)!r}, is {wanted!r}")
+    for ident, item in zip(named, items, strict=True):
+        wanted = rows[ident][name]
+        if wanted is not None and not same_value(kind_of(ent, name), item.get(name), wanted):
+            out.append(f"{ident} shows {name} = {item.get(name)!r}, is {wanted!r}")
     return out
 
 

@@ -116,7 +116,7 @@ def snapshot(dep: Deployment, tenant: str, entity: str, ident: str) -> Snapshot 
 
 
 def _top(dep: Deployment, q: Question) -> Expected:
-    """The rows holding the field's top (or bottom) value: one of them is the answer.
+    """The rows holding the field's top (or bottom) value: the answer names each.
     When no row holds a value, any row is one (none tops another)."""
     name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
     rows = dep.rows_of(q.tenant, q.entity)

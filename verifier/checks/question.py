@@ -25,6 +25,7 @@ from qdsl.executor.result import ResultRow
 from qdsl.verifier.checks.base import Subject, error, skipped
 from qdsl.verifier.checks.ranges import POINT_OPERATORS, RANGE_OPERATORS, interval
 from qdsl.verifier.model import Issue, Outcome
+from qdsl.verifier.ties import ties_read
 
 NAME = "question_covered"
 _CLARIFY = Outcome.RETRY_WITH_CLARIFIED_PLAN
@@ -176,7 +177,9 @@ def _range_issues(
         )
 
 
-def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterator[str]:
+def _plan_issues(
+    reading: Reading, plan: Plan, ent: EntitySpec | None, rows: Sequence[ResultRow]
+) -> Iterator[str]:
     if reading.entity_named and plan.entity_type != reading.entity:
         yield (
             f"问题问的是 {reading.entity}，计划查询的是 {plan.entity_type}"
@@ -218,7 +221,10 @@ def _plan_issues(reading: Reading, plan: Plan, ent: EntitySpec | None) -> Iterat
                 if _zh(reading)
                 else f"the plan does not sort by {field} {direction.value}"
             )
-    if reading.limit is not None and plan.limit != reading.limit:
+    # "who has the highest salary" may name every row that ties at the top: a limit
+    # widened to ties only (each row holds the first's value of the one sort field)
+    ties = reading.limit == 1 and ties_read(plan, rows)
+    if reading.limit is not None and plan.limit != reading.limit and not ties:
         yield (
             f"问题要 {reading.limit} 个，计划的 limit 是 {plan.limit}"
             if _zh(reading)
@@ -342,7 +348,7 @@ def question_covered(s: Subject) -> Iterator[Issue]:
             yield error(NAME, problem_sentence(p, reading.entity, reading.language), _CLARIFY)
     if reading.entity is None or reading.query_type is None:
         return
-    for message in _plan_issues(reading, s.plan, ent):
+    for message in _plan_issues(reading, s.plan, ent, s.result.rows):
         yield error(NAME, message, _CLARIFY)
     for message in _result_issues(reading, s.result.rows, ent):
         yield error(NAME, message, Outcome.RETRY_WITH_SAME_PLAN)
