@@ -1,7 +1,7 @@
 """Plan -> bound SQL, against the guard it replaces: LLM-written SQL checked by sqlglot.
 
 qdsl: the plan (JSON, or plan text) compiled as the pipeline compiles it
-(`qdsl.dsl.plan_cache.compile_source`: loaded, normalized and bound for the
+(`qdsl.dsl.plan.plan_cache.compile_source`: loaded, normalized and bound for the
 tenant) and prepared (statements and bound parameters) for PostgreSQL, each
 statement rendered to SQL text: everything between the planner's output and
 the driver. "Warm": the same plan seen before (a compile-cache hit, as in a
@@ -25,7 +25,7 @@ from benchmarks.sqlguard import Whitelist, build_label, compiled_build, guard
 from benchmarks.workload import demo_cases
 from qdsl.dsl.catalog import Catalog, demo_catalog
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import PLANS, PlanCache, compile_source
+from qdsl.dsl.plan.plan_cache import PLANS, PlanCache, compile_source
 from qdsl.executor.compile import prepare, render
 
 TENANT = "t1"

@@ -56,8 +56,8 @@ from benchmarks.rawdb import (
 from benchmarks.workload import Case, demo_cases, theme_list
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog, demo_catalog
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import execute
 from qdsl.facts.db import make_engine

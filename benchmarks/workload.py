@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from qdsl.dsl.bound import alias_set
 from qdsl.dsl.catalog import Catalog, demo_catalog
-from qdsl.dsl.parser import parse_text
+from qdsl.dsl.plan.parser import parse_text
 
 
 @dataclass(frozen=True)

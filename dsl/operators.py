@@ -7,7 +7,7 @@ one). Everything that asks "may this operator be used here, and with what"
 reads it: the catalog loader (`OPERATORS_BY_TYPE`: a field may declare only
 operators its type allows), the normalizer's value checks
 (`dsl.normalize.values`), the binder's fact semantics (`dsl.bound`), the JSON
-Schema's description of a filter value (`dsl.schema`) and the planner prompt's
+Schema's description of a filter value (`dsl.plan.schema`) and the planner prompt's
 operator legend (`qdsl.planner.prompt`). Field types are named by value, so
 this module imports nothing of the catalog (which imports it).
 """

@@ -12,7 +12,7 @@ tenant.
 from __future__ import annotations
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import Limits, limits
+from qdsl.dsl.settings.limits import Limits, limits
 
 _HINT = "pass the caller's tenant id, e.g. --tenant t1 (printable, no surrounding spaces)"
 

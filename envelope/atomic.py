@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 # a symlink, or on Windows any reparse point (shared with the state dir's checks)
-from qdsl.dsl.private_dir import is_link
+from qdsl.dsl.settings.private_dir import is_link
 
 
 class Caps(NamedTuple):

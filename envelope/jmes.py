@@ -5,7 +5,7 @@ Ansible), with a spec and a compliance suite; hand-rolling a path language
 would give agents one more dialect to learn.
 
 Every expression is a caller's (`refs get`, `--pick`, chain `$.` references,
-MCP `get_ref`), so none is evaluated unbounded (`dsl.limits`):
+MCP `get_ref`), so none is evaluated unbounded (`dsl.settings.limits`):
 
 * its length, then its nesting, before jmespath's parser runs: the parser
   and the interpreter recurse once or more per level, and a few thousand
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import Limits, limits
+from qdsl.dsl.settings.limits import Limits, limits
 
 if TYPE_CHECKING:
     from qdsl.envelope.jmes_budget import Sizes

@@ -35,7 +35,7 @@ from jmespath import functions
 from jmespath.visitor import Options, TreeInterpreter
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import Limits
+from qdsl.dsl.settings.limits import Limits
 
 # The node types whose value the node itself builds; every other node returns
 # a part of its input (a field, an index, the current node), a boolean, or

@@ -1,4 +1,4 @@
-"""Private directories for the ref store: `qdsl.dsl.private_dir`, under the
+"""Private directories for the ref store: `qdsl.dsl.settings.private_dir`, under the
 store's platform capabilities (`atomic.CAPS`, which a test turns off to run the
 portable path on Linux).
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qdsl.dsl import private_dir
-from qdsl.dsl.private_dir import UnsafeDirectory
+from qdsl.dsl.settings import private_dir
+from qdsl.dsl.settings.private_dir import UnsafeDirectory
 from qdsl.envelope import atomic
 
 __all__ = ["UnsafeDirectory", "ensure_child", "ensure_root"]

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from qdsl.dsl.config import config_table, state_root
 from qdsl.dsl.errors import UsageError
+from qdsl.dsl.settings.config import config_table, state_root
 
 FileInputPolicy = Literal["allow", "warn", "deny"]
 FILE_INPUT_POLICIES: tuple[FileInputPolicy, ...] = ("allow", "warn", "deny")

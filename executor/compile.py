@@ -24,7 +24,7 @@ from qdsl.dsl.bound import BoundFilter, BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, PlanError, PolicyError, UsageError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import Limits, limits
+from qdsl.dsl.settings.limits import Limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor import names as N
 from qdsl.executor.bind import (

@@ -1,6 +1,6 @@
 """The executor's preparation of a bound plan, done once per plan and caller.
 
-The compile cache (`qdsl.dsl.plan_cache`) serves the same immutable BoundPlan
+The compile cache (`qdsl.dsl.plan.plan_cache`) serves the same immutable BoundPlan
 object for the same plan, catalog and tenant. Everything `prepare` and the
 plan checks work out from it depends only on that object, the dialect, the
 caller's tenant, the limits in force, `now` and the columns' storage: the plan's bounds, the
@@ -23,7 +23,7 @@ from datetime import datetime
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import Limits
+from qdsl.dsl.settings.limits import Limits
 from qdsl.executor.compile import Prepared
 from qdsl.facts.storage import Storage
 

@@ -24,10 +24,10 @@ from sqlalchemy.engine import Engine
 
 from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import DatabaseError, UsageError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import check_bindable, check_now, check_plan_limits, limits
+from qdsl.dsl.settings.config import getenv
+from qdsl.dsl.settings.limits import check_bindable, check_now, check_plan_limits, limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.compile import Prepared, prepare
 from qdsl.executor.flow import Flow, run_flow

@@ -23,7 +23,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.private_dir import private_root, refuse_unsafe_file
+from qdsl.dsl.settings.private_dir import private_root, refuse_unsafe_file
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -50,7 +50,7 @@ DEMO_DB_NAME = "demo.sqlite3"
 def state_dir() -> Path:
     """QDSL_STATE_DIR, else the platform's user state dir; created, with any
     missing parents, mode 0700 (as the ref store creates it), and refused unless
-    it is the user's own (`qdsl.dsl.private_dir`).
+    it is the user's own (`qdsl.dsl.settings.private_dir`).
 
     Raises UsageError `state_dir_unsafe` / `state_dir_unusable`.
     """

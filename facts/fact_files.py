@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any, Literal
 
 from qdsl.dsl.errors import QdslError
-from qdsl.dsl.limits import check_json_depth
+from qdsl.dsl.settings.limits import check_json_depth
 
 Format = Literal["jsonl", "csv"]
 Row = tuple[int, Mapping[str, Any] | str]

@@ -26,7 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from qdsl.dsl.catalog import Catalog, FieldType
-from qdsl.dsl.limits import has_surrogate
+from qdsl.dsl.settings.limits import has_surrogate
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.index_bounds import btree_max_item, index_entry_bytes, value_room
 from qdsl.facts.tables import semantic_facts

@@ -48,8 +48,8 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 from sqlalchemy.dialects.postgresql import REGCLASS
 
-from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import UsageError
+from qdsl.dsl.settings.config import getenv
 from qdsl.facts.dberrors import StatementTimeout
 from qdsl.facts.tables import semantic_facts
 

@@ -55,9 +55,9 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType
-from qdsl.dsl.config import getenv
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.linking import EMPTY_VALUES, LinkedValue, TenantValues, ValueSource
+from qdsl.dsl.settings.config import getenv
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.facts.db import READER_ROLE, tenant_transaction
 from qdsl.facts.index_state import (

@@ -57,8 +57,8 @@ from qdsl.audit_sinks import (
     default_sink,
     use_sink,
 )
-from qdsl.dsl.config import getenv
 from qdsl.dsl.errors import QdslError, UsageError
+from qdsl.dsl.settings.config import getenv
 
 __all__ = ["ROTATE_BYTES", "ROTATE_KEEP", "Audit", "AuditUnwritable", "FileSink"]
 __all__ += ["MemorySink", "NullSink", "RotatingFileSink", "StreamSink", "TeeSink"]

@@ -11,7 +11,7 @@ created 0600 whatever the umask (an older, wider one is made 0600).
 
 Under the state dir nothing is followed: the file, its rotated copies and the
 rotation lock are opened with O_NOFOLLOW, and `<state>/audit/` must be a real
-directory of the user inside a state dir of the user (`qdsl.dsl.private_dir`),
+directory of the user inside a state dir of the user (`qdsl.dsl.settings.private_dir`),
 checked whenever the file is (re)opened. A fault raises OSError or the state
 dir's typed error; `qdsl.audit.Audit` reports either as `usage/audit_unwritable`.
 """

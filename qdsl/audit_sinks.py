@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from qdsl.audit_file import FileSink, RotatingFileSink
-from qdsl.dsl.config import STATE_ROOT_ENV, environ_key, getenv, state_root
+from qdsl.dsl.settings.config import STATE_ROOT_ENV, environ_key, getenv, state_root
 
 AUDIT_DIR = "audit"
 AUDIT_FILE = "audit.jsonl"
@@ -88,7 +88,7 @@ def audit_path() -> Path:
 
 def _audit_dir() -> Path:
     """`<state>/audit/`, checked (the user's own, no symlink) and made private."""
-    from qdsl.dsl.private_dir import private_child
+    from qdsl.dsl.settings.private_dir import private_child
 
     return private_child(AUDIT_DIR)
 
@@ -102,7 +102,7 @@ _SINK_ENV = ("QDSL_AUDIT", "QDSL_AUDIT_LOG")
 def _sink_key() -> tuple[str | None, ...]:
     # environ_key over what locates the state dir and the audit settings, read
     # per request; with QDSL_STATE_DIR set, the platform's HOME and
-    # XDG_STATE_HOME do not matter (dsl.config.state_root), so they are not read.
+    # XDG_STATE_HOME do not matter (dsl.settings.config.state_root), so they are not read.
     state = getenv(STATE_ROOT_ENV[0])
     where = environ_key(STATE_ROOT_ENV) if not state else (state,)
     return (*where, *environ_key(_SINK_ENV))

@@ -28,11 +28,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.catalog_files import resolve_catalog_cached
-from qdsl.dsl.config import getenv
+from qdsl.dsl.catalog.files import resolve_catalog_cached
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import Limits, check_now
 from qdsl.dsl.linking import TenantValues, ValueSource
+from qdsl.dsl.settings.config import getenv
+from qdsl.dsl.settings.limits import Limits, check_now
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine

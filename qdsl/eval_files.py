@@ -1,7 +1,7 @@
 """Reading the case file of `qdsl eval` within bounds: the records, or a usage error.
 
 A case file is user input like any other (a binary, a latin-1 export, a FIFO,
-`/dev/zero`), read under the limits of `qdsl.dsl.limits`:
+`/dev/zero`), read under the limits of `qdsl.dsl.settings.limits`:
 
 * at most `[limits] input_bytes` (QDSL_MAX_INPUT_BYTES, 4 MiB) are read, one
   more to tell a larger file, which is refused (`usage/input_bytes_exceeded`);
@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import Limits, check_json_depth, has_surrogate, limits, read_file_bounded
+from qdsl.dsl.settings.limits import (
+    Limits,
+    check_json_depth,
+    has_surrogate,
+    limits,
+    read_file_bounded,
+)
 
 __all__ = ["check_toml_nesting", "read_case_records"]
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from qdsl.dsl.errors import DatabaseError, QdslError, UsageError
-from qdsl.dsl.limits import Limits, check_text_size, limits
+from qdsl.dsl.settings.limits import Limits, check_text_size, limits
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -8,7 +8,7 @@ a result edited, made up, or made for another tenant (a t1 result relabelled
 as t2) never reaches the checks. Without `--result`, verify executes the plan
 itself.
 
-The key is 32 random bytes in `<state dir>/result-mac.key` (`qdsl.dsl.state_key`:
+The key is 32 random bytes in `<state dir>/result-mac.key` (`qdsl.dsl.settings.state_key`:
 created 0600, opened without following a symlink; a key file that is a
 symlink, not a regular file, not the user's, or readable by others is
 refused, never used).
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from qdsl.dsl.errors import PolicyError, UsageError
-from qdsl.dsl.state_key import UnsafeKey, key_at
+from qdsl.dsl.settings.state_key import UnsafeKey, key_at
 
 KEY_FILE = "result-mac.key"
 
@@ -42,7 +42,7 @@ def result_key(root: Path | None = None) -> bytes:
     """The state dir's result key, created on first use."""
     try:
         if root is None:
-            from qdsl.dsl.private_dir import private_root
+            from qdsl.dsl.settings.private_dir import private_root
 
             root = private_root()  # the user's own (typed error otherwise), made private
         else:

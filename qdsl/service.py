@@ -23,8 +23,8 @@ from qdsl.dsl.bound import BoundPlan
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import held_limits
 from qdsl.dsl.normalize import PlanContext
+from qdsl.dsl.settings.limits import held_limits
 from qdsl.dsl.tenant import valid_tenant
 from qdsl.executor.result import ExecutionResult
 from qdsl.gate import GateLexicon
@@ -251,7 +251,7 @@ class Service:
     # ------------------------------------------------------ a caller's plan
     def normalized(self, source: str, tenant_id: str | None) -> NormalizedPlan:
         """The plan text or JSON, parsed and normalized for `tenant_id` (compiled once)."""
-        from qdsl.dsl.plan_cache import compile_source
+        from qdsl.dsl.plan.plan_cache import compile_source
 
         return compile_source(source, self.deployment.catalog, PlanContext(tenant_id=tenant_id))
 

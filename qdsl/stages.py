@@ -18,8 +18,8 @@ from qdsl.dsl.errors import NotCoveredError, PlanError, QdslError
 from qdsl.dsl.ir import AnswerContract, Plan
 from qdsl.dsl.kinds import EmptyResult, kind_of
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext
-from qdsl.dsl.plan_cache import compile_plan_object, compile_source
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.plan_cache import compile_plan_object, compile_source
+from qdsl.dsl.plan.printer import to_text
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import ExecutionResult
 from qdsl.phrases import detect_language, entity_name

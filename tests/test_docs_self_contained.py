@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from qdsl.cli.main import COMMANDS, cli
 from qdsl.dsl.kinds import KINDS
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.schema import plan_json_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md"))

@@ -39,3 +39,30 @@ def test_the_import_root_is_the_checkouts_qdsl() -> None:
 def test_no_test_folder_is_named_for_the_import_root() -> None:
     named = [p.relative_to(ROOT).as_posix() for p in TESTS.rglob("qdsl") if p.is_dir()]
     assert named == []
+
+
+# What every stage of `dsl/` shares stays at its top; each stage is a sub-package
+# (docs/architecture.md, "Packages and the import graph").
+DSL_SHARED = {
+    "__init__",
+    "bound",
+    "errors",
+    "freshness",
+    "ir",
+    "linking",
+    "numerals",
+    "operators",
+    "suggest",
+    "tenant",
+    "textnorm",
+}
+DSL_STAGES = {"catalog", "kinds", "normalize", "plan", "question", "settings"}
+
+
+def test_dsl_is_laid_out_by_stage() -> None:
+    dsl = ROOT / "dsl"
+    modules = {p.stem for p in dsl.glob("*.py")}
+    stages = {p.name for p in dsl.iterdir() if (p / "__init__.py").is_file()}
+    assert modules == DSL_SHARED, "a new module of dsl/ belongs in the stage that reads it"
+    assert stages == DSL_STAGES
+    assert not list(dsl.glob("*.lark")), "the grammar is the plan stage's"

@@ -82,7 +82,7 @@ def test_a_table_names_what_it_misses() -> None:
 
 
 def test_a_kinds_plan_spellings_and_question_cues_are_read_from_its_record() -> None:
-    from qdsl.dsl import closure
+    from qdsl.dsl.plan import closure
     from qdsl.planner.cues import classify
 
     for qt, kind in KINDS.items():
@@ -134,7 +134,7 @@ from pathlib import Path
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import load_catalog
 from qdsl.dsl.ir import QueryType
-from qdsl.dsl.plan_cache import compile_source
+from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.executor.compile import compile_plan
 from qdsl.facts.db import READER_ROLE, make_engine, upgrade
 from qdsl.facts.index_refresh import refresh_index

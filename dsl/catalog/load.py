@@ -14,9 +14,9 @@ from pydantic import ValidationError
 from qdsl.dsl.catalog.analytics import check_analytics
 from qdsl.dsl.catalog.checks import check_defaults, check_entity
 from qdsl.dsl.catalog.model import Catalog
+from qdsl.dsl.catalog.scope_spec import check_scope
 from qdsl.dsl.catalog.types import CatalogError
-from qdsl.dsl.limits import read_file_bounded
-from qdsl.dsl.scope_spec import check_scope
+from qdsl.dsl.settings.limits import read_file_bounded
 
 # An entity's tables of named specs: each spec learns its name from its key.
 _NAMED_PARTS = ("fields", "measures", "relations")

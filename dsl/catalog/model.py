@@ -7,10 +7,10 @@ from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from qdsl.dsl.catalog.relations import RelationStep, relation_table
+from qdsl.dsl.catalog.scope_spec import ScopeSpec, scope_fields
 from qdsl.dsl.catalog.specs import EntitySpec
 from qdsl.dsl.catalog.types import Strict
 from qdsl.dsl.ir import QueryType
-from qdsl.dsl.scope_spec import ScopeSpec, scope_fields
 from qdsl.dsl.textnorm import normalize_text
 
 DEFAULT_TIMEZONE = "UTC"

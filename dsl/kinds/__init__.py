@@ -100,7 +100,7 @@ def kind_for_contract(contract: AnswerContract) -> QueryKind:
 
 
 def spelling_table(kinds: Iterable[QueryKind] | None = None) -> dict[str, QueryType]:
-    """Every plan spelling of a query type besides its own value (`dsl.closure`)."""
+    """Every plan spelling of a query type besides its own value (`dsl.plan.closure`)."""
     out: dict[str, QueryType] = {}
     for kind in KINDS.values() if kinds is None else kinds:
         for word in kind.spellings:

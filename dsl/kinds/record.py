@@ -118,7 +118,7 @@ class QueryKind:
     on_empty: EmptyResult = EmptyResult.NOT_FOUND
     # what it answers, as the planner prompt tells an LLM when to choose it
     intent: str = ""
-    # the words a plan may write for it besides its own value (closed by `dsl.closure`)
+    # the words a plan may write for it besides its own value (closed by `dsl.plan.closure`)
     spellings: tuple[str, ...] = ()
     # regular expressions over the normalized question (zh and en) that ask for it
     cues: tuple[str, ...] = ()

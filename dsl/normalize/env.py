@@ -10,7 +10,7 @@ from qdsl.dsl.bound import BoundPlan, bind_plan
 from qdsl.dsl.catalog import Catalog, EntitySpec
 from qdsl.dsl.ir import ObjectRef, Plan, Span
 from qdsl.dsl.kinds import kind_of
-from qdsl.dsl.limits import Limits
+from qdsl.dsl.settings.limits import Limits
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import InternalError, QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import Limits
 from qdsl.dsl.normalize.contract import bind_contract, fill_verifier_checks
 from qdsl.dsl.normalize.entity import bind_entity, check_query_type
 from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
@@ -16,6 +15,7 @@ from qdsl.dsl.normalize.scope import bind_scope, bind_tenant, merge_context
 from qdsl.dsl.normalize.sensitive import cleanse_sensitive
 from qdsl.dsl.normalize.sorting import bind_sort
 from qdsl.dsl.normalize.values import check_values, normalize_values
+from qdsl.dsl.settings.limits import Limits
 
 # Order matters: a plan reaching for another tenant is refused before anything
 # else is said about it; the entity is bound before every rule that reads it;

@@ -54,7 +54,7 @@ def tail_cmd(ctx: click.Context, /, count: int, tenant: str | None) -> None:
 
     def body() -> Outcome:
         from qdsl.audit import AUDIT_DIR, AUDIT_FILE, read_tail
-        from qdsl.dsl.private_dir import private_child
+        from qdsl.dsl.settings.private_dir import private_child
 
         # the state dir checked as for writing (the user's own, no symlink), not created
         folder = private_child(AUDIT_DIR, create=False)

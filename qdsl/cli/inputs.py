@@ -48,7 +48,12 @@ from typing import Any, TypeVar
 import click
 
 from qdsl.dsl.errors import PolicyError, UsageError
-from qdsl.dsl.limits import check_json_depth, has_surrogate, read_bounded, read_file_bounded
+from qdsl.dsl.settings.limits import (
+    check_json_depth,
+    has_surrogate,
+    read_bounded,
+    read_file_bounded,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -117,7 +117,7 @@ def cli(
 def _undecodable_argument(args: list[str]) -> int | None:
     """The index of the first argument that was not valid UTF-8 (Python keeps such
     bytes as lone surrogates, which no later step can encode), else None."""
-    from qdsl.dsl.limits import has_surrogate
+    from qdsl.dsl.settings.limits import has_surrogate
 
     return next((i for i, arg in enumerate(args) if has_surrogate(arg)), None)
 

@@ -38,7 +38,7 @@ def parse_cmd(ctx: click.Context, /, tenant: str | None, **inputs: Any) -> None:
     """Parse and normalize a plan; print the typed IR."""
 
     def body() -> Outcome:
-        from qdsl.dsl.printer import to_text
+        from qdsl.dsl.plan.printer import to_text
 
         plan, warnings = _normalized(tenant, inputs)
         text = to_text(plan)
@@ -61,8 +61,8 @@ def fmt_cmd(ctx: click.Context, /, tenant: str | None, raw: bool, **inputs: Any)
     """Print a plan in canonical text form."""
 
     def body() -> Outcome:
-        from qdsl.dsl.load import load_plan
-        from qdsl.dsl.printer import to_text
+        from qdsl.dsl.plan.load import load_plan
+        from qdsl.dsl.plan.printer import to_text
 
         if raw:
             source, warnings = read_plan_input(**inputs)
@@ -90,7 +90,7 @@ def schema_cmd(ctx: click.Context) -> None:
             from qdsl.planner.schema import catalog_plan_schema
 
             return Outcome(data=catalog_plan_schema(current_catalog()))
-        from qdsl.dsl.schema import plan_json_schema
+        from qdsl.dsl.plan.schema import plan_json_schema
 
         return Outcome(data=plan_json_schema())
 

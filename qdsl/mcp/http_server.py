@@ -75,7 +75,7 @@ async def serve_http(
 ) -> None:
     import uvicorn
 
-    from qdsl.dsl.limits import limits
+    from qdsl.dsl.settings.limits import limits
     from qdsl.mcp.http_conns import ConnectionGate, bounded_protocol
     from qdsl.mcp.http_gate import HttpGate, allowed_hosts
 

@@ -2,7 +2,7 @@
 
 Inputs are pydantic models (validation and the advertised JSON Schema come
 from one place); a `plan` argument is plan text or the JSON plan, whose schema
-is `qdsl schema`'s (`qdsl.dsl.schema.plan_json_schema`), embedded whole. No
+is `qdsl schema`'s (`qdsl.dsl.plan.schema.plan_json_schema`), embedded whole. No
 model has a tenant field, and none accepts unknown fields: a model that adds
 `tenant` to its arguments is refused, never obeyed.
 
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.schema import plan_json_schema
 
 _PLAN_TEXT = (
     "The plan: plan text (docs/plan-language.md), or the JSON plan as an object "

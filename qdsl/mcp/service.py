@@ -77,7 +77,7 @@ class Produced:
 class Service:
     def __init__(self, config: ServerConfig) -> None:
         from qdsl.deployment import resolve
-        from qdsl.dsl.limits import limits
+        from qdsl.dsl.settings.limits import limits
         from qdsl.envelope.backends import set_deployment_database
         from qdsl.envelope.settings import io_settings
         from qdsl.service import Service as Operations
@@ -186,7 +186,7 @@ class Service:
     # included, runs in one worker-thread call where it can.
 
     async def ask(self, tenant: str, question: str) -> Envelope:
-        from qdsl.dsl.limits import check_text_size
+        from qdsl.dsl.settings.limits import check_text_size
 
         check_text_size(question, "input_bytes", "the question", self.limits)
         if self._sync is not None:
@@ -233,7 +233,7 @@ class Service:
         )
 
     async def plan_schema(self, tenant: str) -> Envelope:
-        from qdsl.dsl.schema import plan_json_schema
+        from qdsl.dsl.plan.schema import plan_json_schema
 
         return await self.thread(
             lambda: self.shaped(Produced("schema", plan_json_schema()), tenant)

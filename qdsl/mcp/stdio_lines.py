@@ -34,7 +34,7 @@ _WHITESPACE = " \t\r\n"
 
 
 def max_line() -> int:
-    from qdsl.dsl.limits import limits
+    from qdsl.dsl.settings.limits import limits
 
     return 4 * limits().input_bytes + 1024 * 1024
 

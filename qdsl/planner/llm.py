@@ -29,7 +29,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import PlanError, PolicyError, QdslError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import compile_source
+from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.planner.adapters import unavailable
 from qdsl.planner.base import Attempt, PlanDraft, Planner
 from qdsl.planner.prompt import PlanForm, build_prompt, repair_prompt

@@ -96,11 +96,11 @@ def _language(form: PlanForm, schema_attached: bool = False) -> str:
             "(this catalog's entity, field and operator names)."
         )
     if form == "json":
-        from qdsl.dsl.schema import plan_json_schema
+        from qdsl.dsl.plan.schema import plan_json_schema
 
         schema = json.dumps(plan_json_schema(), ensure_ascii=False, separators=(",", ":"))
         return f"Write the plan as one JSON object valid under this JSON Schema:\n{schema}"
-    from qdsl.dsl.parser import grammar_text
+    from qdsl.dsl.plan.parser import grammar_text
 
     # Placeholders, not names: a deployment's model must not copy another catalog's words.
     example = 'count <entity> where <field> = "<value>"'

@@ -29,7 +29,7 @@ from qdsl.dsl.ir import (
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.printer import to_text
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.planner.base import PlanDraft
 

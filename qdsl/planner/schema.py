@@ -1,6 +1,6 @@
 """The plan's JSON Schema narrowed to one catalog, for structured LLM output.
 
-`qdsl.dsl.schema.plan_json_schema` describes any plan; here the entity, field
+`qdsl.dsl.plan.schema.plan_json_schema` describes any plan; here the entity, field
 and operator names become enums of the catalog at hand (sensitive fields left
 out), so an API that constrains output to a schema cannot name a field the
 catalog lacks. The normalizer still judges every plan: the schema narrows
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.schema import plan_json_schema
 
 
 def _names(catalog: Catalog) -> tuple[list[str], list[str], list[str]]:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from qdsl.api import AnswerOptions
-from qdsl.dsl import catalog_files
 from qdsl.dsl.catalog import CatalogError, demo_catalog
-from qdsl.dsl.catalog_files import catalog_at, resolve_catalog_cached
+from qdsl.dsl.catalog import files as catalog_files
+from qdsl.dsl.catalog.files import catalog_at, resolve_catalog_cached
 
-DEMO_TOML = (Path(catalog_files.__file__).parents[1] / "facts" / "demo" / "catalog.toml").read_text(
+DEMO_TOML = (Path(catalog_files.__file__).parents[2] / "facts" / "demo" / "catalog.toml").read_text(
     encoding="utf-8"
 )
 

@@ -1,4 +1,4 @@
-"""The environment lookup (`qdsl.dsl.env_lookup`) equals os.environ for the names it
+"""The environment lookup (`qdsl.dsl.settings.env_lookup`) equals os.environ for the names it
 serves, whatever changes the environment and in whatever order, os.environ
 replaced included."""
 
@@ -18,8 +18,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from qdsl.dsl.config import environ_key, getenv
-from qdsl.dsl.limits import limits
+from qdsl.dsl.settings.config import environ_key, getenv
+from qdsl.dsl.settings.limits import limits
 
 NAMES = ("QDSL_TEST_MIRROR_A", "QDSL_TEST_MIRROR_B", "QDSL_MAX_TENANT_CHARS")
 names = st.sampled_from(NAMES)

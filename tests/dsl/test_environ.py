@@ -1,6 +1,6 @@
 """The environment readers the hot paths use agree with os.environ at every moment.
 
-`qdsl.dsl.config.getenv` and `environ_key` (`qdsl.dsl.env_lookup`): whatever is
+`qdsl.dsl.settings.config.getenv` and `environ_key` (`qdsl.dsl.settings.env_lookup`): whatever is
 set, changed or removed through os.environ (monkeypatch does exactly that) must
 show at once, and so must the limits and the audit sink built from them.
 """
@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from qdsl.api import plan_and_answer
 from qdsl.audit import default_sink
-from qdsl.dsl.config import environ_key, getenv
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import held_limits, limits
+from qdsl.dsl.settings.config import environ_key, getenv
+from qdsl.dsl.settings.limits import held_limits, limits
 
 NAMES = ("QDSL_TEST_ENV_A", "QDSL_TEST_ENV_B", "QDSL_MAX_TENANT_CHARS")
 values = st.one_of(

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from qdsl.dsl import grammar_cache
-from qdsl.dsl.grammar_cache import SEAL, open_slot
+from qdsl.dsl.plan import grammar_cache
+from qdsl.dsl.plan.grammar_cache import SEAL, open_slot
 
 PARSE_BOTH = (
-    "from qdsl.dsl.parser import parse_text\n"
+    "from qdsl.dsl.plan.parser import parse_text\n"
     "from qdsl.dsl.errors import PlanError\n"
     "assert parse_text('count project', spans=False).entity_type == 'project'\n"
     "assert parse_text('list project').entity_type == 'project'\n"

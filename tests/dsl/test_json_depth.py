@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.limits import Limits, check_json_depth
+from qdsl.dsl.settings.limits import Limits, check_json_depth
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text("[]{}\"\\ab", max_size=6))
 documents = st.recursive(

@@ -18,9 +18,9 @@ from qdsl.dsl.ir import (
     SortDirection,
     VerifierCheck,
 )
-from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
-from qdsl.dsl.parser import parse_text
+from qdsl.dsl.plan.json_form import parse_json
+from qdsl.dsl.plan.parser import parse_text
 
 CAT = demo_catalog()
 CTX = PlanContext(tenant_id="t1")

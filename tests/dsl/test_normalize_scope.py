@@ -11,8 +11,8 @@ from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import PlanError, PolicyError
 from qdsl.dsl.ir import ObjectRef, Plan, QueryType, Scope, Span
 from qdsl.dsl.normalize import PlanContext, normalize
-from qdsl.dsl.parser import grammar_text
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.parser import grammar_text
+from qdsl.dsl.plan.schema import plan_json_schema
 
 CAT = demo_catalog()
 
@@ -64,7 +64,7 @@ def test_project_from_context_unless_the_plan_has_its_own() -> None:
 def test_the_thread_anchor_is_no_part_of_a_plan() -> None:
     """Nothing executes or verifies a thread anchor: the text form has no clause
     for it, the JSON form no key; the context keeps it for an LLM planner."""
-    from qdsl.dsl.load import load_plan
+    from qdsl.dsl.plan.load import load_plan
 
     with pytest.raises(PlanError):
         load_plan('status project anchor "msg-9"')

@@ -23,7 +23,7 @@ from qdsl.dsl.operators import (
     value_shapes,
     with_arity,
 )
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.schema import plan_json_schema
 from qdsl.planner.prompt import _RULES
 
 DEPLOYMENTS = Path(__file__).resolve().parents[1] / "deployments"

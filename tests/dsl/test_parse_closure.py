@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from qdsl.dsl import closure
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import AnswerContract, EmptyPolicy, Operator, QueryType, SortDirection, ValueSource
-from qdsl.dsl.parser import parse_text
+from qdsl.dsl.plan import closure
+from qdsl.dsl.plan.parser import parse_text
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 
 from qdsl.dsl.catalog import load_catalog
 from qdsl.dsl.errors import PlanError
-from qdsl.dsl.json_form import parse_json
-from qdsl.dsl.load import load_plan
-from qdsl.dsl.parser import parse_text
+from qdsl.dsl.plan.json_form import parse_json
+from qdsl.dsl.plan.load import load_plan
+from qdsl.dsl.plan.parser import parse_text
 
 VALUE_TOKENS = ["false", "number", "quoted string", "true"]
 

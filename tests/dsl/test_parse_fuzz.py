@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 from lark import Lark
 
-from qdsl.dsl.closure import QUERY_TYPE_SYNONYMS
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Plan, QueryType
-from qdsl.dsl.parser import make_parser, parse_text
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.closure import QUERY_TYPE_SYNONYMS
+from qdsl.dsl.plan.parser import make_parser, parse_text
+from qdsl.dsl.plan.printer import to_text
 
 QUERY_WORDS = sorted({q.value for q in QueryType} | set(QUERY_TYPE_SYNONYMS))
 FIELD_WORDS = ["status", "title", "project", "limit", "and", "有没有", "market_theme"]

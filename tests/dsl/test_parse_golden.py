@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from qdsl.dsl.ir import Operator, Plan, QueryType
-from qdsl.dsl.json_form import parse_json
-from qdsl.dsl.parser import parse_text
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.json_form import parse_json
+from qdsl.dsl.plan.parser import parse_text
+from qdsl.dsl.plan.printer import to_text
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "plans"
 UPDATE = os.environ.get("QDSL_UPDATE_GOLDEN") == "1"

@@ -7,8 +7,8 @@ from lark import Token, Tree
 
 from qdsl.dsl.errors import InternalError
 from qdsl.dsl.ir import Span
-from qdsl.dsl.parser import get_parser, make_parser, parse_text
-from qdsl.dsl.transform import _HANDLERS, PlanTransformer
+from qdsl.dsl.plan.parser import get_parser, make_parser, parse_text
+from qdsl.dsl.plan.transform import _HANDLERS, PlanTransformer
 
 
 def grammar_rule_names() -> set[str]:

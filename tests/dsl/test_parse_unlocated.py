@@ -20,10 +20,10 @@ from test_parse_fuzz import grammar, spaced_terminals
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
-from qdsl.dsl.parser import _unlocated_parser, parse_text
-from qdsl.dsl.plan_cache import PlanCache, compile_source
+from qdsl.dsl.plan.load import load_plan
+from qdsl.dsl.plan.parser import _unlocated_parser, parse_text
+from qdsl.dsl.plan.plan_cache import PlanCache, compile_source
 
 CATALOG = demo_catalog()
 

@@ -8,9 +8,9 @@ import pytest
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Filter, ObjectRef, Operator, Plan, QueryType, RetrievalPolicy, Scope
-from qdsl.dsl.parser import parse_text
-from qdsl.dsl.printer import to_text
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.parser import parse_text
+from qdsl.dsl.plan.printer import to_text
+from qdsl.dsl.plan.schema import plan_json_schema
 
 
 def test_minimal_plan_prints_header_only() -> None:

@@ -23,8 +23,8 @@ from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.errors import QdslError, UserError
 from qdsl.dsl.ir import AnswerContract, EmptyPolicy, Plan, QueryType, VerifierCheck
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
-from qdsl.dsl.parser import make_parser, parse_text
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.parser import make_parser, parse_text
+from qdsl.dsl.plan.printer import to_text
 
 CAT = demo_catalog()
 CTX = PlanContext(tenant_id="t1")

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from strategies import plans
 
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.json_form import parse_json
-from qdsl.dsl.load import load_plan
-from qdsl.dsl.parser import parse_text
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.json_form import parse_json
+from qdsl.dsl.plan.load import load_plan
+from qdsl.dsl.plan.parser import parse_text
+from qdsl.dsl.plan.printer import to_text
 
 
 @settings(max_examples=200, deadline=None)

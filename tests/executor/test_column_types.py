@@ -41,7 +41,7 @@ from typed_columns import (
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import compile_source
+from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import aexecute, execute
 from qdsl.facts.check import check_catalog

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, event
 from qdsl.cli.main import cli
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
-from qdsl.dsl.limits import limits
+from qdsl.dsl.settings.limits import limits
 from qdsl.executor.run import execute
 from qdsl.facts.textindex import grams_for_term
 

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, func, select
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType, RetrievalPolicy
-from qdsl.dsl.limits import has_surrogate, limits
+from qdsl.dsl.settings.limits import has_surrogate, limits
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute

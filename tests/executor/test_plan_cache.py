@@ -2,7 +2,7 @@
 
 Property: for any plan, written as text, as JSON or handed over as an object,
 for either tenant and on both dialects, the normalized plan, its bound form
-and the SQL and parameters compiled from it that `qdsl.dsl.plan_cache` serves
+and the SQL and parameters compiled from it that `qdsl.dsl.plan.plan_cache` serves
 (from a cache shared with every earlier example, a hit the second time) equal
 what `normalize(load_plan(...))` builds from nothing. And an entry is never
 served to another tenant, another context or another catalog.
@@ -23,10 +23,10 @@ from sqlalchemy import Engine
 
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import ObjectRef, Plan
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
-from qdsl.dsl.plan_cache import PlanCache, compile_plan_object, compile_source
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.load import load_plan
+from qdsl.dsl.plan.plan_cache import PlanCache, compile_plan_object, compile_source
+from qdsl.dsl.plan.printer import to_text
 from qdsl.executor.compile import prepare, render
 from qdsl.executor.statements import StatementCache
 

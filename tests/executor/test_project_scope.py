@@ -23,10 +23,10 @@ from sqlalchemy import Engine
 from qdsl import AnswerOptions, plan_and_answer
 from qdsl.dsl.errors import NotCoveredError
 from qdsl.dsl.kinds import VerifierCheck
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import compile_source
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.load import load_plan
+from qdsl.dsl.plan.plan_cache import compile_source
+from qdsl.dsl.plan.printer import to_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import execute

@@ -230,7 +230,7 @@ def test_a_fact_of_another_type_is_handled_as_validation_did(
 ) -> None:
     """A fact whose text is a BLOB (SQLite keeps what it is given): validation
     reads it as text, in the fact's evidence and in the row's facts alike."""
-    from qdsl.dsl.load import load_plan
+    from qdsl.dsl.plan.load import load_plan
 
     source = sqlite3.connect(sqlite_url.removeprefix("sqlite+pysqlite:///"))
     path = tmp_path / "blob-fact.sqlite3"

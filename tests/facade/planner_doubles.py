@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.printer import to_text
+from qdsl.dsl.plan.printer import to_text
 from qdsl.dsl.question import read_question
 from qdsl.planner import PlanDraft, RulePlanner, plan_from_reading
 

@@ -36,6 +36,6 @@ def test_with_a_catalog_the_schema_is_the_catalogs_own(tmp_path: Path, name: str
 
 
 def test_without_a_catalog_the_schema_is_the_generic_one(tmp_path: Path) -> None:
-    from qdsl.dsl.schema import plan_json_schema
+    from qdsl.dsl.plan.schema import plan_json_schema
 
     assert _schema(tmp_path) == plan_json_schema()

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog, demo_catalog
 from qdsl.dsl.errors import PolicyError
-from qdsl.dsl.load import load_plan
+from qdsl.dsl.plan.load import load_plan
 from qdsl.facts.demo import DEMO_NOW
 from qdsl.planner import LLMPlanner, RulePlanner
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-import qdsl.dsl.parser
-import qdsl.dsl.plan_cache
+import qdsl.dsl.plan.parser
+import qdsl.dsl.plan.plan_cache
 import qdsl.planner.rule
 import qdsl.stages
 from qdsl.api import AnswerOptions, plan_and_answer
-from qdsl.dsl.plan_cache import PLANS
+from qdsl.dsl.plan.plan_cache import PLANS
 from qdsl.dsl.question import Reading, read_question
 from qdsl.facts.demo import DEMO_NOW
 from qdsl.verifier import VerifyContext
@@ -46,7 +46,7 @@ def test_a_question_is_read_once_and_never_printed_and_parsed(
     monkeypatch.setattr(qdsl.stages, "read_question", reading)
     monkeypatch.setattr(qdsl.planner.rule, "read_question", reading)
     monkeypatch.setattr(qdsl.planner.rule, "to_text", never)
-    monkeypatch.setattr(qdsl.dsl.parser, "parse_text", never)
+    monkeypatch.setattr(qdsl.dsl.plan.parser, "parse_text", never)
     monkeypatch.setattr(qdsl.stages.Run, "verify_context", verify_context)
     res = plan_and_answer(
         "有多少个进行中的项目", "t1", engine=sqlite_engine, options=AnswerOptions(now=DEMO_NOW)
@@ -63,13 +63,13 @@ def test_asked_again_the_plan_comes_from_the_compile_cache(
     PLANS.clear()  # other tests in this process may have compiled these plans
     first = plan_and_answer("列出所有暂停的项目", "t2", engine=sqlite_engine, options=options)
     calls: list[object] = []
-    original = qdsl.dsl.plan_cache.normalize
+    original = qdsl.dsl.plan.plan_cache.normalize
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(args)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(qdsl.dsl.plan_cache, "normalize", counting)
+    monkeypatch.setattr(qdsl.dsl.plan.plan_cache, "normalize", counting)
     hits = PLANS.hits
     again = plan_and_answer("列出所有暂停的项目", "t2", engine=sqlite_engine, options=options)
     assert calls == [] and PLANS.hits == hits + 1

@@ -6,8 +6,8 @@ import pytest
 
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.ir import QueryType
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.planner import RulePlanner, classify, intended_query_type
 
 CATALOG = demo_catalog()

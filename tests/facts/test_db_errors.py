@@ -22,8 +22,8 @@ from sqlalchemy.exc import DBAPIError
 from qdsl.cli.main import cli
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.executor.run import execute
 from qdsl.facts.db import make_engine, upgrade
 from qdsl.facts.dberrors import (

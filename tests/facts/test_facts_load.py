@@ -22,8 +22,8 @@ from tickets import TICKETS, add_tickets, ticket_database, write_catalog
 
 from qdsl.cli.main import cli
 from qdsl.dsl.catalog import Catalog, demo_catalog
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.executor.run import execute
 from qdsl.facts.db import make_engine, upgrade
 from qdsl.facts.demo import DEMO_NOW

@@ -15,8 +15,8 @@ from sqlalchemy import Engine
 
 from qdsl.cli.main import cli
 from qdsl.dsl.errors import UsageError
-from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.json_form import parse_json
 from qdsl.executor.run import execute
 from qdsl.facts.index_findings import index_findings
 from qdsl.facts.index_refresh import refresh_index

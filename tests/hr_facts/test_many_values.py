@@ -20,7 +20,7 @@ from sqlalchemy import Engine
 from qdsl import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import compile_source
+from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.executor import compile as compile_module
 from qdsl.executor.compile import FACT_VALUES_CAP
 from qdsl.executor.run import execute

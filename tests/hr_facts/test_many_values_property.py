@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import compile_source
+from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.compile import FACT_VALUES_CAP
 from qdsl.executor.run import execute

@@ -19,7 +19,7 @@ from qdsl import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping
 from qdsl.dsl.errors import NotCoveredError
 from qdsl.dsl.normalize import PlanContext
-from qdsl.dsl.plan_cache import compile_source
+from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.executor.run import execute
 
 

@@ -25,8 +25,8 @@ from sqlalchemy import Engine
 
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
-from qdsl.dsl.json_form import parse_json
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.json_form import parse_json
 from qdsl.executor.run import execute
 from qdsl.facts.demo import DEMO_NOW
 

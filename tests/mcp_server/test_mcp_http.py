@@ -36,7 +36,7 @@ from mcp_helpers import (
 )
 
 from qdsl.dsl.catalog import resolve_catalog
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.schema import plan_json_schema
 from qdsl.facts.db import make_engine
 from qdsl.facts.demo import DEMO_NOW
 

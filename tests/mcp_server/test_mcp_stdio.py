@@ -38,9 +38,9 @@ from sqlalchemy import Engine
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.catalog_view import describe_catalog
 from qdsl.dsl.catalog import resolve_catalog
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
-from qdsl.dsl.schema import plan_json_schema
+from qdsl.dsl.plan.load import load_plan
+from qdsl.dsl.plan.schema import plan_json_schema
 from qdsl.envelope.records import RefRecord, new_ref_id
 from qdsl.envelope.store import open_store
 from qdsl.executor.compile import compile_plan

@@ -11,8 +11,8 @@ from sqlalchemy import Engine
 
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.ir import AnswerContract, Plan, RetrievalPolicy
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.run import execute
 from qdsl.facts.demo import DEMO_NOW

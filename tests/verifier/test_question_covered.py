@@ -16,8 +16,8 @@ from sqlalchemy import Engine
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import demo_catalog
 from qdsl.dsl.ir import Plan, QueryType
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.dsl.question import read_question
 from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.facts.demo import DEMO_NOW

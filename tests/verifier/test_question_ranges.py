@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from qdsl.dsl.catalog import Catalog, demo_catalog, load_catalog
 from qdsl.dsl.ir import Operator
-from qdsl.dsl.load import load_plan
 from qdsl.dsl.normalize import PlanContext, normalize
+from qdsl.dsl.plan.load import load_plan
 from qdsl.dsl.question import Reading, read_question
 from qdsl.executor.result import ExecutionResult
 from qdsl.verifier import Answer, Subject, VerifyContext, verify

@@ -14,7 +14,7 @@ across tenants or catalogs:
   apart with the same content share entries, any other catalog never does;
 - the caller's whole `PlanContext` (tenant, project, thread, referenced
   objects), which the normalizer binds into the plan;
-- the input limits in force (`qdsl.dsl.limits`), which decide what is refused.
+- the input limits in force (`qdsl.dsl.settings.limits`), which decide what is refused.
 
 Only successes are kept; a plan that fails is refused again, afresh, each
 time. Entries are immutable (frozen IR, a frozen `NormalizedPlan` whose bound
@@ -31,9 +31,9 @@ from collections.abc import Callable, Hashable
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import Limits, check_plan_limits, limits
-from qdsl.dsl.load import is_json_plan, load_plan
 from qdsl.dsl.normalize import NormalizedPlan, PlanContext, normalize
+from qdsl.dsl.plan.load import is_json_plan, load_plan
+from qdsl.dsl.settings.limits import Limits, check_plan_limits, limits
 
 DEFAULT_SIZE = 1024
 

@@ -2,7 +2,7 @@
 
 Every rule of ``grammar.lark`` has a method here; a rule without one is a
 defect and raises instead of passing a tree through. Words that name enum
-members (query type, contract, checks, ...) are resolved by ``dsl.closure``,
+members (query type, contract, checks, ...) are resolved by ``dsl.plan.closure``,
 the same as in the JSON form. Nodes parsed from text carry their spans.
 """
 
@@ -18,7 +18,6 @@ from lark import Token, Transformer
 from lark.tree import Meta
 from pydantic import ValidationError
 
-from qdsl.dsl import closure
 from qdsl.dsl.errors import InternalError, PlanError, QdslError
 from qdsl.dsl.ir import (
     EmptyPolicy,
@@ -35,6 +34,7 @@ from qdsl.dsl.ir import (
     Value,
     ValueSource,
 )
+from qdsl.dsl.plan import closure
 
 T = TypeVar("T")
 
@@ -116,7 +116,7 @@ class PlanTransformer(Transformer[Token, Plan]):
             raise InternalError(
                 "unhandled_rule",
                 f"the plan transformer has no handler for grammar rule {data!r}",
-                hint="this is a qdsl defect: grammar.lark and dsl/transform.py disagree",
+                hint="this is a qdsl defect: grammar.lark and dsl/plan/transform.py disagree",
             )
         return handler(self, meta, children)
 

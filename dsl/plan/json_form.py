@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from qdsl.dsl import closure
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Operator, Plan
-from qdsl.dsl.limits import check_json_depth
-from qdsl.dsl.printer import NAME_RE
+from qdsl.dsl.plan import closure
+from qdsl.dsl.plan.printer import NAME_RE
+from qdsl.dsl.settings.limits import check_json_depth
 
 Problem = dict[str, str]
 # Where a value sits, as pointer parts: rendered (RFC 6901) only when a problem is found.

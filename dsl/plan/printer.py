@@ -1,6 +1,6 @@
 """IR -> canonical plan text: ``to_text``.
 
-The output parses back (``dsl.parser.parse_text``) to an equal plan: every
+The output parses back (``dsl.plan.parser.parse_text``) to an equal plan: every
 field is printed, clauses come in one fixed order, defaults are left out,
 strings are JSON-escaped and enum members are written by their canonical
 value. ``qdsl fmt`` prints this.

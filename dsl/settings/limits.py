@@ -56,8 +56,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from qdsl.dsl.config import STATE_ROOT_ENV, config_table, environ_key, state_root
 from qdsl.dsl.errors import PlanError, QdslError, UsageError
+from qdsl.dsl.settings.config import STATE_ROOT_ENV, config_table, environ_key, state_root
 
 if TYPE_CHECKING:
     # annotations only: the CLI checks its input bounds before pydantic loads

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.limits import Limits, check_plan_limits, check_text_size, limits
+from qdsl.dsl.settings.limits import Limits, check_plan_limits, check_text_size, limits
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import Catalog
@@ -26,7 +26,7 @@ def load_plan(
     """Parse `source` as a JSON plan if it starts with ``{``, else as plan text.
 
     The plan's size is bounded before parsing and its shape (filters, lists,
-    values) after (`qdsl.dsl.limits`; `limit`: the limits already read for this
+    values) after (`qdsl.dsl.settings.limits`; `limit`: the limits already read for this
     call, if any). `catalog`, when at hand, lends its entity names to the
     examples in syntax hints. `spans=False` leaves a text plan's spans out
     (`parse_text`); its errors are located all the same."""
@@ -35,11 +35,11 @@ def load_plan(
     lim = limit or limits()
     check_text_size(source, "plan_bytes", "the plan", lim)
     if is_json_plan(source):
-        from qdsl.dsl.json_form import parse_json
+        from qdsl.dsl.plan.json_form import parse_json
 
         plan = parse_json(source)
     else:
-        from qdsl.dsl.parser import parse_text
+        from qdsl.dsl.plan.parser import parse_text
 
         plan = parse_text(source, catalog=catalog, spans=spans)
     check_plan_limits(plan, lim)

@@ -6,10 +6,10 @@ file (`cache=`), but that file is a pickle, and loading a pickle runs whatever
 code it names. So Lark is handed a cache file only when
 
 * the state dir is the user's own, and `cache/` a real directory of the user,
-  mode 0700 (`qdsl.dsl.private_dir`), and
+  mode 0700 (`qdsl.dsl.settings.private_dir`), and
 * the file is a regular file of the user (not a symlink), readable by no one
   else, whose last line is an HMAC-SHA256 of its path and the rest, keyed by
-  `cache/seal.key` (`qdsl.dsl.state_key`): a file planted or swapped by anyone,
+  `cache/seal.key` (`qdsl.dsl.settings.state_key`): a file planted or swapped by anyone,
   the dir's owner included, copied from elsewhere, or torn carries no valid seal.
 
 A file is named for what Lark builds it from (the grammar, the parser's
@@ -37,9 +37,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from qdsl.dsl.config import state_root
-from qdsl.dsl.private_dir import POSIX, UnsafeDirectory, ensure_child, ensure_root
-from qdsl.dsl.state_key import UnsafeKey, key_at
+from qdsl.dsl.settings.config import state_root
+from qdsl.dsl.settings.private_dir import POSIX, UnsafeDirectory, ensure_child, ensure_root
+from qdsl.dsl.settings.state_key import UnsafeKey, key_at
 
 CACHE_DIR = "cache"
 KEY_FILE = "seal.key"

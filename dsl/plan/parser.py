@@ -3,7 +3,7 @@
 The grammar (``grammar.lark``) is compiled once, lazily, as an LALR(1) parser
 with the contextual lexer, and cached by Lark across processes in the private
 state dir, sealed so that no file but one qdsl wrote is ever loaded
-(`qdsl.dsl.grammar_cache`). A syntax error
+(`qdsl.dsl.plan.grammar_cache`). A syntax error
 becomes a ``PlanError`` (``validation/syntax_error``) with the line, column, a
 caret excerpt, the expected tokens in human words and a hint for the usual
 mistakes (``==``, a bare word where a quoted value belongs, ``;``).
@@ -29,9 +29,9 @@ from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, Unexpec
 from lark.exceptions import UnexpectedToken, VisitError
 
 from qdsl.dsl.errors import PlanError, QdslError
-from qdsl.dsl.grammar_cache import grammar_cache
 from qdsl.dsl.ir import Plan
-from qdsl.dsl.transform import _HANDLERS, PlanTransformer, excerpt
+from qdsl.dsl.plan.grammar_cache import grammar_cache
+from qdsl.dsl.plan.transform import _HANDLERS, PlanTransformer, excerpt
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import Catalog

@@ -28,8 +28,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from qdsl.dsl.catalog import Catalog, demo_catalog, load_catalog
-from qdsl.dsl.config import getenv
-from qdsl.dsl.limits import read_file_bounded
+from qdsl.dsl.settings.config import getenv
+from qdsl.dsl.settings.limits import read_file_bounded
 
 SETTLED_NS = 2_000_000_000
 MAX_FILES = 32

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from qdsl.dsl.errors import UsageError
+
 # The settings readers' seam to the environment: one setting (`getenv`), and the
 # key of a cache of settings read from some names (`environ_key`) (`env_lookup`).
-from qdsl.dsl import env_lookup
-from qdsl.dsl.errors import UsageError
+from qdsl.dsl.settings import env_lookup
 
 getenv = env_lookup.getenv
 environ_key = env_lookup.environ_key

@@ -24,8 +24,8 @@ import os
 import stat
 from pathlib import Path
 
-from qdsl.dsl.config import PRIVATE, make_private_dirs, state_root
 from qdsl.dsl.errors import UsageError
+from qdsl.dsl.settings.config import PRIVATE, make_private_dirs, state_root
 
 POSIX = os.name == "posix"
 

@@ -1,0 +1,1 @@
+"""Settings: where qdsl keeps its state, its config file, environment and input bounds."""
