@@ -27,7 +27,8 @@ def squash(text: str) -> str:
 
 def entity_names(catalog: Catalog, entity_type: str) -> tuple[str, ...]:
     spec = catalog.entities.get(entity_type)
-    names = [entity_type]
+    # the key, and the key in words as answers write it ("order view" for order_view)
+    names = list(dict.fromkeys((entity_type, entity_type.replace("_", " "))))
     if spec is not None:
         names.extend(spec.synonyms)
     return tuple(names)

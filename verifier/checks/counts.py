@@ -46,6 +46,8 @@ def _referents(s: Subject) -> list[str]:
     for spec in catalog.entities.values():
         words.update(spec.synonyms)
         words.add(spec.name)
+    # a key as answers write it, in words ("upcoming visit 3" for upcoming_visit)
+    words.update([w.replace("_", " ") for w in words])
     return sorted((w for w in words if w), key=len, reverse=True)
 
 
