@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
+from qdsl.dsl.catalog import Cardinality, Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.catalog.relations import MAX_HOPS
 from qdsl.dsl.question.model import Kind, Piece, Sense
 
@@ -112,6 +112,10 @@ def absorb(
     """Take a piece of another entity as a relation word, if a declared path
     carries it: a related value joins `values`, a related entity word `named`."""
     sense = place(catalog, main, p)
+    if sense is not None and negated and not _single(catalog, main, sense.field or ""):
+        # "customers without a cancelled order" is no condition on some related
+        # row: the plan language cannot state it, so it stays a problem
+        return False
     if sense is not None:
         values.append((sense, negated, p.text))
         return True
@@ -128,3 +132,14 @@ def check_named(b: Builder, main: str, named: list[tuple[str, str]]) -> None:
     for entity, text in named:
         if not through(b.catalog, main, entity, fields):
             b.problem(text, "unplaced", (entity,), "other_entity")
+
+
+def _single(catalog: Catalog, main: str, field: str) -> bool:
+    """Whether every step of the field's path reaches one row (many-to-one)."""
+    here = main
+    for name in field.split(SEPARATOR)[:-1]:
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None or step.cardinality is not Cardinality.MANY_TO_ONE:
+            return False
+        here = step.target
+    return True

@@ -287,6 +287,15 @@ class Walk(TextPieces):
     def on_absence(self, i: int, p: Piece) -> None:
         self.unnegatable()
         s = sense_for(p, self.main, None)
+        if s is None and related.absorb(
+            self.b.catalog,
+            self.main,
+            p,
+            negated=p.kind is Kind.ABSENCE,
+            values=self.values,
+            named=self.related_named,
+        ):
+            return  # "有退款的订单": a related yes/no field
         if s is None or s.field is None:
             self.b.problem(p.text, "unplaced", self.b.could(self.main, None))
             return

@@ -102,3 +102,29 @@ def test_a_path_not_declared_is_refused_before_anything_runs(shop_catalog: Catal
     ):
         with pytest.raises(PlanError):
             bound(text, shop_catalog)
+
+
+def test_chinese_reads_the_last_noun_as_the_entity_asked(shop_catalog: Catalog) -> None:
+    reading = read_question("有已取消订单的客户有哪些", shop_catalog)
+    assert reading.entity == "customer"
+    assert [c.field for c in reading.conditions] == ["orders.status"]
+    reading = read_question("金卡会员客户的订单有多少个付款记录", shop_catalog)
+    assert reading.entity == "payment"
+    assert [(c.field, c.value) for c in reading.conditions] == [("order.customer.tier", "gold")]
+    reading = read_question("有退款的订单有哪些", shop_catalog)
+    assert (reading.entity, reading.conditions[0].field) == ("order", "payments.refunded")
+
+
+def test_a_negation_over_one_to_many_is_not_read_as_a_relation_condition(
+    shop_catalog: Catalog,
+) -> None:
+    # "no refunded payment" is not "some payment not refunded": not understood
+    for question in ("没有退款的订单有哪些", "Which customers have no cancelled order?"):
+        assert not read_question(question, shop_catalog).understood, question
+
+
+def test_a_related_entity_named_without_a_condition_is_not_understood(
+    shop_catalog: Catalog,
+) -> None:
+    reading = read_question("Which orders are from customers in Atlantis?", shop_catalog)
+    assert not reading.understood
