@@ -128,3 +128,12 @@ def test_a_related_entity_named_without_a_condition_is_not_understood(
 ) -> None:
     reading = read_question("Which orders are from customers in Atlantis?", shop_catalog)
     assert not reading.understood
+
+
+def test_the_answer_names_the_related_field_in_words(shop_catalog: Catalog) -> None:
+    from qdsl.phrases import condition
+
+    plan = bound('list customer where orders.status = "cancelled"', shop_catalog)
+    assert condition(shop_catalog, "customer", plan.filters[0], "en") == "orders status = cancelled"
+    zh = condition(shop_catalog, "customer", plan.filters[0], "zh")
+    assert zh.startswith("订单的状态") and "已取消" in zh
