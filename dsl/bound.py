@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
+from qdsl.dsl.catalog.relations import RelationStep, relation_path
 from qdsl.dsl.errors import InternalError
 from qdsl.dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
 from qdsl.dsl.operators import HOLDS_FACT
@@ -26,6 +27,7 @@ POSITIVE_FACT_OPS = HOLDS_FACT
 # PostgreSQL text cannot hold NUL, so no stored value contains one; binding the
 # replacement character instead keeps such a value a harmless non-match on
 # both dialects (the driver would otherwise refuse the whole statement).
+RELATION_SEPARATOR = "."
 _NUL = "\x00"
 _NUL_STANDIN = "\ufffd"
 
@@ -55,6 +57,9 @@ class BoundFilter:
     filter: Filter
     field: FieldSpec
     value: Any  # what binds: a scalar, a list (in, aliases, fact spellings), (lo, hi), or None
+    # the declared relations followed to the entity `field` belongs to (empty: the
+    # plan's own entity); the executor tests the field on a tenant-bound related row
+    path: tuple[RelationStep, ...] = ()
 
     @property
     def op(self) -> Operator:
@@ -172,10 +177,16 @@ def bind_plan(plan: Plan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
         raise _not_normalized(f"entity `{plan.entity_type}`")
     out = []
     for i, flt in enumerate(plan.filters):
-        spec = entity.filter_spec(flt.field)
+        path: tuple[RelationStep, ...] = ()
+        owner = entity
+        if RELATION_SEPARATOR in flt.field:
+            names = tuple(flt.field.split(RELATION_SEPARATOR))
+            path = relation_path(catalog, entity.name, names[:-1])
+            owner = catalog.entities[path[-1].target]
+        spec = owner.filter_spec(flt.field.rsplit(RELATION_SEPARATOR, 1)[-1])
         if spec is None:
             raise _not_normalized(f"filter field `{flt.field}`")
-        out.append(BoundFilter(i, flt, spec, typed_value(spec, flt)))
+        out.append(BoundFilter(i, flt, spec, typed_value(spec, flt), path))
     return BoundPlan(plan, catalog, entity, tuple(out), tenant_id, bind_scope(plan, catalog))
 
 

@@ -37,6 +37,7 @@ from qdsl.executor.predicates import (
     fact_condition,
     is_text,
 )
+from qdsl.executor.related_sql import related_condition
 from qdsl.executor.tables import EntityTable, catalog_key, entity_table, facts_table
 from qdsl.executor.templates import Template
 from qdsl.facts.storage import Storage
@@ -174,8 +175,11 @@ class StatementBuilder:
         dialect: str,
         plan: Plan,
         scope: BoundScope | None = None,
+        *,
+        storage: Storage | None = None,
     ) -> None:
         self.catalog = catalog
+        self.storage = storage
         self.et = et
         self.dialect = dialect
         self.plan = plan
@@ -203,7 +207,9 @@ class StatementBuilder:
     ) -> list[ColumnElement[bool]]:
         out = self.bounds()
         for bf in bound:
-            if bf.is_fact:
+            if bf.path:
+                out.append(related_condition(bf, self.et, self.catalog, self.p, self.storage))
+            elif bf.is_fact:
                 if skip_positive_facts and bf.positive_fact:
                     continue
                 out.append(
@@ -301,7 +307,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     template, dialect, has_subjects, fallback = w.template, w.dialect, w.has_subjects, w.fallback
     et = entity_table(catalog, template.entity_type, w.storage)
     scope = w.bound.scope
-    b = StatementBuilder(catalog, et, dialect, plan, scope)
+    b = StatementBuilder(catalog, et, dialect, plan, scope, storage=w.storage)
     selected = selected_columns(plan, et, template, scope)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:

@@ -148,6 +148,9 @@ def _build_entity_tables(
     out: dict[str, EntityTable] = {}
     for name, spec in catalog.entities.items():
         kinds = entity_columns(spec)
+        # the columns a declared relation joins on, from either end
+        for step in catalog.relation_steps.get(name, {}).values():
+            kinds.setdefault(step.source_column, None)
         stored = {c: (storage.of(spec.table, c) if storage is not None else None) for c in kinds}
         cols = [sa.column(c, CT.column_type(k, stored[c])) for c, k in kinds.items()]
         out[name] = EntityTable(

@@ -115,10 +115,35 @@ def field_spec(entity: EntitySpec | None, name: str) -> FieldSpec | None:
     return entity.fields.get(name) if entity is not None else None
 
 
+def related_label(
+    catalog: Catalog, entity: EntitySpec, path: str, lang: Language
+) -> tuple[FieldSpec | None, str]:
+    """A `relation.field` condition's field and its words: "客户的城市", "customer city"."""
+    *names, last = path.split(".")
+    words: list[str] = []
+    here = entity.name
+    for name in names:
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None:
+            return None, path
+        if lang == "zh":
+            words.append(_first(step.synonyms, cjk=True) or entity_name(catalog, step.target, lang))
+        else:
+            words.append(name)
+        here = step.target
+    spec = field_spec(catalog.entities.get(here), last)
+    label = field_name(spec, last, lang)
+    if lang == "zh":
+        return spec, "的".join((*words, label))
+    return spec, " ".join((*(w.replace("_", " ") for w in words), label))
+
+
 def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -> str:
     entity = catalog.entities.get(entity_type)
     spec = field_spec(entity, flt.field)
     label = field_name(spec, flt.field, lang)
+    if "." in flt.field and entity is not None:
+        spec, label = related_label(catalog, entity, flt.field, lang)
     zh = lang == "zh"
     if flt.operator is Operator.IS_NULL:
         empty = flt.value is not False

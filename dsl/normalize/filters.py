@@ -3,19 +3,28 @@ one the field allows."""
 
 from __future__ import annotations
 
-from qdsl.dsl.catalog import EntitySpec, FieldSpec
+from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Filter, Plan
 from qdsl.dsl.normalize.entity import entity_of
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.normalize.names import field_spec, filterable, resolve_filter_field
+from qdsl.dsl.normalize.related import is_related, resolve_related
 from qdsl.dsl.suggest import did_you_mean, suggest
 
 _MAX_BINDINGS = 1024
 
 
-def spec_for(ent: EntitySpec, f: Filter, index: int) -> tuple[str, FieldSpec]:
-    """The bound name and spec of the field a filter names, or an `unknown_field` refusal."""
+def spec_for(
+    ent: EntitySpec, f: Filter, index: int, catalog: Catalog | None = None
+) -> tuple[str, FieldSpec]:
+    """The bound name and spec of the field a filter names, or an `unknown_field` refusal.
+
+    With the catalog, a path through declared relations (`customer.city`) binds
+    to the related entity's field (`dsl.normalize.related`)."""
+    if catalog is not None and is_related(f.field):
+        related, related_spec, _ = resolve_related(catalog, ent, f, index)
+        return related, related_spec
     bindings = ent._filter_bindings
     found = bindings.get(f.field)
     if found is not None:
@@ -48,7 +57,7 @@ def bind_filters(plan: Plan, env: Env) -> Plan:
     ent = entity_of(plan, env)
     out: list[Filter] = []
     for i, f in enumerate(plan.filters):
-        name, spec = spec_for(ent, f, i)
+        name, spec = spec_for(ent, f, i, env.catalog)
         if f.operator not in spec.operators:
             allowed = [op.value for op in spec.operators]
             suggestions = suggest(f.operator.value, allowed)

@@ -161,7 +161,7 @@ def _check_shape(site: _Site, spec: FieldSpec) -> None:
 def check_values(plan: Plan, env: Env) -> Plan:
     ent = entity_of(plan, env)
     for i, f in enumerate(plan.filters):
-        name, spec = spec_for(ent, f, i)
+        name, spec = spec_for(ent, f, i, env.catalog)
         _check_shape(_Site(ent, name, f, i), spec)
     return plan
 
@@ -214,7 +214,7 @@ def normalize_values(plan: Plan, env: Env) -> Plan:
     out = tuple(
         _normalize_filter(_Site(ent, name, f, i), spec)
         for i, f in enumerate(plan.filters)
-        for name, spec in (spec_for(ent, f, i),)
+        for name, spec in (spec_for(ent, f, i, env.catalog),)
     )
     if all(new is old for new, old in zip(out, plan.filters, strict=True)):
         return plan

@@ -96,7 +96,9 @@ def condition(item: Filter) -> str:
 
 
 def filter_text(item: Filter) -> str:
-    text = f"{name(item.field)} {condition(item)}"
+    # a related field is a path of names: `customer.city`
+    path = ".".join(name(part) for part in item.field.split("."))
+    text = f"{path} {condition(item)}"
     if item.value_source is not ValueSource.USER_TEXT:
         text += f" from {item.value_source.value}"
     return text

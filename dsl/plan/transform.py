@@ -242,6 +242,9 @@ class PlanTransformer(Transformer[Token, Plan]):
     def rule_is_not_null(self, meta: Meta | None, children: list[Any]) -> tuple[Operator, Value]:
         return Operator.IS_NULL, False
 
+    def rule_field_path(self, meta: Meta | None, children: list[Token]) -> str:
+        return ".".join(str(name) for name in children)
+
     def rule_filter(self, meta: Meta | None, children: list[Any]) -> Filter:
         name, (operator, value), source = children
         value_source = (

@@ -12,6 +12,7 @@ from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.ir import Operator, QueryType, Value
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.model import Condition, Kind, Piece, Problem, ProblemReason, Sense
+from qdsl.dsl.question.related import related_spec
 from qdsl.dsl.question.target import sense_for
 
 _TIME = (FieldType.DATE, FieldType.DATETIME)
@@ -86,8 +87,14 @@ class Builder:
             assert sense.field is not None and sense.value is not None
             grouped.setdefault((sense.field, negated), []).append((sense.value, text))
         for (fname, negated), vals in grouped.items():
-            spec = self.ent(main).fields[fname]
+            spec = self.ent(main).fields.get(fname) or related_spec(
+                self.catalog, self.ent(main), fname
+            )
+            assert spec is not None, fname
             values = list(dict.fromkeys(v for v, _ in vals))
+            if spec.type is FieldType.BOOL:  # a related yes/no field ("有退款的")
+                self.add(fname, Operator.EQUALS, (values[0] == "true") != negated, words_of(vals))
+                continue
             words = "、".join(dict.fromkeys(t for _, t in vals))
             op = _value_operator(spec, negated, len(values))
             if op is None:
@@ -200,6 +207,10 @@ def window(p: Piece, date_only: bool) -> tuple[Bound | None, Bound | None]:
         if date_only:  # the last day of the period, on a field of whole days
             high += ((Operator.LTE, iso(until - day)),)
     return low, high
+
+
+def words_of(vals: list[tuple[str, str]]) -> str:
+    return "、".join(dict.fromkeys(t for _, t in vals))
 
 
 def _num(n: float) -> int | float:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.model import Kind, Piece, Sense
+from qdsl.dsl.question.related import paths_to
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def entity_senses(p: Piece) -> list[str]:
@@ -60,10 +64,24 @@ def _named_entity(
     plain = [
         e for e in fitting if any(p.kind is Kind.ENTITY and entity_senses(p) == [e] for p in pieces)
     ]
+    head = _zh_head(plain, pieces, catalog)
+    if head is not None:
+        return head
     for candidates in (plain, fitting, named, ids):
         if candidates:
             return candidates[0]
     return None
+
+
+def _zh_head(plain: list[str], pieces: Sequence[Piece], catalog: Catalog) -> str | None:
+    """In Chinese the head of "柏林客户的订单" is the last noun: of entities that
+    declared relations join, the one named last is asked about."""
+    if len(plain) < 2 or not any(_CJK.search(p.text) for p in pieces):
+        return None
+    order = [e for p in pieces if p.kind is Kind.ENTITY for e in entity_senses(p) if e in plain]
+    last = order[-1]
+    reach = paths_to(catalog, last)
+    return last if all(e == last or e in reach for e in plain) else None
 
 
 def _default_entity(qt: QueryType | None, pieces: Sequence[Piece], catalog: Catalog) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Operator, QueryType, SortDirection
 from qdsl.dsl.kinds import PlannerPolicy, kind_of
-from qdsl.dsl.question import flags, measures
+from qdsl.dsl.question import flags, measures, related
 from qdsl.dsl.question.conditions import (
     Builder,
     adjust_query_type,
@@ -79,6 +79,7 @@ class Walk(TextPieces):
         self.top = False  # "top 3": a ranking that needs a field
         self.flags: list[flags.Mention] = []  # words of yes/no fields
         self.asked = measures.Asked()  # sums, averages, groupings asked for
+        self.related_named: list[tuple[str, str]] = []  # related entity words (entity, text)
         self.handlers: dict[Kind, Callable[[int, Piece], None]] = {
             Kind.CUE: self.on_cue,
             Kind.ENTITY: self.on_catalog,
@@ -165,6 +166,17 @@ class Walk(TextPieces):
 
     def elsewhere(self, p: Piece) -> None:
         """A spelling that means nothing of the asked entity."""
+        negated = self.negate is not None
+        if related.absorb(
+            self.b.catalog,
+            self.main,
+            p,
+            negated=negated,
+            values=self.values,
+            named=self.related_named,
+        ):
+            self.negate = None if negated and self.values else self.negate
+            return
         named = entity_senses(p)
         if named and any(q.kind is Kind.ID and q.entity in named for q in self.pieces):
             return  # "项目 64" in a question about tasks: the id carries it
@@ -275,6 +287,15 @@ class Walk(TextPieces):
     def on_absence(self, i: int, p: Piece) -> None:
         self.unnegatable()
         s = sense_for(p, self.main, None)
+        if s is None and related.absorb(
+            self.b.catalog,
+            self.main,
+            p,
+            negated=p.kind is Kind.ABSENCE,
+            values=self.values,
+            named=self.related_named,
+        ):
+            return  # "有退款的订单": a related yes/no field
         if s is None or s.field is None:
             self.b.problem(p.text, "unplaced", self.b.could(self.main, None))
             return
@@ -357,6 +378,7 @@ class Walk(TextPieces):
         if self.negate is not None:
             b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         b.values(self.main, self.values)
+        related.check_named(b, self.main, self.related_named)
         placed = self.place_flags_and_measures()
         self.place_references()
         stated = {c.field for c in b.conditions} | {f for f, _ in self.sort}

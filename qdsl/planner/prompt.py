@@ -30,6 +30,9 @@ Rules:
 - No plan states a sum, an average or one answer per group (total, average, each, per,
   by <field>): for such a question write `unknown <entity>`.
 - Use only the entities, fields, operators and values listed in the catalog below.
+- A condition on a related entity names its relation, never a table or a key:
+  `<relation>.<field>` (e.g. orders of customers in a city: the order's customer
+  relation, then the customer's field), at most two relations deep.
 {values}
 - Never set a tenant: the caller binds it."""
 
@@ -86,6 +89,9 @@ def catalog_summary(
         for fname, spec in ent.fields.items():
             if not spec.sensitive:
                 lines.append(_field_line(fname, spec, max_values))
+        for rname, step in catalog.relation_steps.get(name, {}).items():
+            said = f"; users say: {', '.join(step.synonyms)}" if step.synonyms else ""
+            lines.append(f"  relation {rname} -> {step.target} ({step.cardinality.value}{said})")
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog.relations import MAX_HOPS
 from qdsl.dsl.plan.schema import plan_json_schema
 
 
@@ -28,6 +29,33 @@ def _names(catalog: Catalog) -> tuple[list[str], list[str], list[str]]:
     return entities, sorted(fields), sorted(operators)
 
 
+# A bound on the related names listed: a catalog with many relations keeps a schema
+# of bounded size; the normalizer still binds any declared path the model writes.
+MAX_RELATED_FIELDS = 400
+
+
+def related_fields(catalog: Catalog) -> list[str]:
+    """`relation.field` and `relation.relation.field` names a filter may use: column
+    fields, not sensitive, of the entity a declared path reaches (at most two hops)."""
+    out: set[str] = set()
+
+    def reach(entity: str, prefix: tuple[str, ...]) -> None:
+        for rname, step in catalog.relation_steps.get(entity, {}).items():
+            path = (*prefix, rname)
+            target = catalog.entities.get(step.target)
+            if target is None:
+                continue
+            for fname, spec in target.fields.items():
+                if not spec.sensitive and spec.column is not None:
+                    out.add(".".join((*path, fname)))
+            if len(path) < MAX_HOPS:
+                reach(step.target, path)
+
+    for name in catalog.entities:
+        reach(name, ())
+    return sorted(out)[:MAX_RELATED_FIELDS]
+
+
 def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
     """The plan schema with the catalog's entity, field and operator names as enums."""
     schema = plan_json_schema()
@@ -36,7 +64,12 @@ def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
     props = schema["properties"]
     props["entity_type"] = {"title": "Entity Type", "type": "string", "enum": entities}
     field_enum = {"type": "string", "enum": fields}
-    defs["Filter"]["properties"]["field"] = {"title": "Field", **field_enum}
+    filter_enum = {"type": "string", "enum": sorted({*fields, *related_fields(catalog)})}
+    defs["Filter"]["properties"]["field"] = {
+        "title": "Field",
+        "description": "a field of the entity, or `relation.field` of a related entity",
+        **filter_enum,
+    }
     defs["Sort"]["properties"]["field"] = {"title": "Field", **field_enum}
     props["projection"]["items"] = dict(field_enum)
     if operators:

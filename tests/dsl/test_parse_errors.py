@@ -43,7 +43,8 @@ def test_sql_injection_in_a_field_name_is_a_syntax_error() -> None:
         line=1,
         column=25,
         excerpt="list project where title; drop table projects\n" + " " * 24 + "^",
-        expected=["between", "comparison (= != ~= contains > >= < <=)", "in", "is", "not"],
+        # `.` continues a path to a related entity's field (`customer.city`)
+        expected=[".", "between", "comparison (= != ~= contains > >= < <=)", "in", "is", "not"],
         found=";",
     )
 

@@ -1,0 +1,145 @@
+"""Relation words in a question: a value or a yes/no field of a related entity
+("orders of customers in Berlin", "有退款的订单") read as a condition across the
+declared relation that reaches it (`customer.city`, `payments.refunded`).
+
+Only declared relations are followed (at most two hops, `dsl.catalog.relations`),
+and only when exactly one path from the asked entity reaches the entity the
+word belongs to: a word two paths could carry stays a problem, so no answer is
+built on a guess of the path. A related entity named in the question with no
+condition through it is reported too ("customers with orders" states nothing
+the plan language can carry yet).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qdsl.dsl.catalog import Cardinality, Catalog, EntitySpec, FieldSpec, FieldType
+from qdsl.dsl.catalog.relations import MAX_HOPS
+from qdsl.dsl.question.model import Kind, Piece, Sense
+
+if TYPE_CHECKING:
+    from qdsl.dsl.question.conditions import Builder
+
+SEPARATOR = "."
+
+
+def paths_to(catalog: Catalog, main: str) -> dict[str, list[tuple[str, ...]]]:
+    """Entity -> every declared relation path (≤ MAX_HOPS) from `main` reaching it."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+
+    def walk(here: str, prefix: tuple[str, ...], seen: tuple[str, ...]) -> None:
+        for name, step in catalog.relation_steps.get(here, {}).items():
+            if step.target in seen:
+                continue  # back to an entity already on the path: no new rows
+            path = (*prefix, name)
+            out.setdefault(step.target, []).append(path)
+            if len(path) < MAX_HOPS:
+                walk(step.target, path, (*seen, step.target))
+
+    walk(main, (), (main,))
+    return out
+
+
+def related_spec(catalog: Catalog, ent: EntitySpec, name: str) -> FieldSpec | None:
+    """The spec of `relation.field` (or of an own field) on `ent`, if declared."""
+    if SEPARATOR not in name:
+        return ent.filter_spec(name)
+    *names, last = name.split(SEPARATOR)
+    here = ent.name
+    for rel in names:
+        step = catalog.relation_steps.get(here, {}).get(rel)
+        if step is None:
+            return None
+        here = step.target
+    target = catalog.entities.get(here)
+    spec = target.fields.get(last) if target is not None else None
+    return spec if spec is not None and not spec.sensitive and spec.column else None
+
+
+def place(catalog: Catalog, main: str, p: Piece) -> Sense | None:
+    """The piece as a sense on `main` through the one relation path that reaches
+    it: a value of a related field, or a related yes/no field (value "true")."""
+    paths = paths_to(catalog, main)
+    found: set[Sense] = set()
+    for s in p.senses:
+        if s.entity is None or s.field is None or s.entity == main:
+            continue
+        reach = paths.get(s.entity, [])
+        if len(reach) != 1:
+            return None
+        spec = catalog.entities[s.entity].fields.get(s.field)
+        if spec is None or spec.sensitive or spec.column is None:
+            return None
+        field = SEPARATOR.join((*reach[0], s.field))
+        if s.kind in (Kind.VALUE, Kind.LINKED) and s.value is not None:
+            found.add(Sense(Kind.VALUE, main, field, s.value))
+        elif s.kind is Kind.FIELD and spec.type is FieldType.BOOL:
+            found.add(Sense(Kind.VALUE, main, field, "true"))
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+def related_entity(catalog: Catalog, main: str, p: Piece) -> str | None:
+    """The related entity an entity word names, when one declared path reaches it."""
+    if p.kind is not Kind.ENTITY:
+        return None
+    paths = paths_to(catalog, main)
+    named = {s.entity for s in p.senses if s.kind is Kind.ENTITY and s.entity}
+    reached = [e for e in named if len(paths.get(e, [])) == 1]
+    return reached[0] if len(reached) == 1 and len(named) == 1 else None
+
+
+def through(catalog: Catalog, main: str, entity: str, fields: set[str]) -> bool:
+    """Whether some condition field goes through the path reaching `entity`."""
+    reach = paths_to(catalog, main).get(entity, [])
+    if len(reach) != 1:
+        return False
+    prefix = SEPARATOR.join(reach[0]) + SEPARATOR
+    return any(f.startswith(prefix) for f in fields)
+
+
+def absorb(
+    catalog: Catalog,
+    main: str,
+    p: Piece,
+    *,
+    negated: bool,
+    values: list[tuple[Sense, bool, str]],
+    named: list[tuple[str, str]],
+) -> bool:
+    """Take a piece of another entity as a relation word, if a declared path
+    carries it: a related value joins `values`, a related entity word `named`."""
+    sense = place(catalog, main, p)
+    if sense is not None and negated and not _single(catalog, main, sense.field or ""):
+        # "customers without a cancelled order" is no condition on some related
+        # row: the plan language cannot state it, so it stays a problem
+        return False
+    if sense is not None:
+        values.append((sense, negated, p.text))
+        return True
+    entity = related_entity(catalog, main, p)
+    if entity is not None:
+        named.append((entity, p.text))
+        return True
+    return False
+
+
+def check_named(b: Builder, main: str, named: list[tuple[str, str]]) -> None:
+    """A related entity named with no condition through it is not understood."""
+    fields = {c.field for c in b.conditions}
+    for entity, text in named:
+        if not through(b.catalog, main, entity, fields):
+            b.problem(text, "unplaced", (entity,), "other_entity")
+
+
+def _single(catalog: Catalog, main: str, field: str) -> bool:
+    """Whether every step of the field's path reaches one row (many-to-one)."""
+    here = main
+    for name in field.split(SEPARATOR)[:-1]:
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None or step.cardinality is not Cardinality.MANY_TO_ONE:
+            return False
+        here = step.target
+    return True

@@ -1,0 +1,51 @@
+"""Conditions across declared relations as correlated EXISTS subqueries.
+
+`customer.city = "Berlin"` on orders holds for an order when some customer row
+related to it through the path satisfies the condition; `payments.method =
+"refund"` when some payment of the order does. Whatever the cardinality, the
+related rows are only tested, never joined into the main rows, so a row with
+several related rows is still one row. Every table of the path is bound to the
+caller's tenant here (`:tenant_id`), as the main table is by the statement:
+a related row of another tenant never makes a row match. Table aliases are
+numbered per filter and step, so a relation back to the same table is safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sqlalchemy as sa
+from sqlalchemy.sql.elements import ColumnElement
+
+from qdsl.dsl.bound import BoundFilter
+from qdsl.dsl.catalog import Catalog
+from qdsl.executor import names as N
+from qdsl.executor.predicates import Params, column_condition
+from qdsl.executor.tables import EntityTable, entity_table
+from qdsl.facts.storage import Storage
+
+
+def related_condition(
+    bf: BoundFilter,
+    main: EntityTable,
+    catalog: Catalog,
+    p: Params,
+    storage: Storage | None = None,
+) -> ColumnElement[bool]:
+    """EXISTS a tenant-bound row at the end of the filter's relation path that
+    satisfies the filter, correlated to the main row."""
+    assert bf.path, "a related condition needs a relation path"
+    tenant = p(N.TENANT, type_=sa.Text())
+    here = main
+    froms = []
+    conds: list[ColumnElement[bool]] = []
+    for hop, step in enumerate(bf.path):
+        base = entity_table(catalog, step.target, storage)
+        alias = base.table.alias(f"rel{bf.index}_{hop}")
+        there = dataclasses.replace(base, table=alias)  # type: ignore[arg-type]
+        froms.append(alias)
+        conds.append(there.col(step.target_column) == here.col(step.source_column))
+        conds.append(there.col(step.target_tenant) == tenant)
+        here = there
+    conds.append(column_condition(bf, here, p))
+    return sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
