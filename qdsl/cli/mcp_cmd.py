@@ -202,14 +202,13 @@ def _serve(
     configure_logging(opts.log_level)
     sock = None
     if http_address is not None and opts.workers > 1:
-        from qdsl.mcp.http_server import listen
         from qdsl.mcp.prefork import fork_workers
 
-        # before anything opens a connection or a thread: a worker inherits the socket only
-        sock = listen(http_address)
-        parent_code = fork_workers(opts.workers, sock)
-        if parent_code is not None:
-            return parent_code
+        # before anything opens a connection or a thread: a worker inherits nothing open
+        forked = fork_workers(opts.workers, http_address)
+        if isinstance(forked, int):
+            return forked  # the parent, once the workers have ended
+        sock = forked
     from qdsl.envelope.backends import set_deployment_database
 
     # the database served is the PostgreSQL ref store's default (QDSL_REF_STORE)

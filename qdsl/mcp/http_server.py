@@ -74,11 +74,14 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def listen(address: str) -> socket.socket:
-    """The listening socket of `address` (HOST:PORT; port 0 picks a free one)."""
+def listen(address: str, *, reuse_port: bool = False) -> socket.socket:
+    """The listening socket of `address` (HOST:PORT; port 0 picks a free one);
+    with `reuse_port`, one of several bound to the same port (`prefork`)."""
     host, port = parse_address(address)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
     return sock

@@ -1,10 +1,10 @@
 """`qdsl mcp --http --workers N`: N server processes accepting on one socket.
 
-The parent binds the listening socket, then forks the workers before it has
-opened anything else (no thread, no database connection, no event loop yet):
-each worker inherits only the socket and opens its own pool, ref store and
-event loop, and the kernel hands every new connection to one of the workers
-waiting in `accept`. What the workers share lives in the database (the
+The parent picks the port, then forks the workers before it has opened
+anything else (no thread, no database connection, no event loop yet): each
+worker binds its own socket to the port (SO_REUSEPORT) and opens its own pool,
+ref store and event loop, and the kernel hands every new connection to one of
+the workers. What the workers share lives in the database (the
 PostgreSQL ref store) or in files (the tokens file, the file ref store of one
 host), never in a process's memory, which is why several workers serve MCP
 statelessly (`http_server.HttpOptions.stateless`).
@@ -39,18 +39,34 @@ log = logger()
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def fork_workers(count: int, sock: socket.socket) -> int | None:
-    """Fork `count` workers sharing `sock`. In a worker it returns None at
-    once (the caller goes on to serve); in the parent it returns, once every
-    worker has ended, the server's exit code: 0 when all stopped cleanly."""
+def fork_workers(count: int, address: str) -> socket.socket | int:
+    """Fork `count` workers listening on `address`. In a worker it returns its
+    own listening socket at once (the caller goes on to serve on it); in the
+    parent it returns, once every worker has ended, the server's exit code: 0
+    when all stopped cleanly.
+
+    Each worker binds a socket of its own to the port (SO_REUSEPORT), so the
+    kernel spreads new connections over the workers evenly. One shared socket
+    would not: the worker whose event loop wakes first accepts every
+    connection waiting (asyncio accepts up to a hundred at a time), and a burst
+    of a client's keep-alive connections would all land on one process."""
+    from qdsl.mcp.http_server import listen, parse_address
+
+    first = listen(address, reuse_port=True)  # picks the port when 0 was asked for
+    host, _ = parse_address(address)
+    port = first.getsockname()[1]
     pids: list[int] = []
     for _ in range(count):
         pid = os.fork()
         if pid == 0:
             os.setpgid(0, 0)
-            return None
+            own = listen(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", reuse_port=True)
+            # the parent's socket is closed in every process, so no connection waits on
+            # a socket nobody accepts from (those queued there meanwhile are reset)
+            first.close()
+            return own
         pids.append(pid)
-    sock.close()  # the workers hold it; the parent accepts nothing
+    first.close()
     return _supervise(pids)
 
 
