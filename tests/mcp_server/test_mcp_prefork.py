@@ -6,6 +6,8 @@ test opens fresh connections until the log's `pid` shows the other one."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -13,8 +15,6 @@ import anyio
 import httpx2
 import pytest
 from mcp_helpers import HttpServer, http_session, log_events, server_env
-
-pytestmark = pytest.mark.pg
 
 # Fresh connections tried before concluding the other worker never answers:
 # the kernel's choice is near even, so 60 tries all on one side do not happen.
@@ -34,6 +34,7 @@ def _await_calls(server: HttpServer, tool: str, count: int) -> list[dict[str, ob
     return found
 
 
+@pytest.mark.pg
 def test_two_workers_share_refs_and_keep_tenants_apart(pg_url: str, tmp_path: Path) -> None:
     state = tmp_path / "state"
     env = server_env(state, QDSL_REF_THRESHOLD="2048", QDSL_REF_STORE="postgresql")
@@ -92,3 +93,28 @@ def structured_of(result: object) -> dict[str, object]:
     content = getattr(result, "structured_content", None)
     assert isinstance(content, dict), result
     return content
+
+
+def test_a_worker_gone_stops_the_server_with_exit_1(tmp_path: Path) -> None:
+    """A worker killed (a crash, the OOM killer): the parent stops the other and
+    exits 1, so that a service manager restarts the server whole."""
+    state = tmp_path / "state"
+    server = HttpServer.start([], server_env(state), state, ("--workers", "2"))
+    try:
+        deadline = time.monotonic() + 60
+        while (
+            len(pids := {e["pid"] for e in log_events(server.log) if e.get("event") == "serving"})
+            < 2
+        ):
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.1)
+        victim = sorted(pids)[0]
+        os.kill(int(victim), signal.SIGKILL)
+        assert server.proc.wait(60) == 1, server.log.read_text()
+    finally:
+        if server.proc.poll() is None:
+            server.stop()
+    ended = [e for e in log_events(server.log) if e.get("event") == "worker_ended"]
+    assert [e["pid"] for e in ended] == [victim], server.log.read_text()
+    survivor = next(p for p in pids if p != victim)
+    assert any(e.get("event") == "stopped" and e["pid"] == survivor for e in log_events(server.log))
