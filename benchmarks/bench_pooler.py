@@ -93,13 +93,17 @@ def _qdsl_calls(engine: sa.Engine, found: list[Job], callers: int) -> list[Call]
     return [caller(i) for i in range(callers)]
 
 
-def _raw_calls(conns: list[psycopg.Connection[Any]], found: list[Job]) -> list[Call]:
+def _raw_calls(
+    conns: list[psycopg.Connection[Any]], found: list[Job], *, prepare: bool = False
+) -> list[Call]:
+    """Raw psycopg callers; not prepared server-side by default (behind the pooler)."""
+
     def caller(i: int) -> Call:
         conn = conns[i]
 
         def call(n: int) -> object:
             job = found[(i + n) % len(found)]
-            return pg_run_guarded(conn, job.tenant, job.statements, TIMEOUT_MS, prepare=False)
+            return pg_run_guarded(conn, job.tenant, job.statements, TIMEOUT_MS, prepare=prepare)
 
         return call
 

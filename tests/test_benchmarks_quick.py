@@ -77,6 +77,25 @@ def test_postgres_benchmarks_run_quick(pg_admin_url: str) -> None:
     assert "skipped" not in out
 
 
+def test_the_goal_table_runs_quick(pg_admin_url: str) -> None:
+    out = _run(
+        "--only", "goals", "--admin-url", pg_admin_url, env={"QDSL_TEST_PG_URL": pg_admin_url}
+    )
+    table = out.split("### Issue 24's goals, one run", 1)[1]
+    for row in (
+        "16 callers, one process",
+        "64 callers on 16 connections",
+        "small tenants",
+        "client side",
+        "server side (EXPLAIN ANALYZE)",
+        "2 processes",
+        "qdsl ask",
+    ):
+        line = next(x for x in table.splitlines() if row in x)
+        assert "×" in line and ("met" in line), line
+    assert "load average" in table and "skipped" not in out
+
+
 def test_the_guard_accepts_the_workload_and_refuses_what_it_must() -> None:
     wl = Whitelist(demo_catalog())
     sqls = [c.sql("t1") for c in demo_cases()] + [q[1]("t1") for q in demo_questions()]

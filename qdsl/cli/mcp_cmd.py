@@ -9,6 +9,7 @@ is the caller's typed error and the server goes on.
 
 from __future__ import annotations
 
+import gc
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -87,8 +88,15 @@ def _fail(exc: QdslError) -> int:
     type=click.IntRange(1, 100_000),
     default=64,
     show_default=True,
-    help="HTTP: connections without a valid token yet; past it the one waiting longest "
-    "is closed.",
+    help="HTTP: connections without a valid token yet; past it the one waiting longest is closed.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="HTTP: server processes accepting on the one address (each with its own "
+    "--max-concurrency); past 1, MCP is served without sessions.",
 )
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING"]), default="INFO")
 @click.pass_context
@@ -103,6 +111,7 @@ def mcp_group(  # noqa: PLR0917 - click passes every option
     allow_hosts: tuple[str, ...],
     request_timeout: float,
     max_unauthenticated: int,
+    workers: int,
     log_level: str,
 ) -> None:
     """Serve qdsl over the Model Context Protocol (stdio, or HTTP with --http)."""
@@ -116,11 +125,17 @@ def mcp_group(  # noqa: PLR0917 - click passes every option
                 "give --tenant T (stdio) or --http HOST:PORT (tenants from tokens), not both",
                 hint="qdsl mcp --tenant t1   or   qdsl mcp --http 127.0.0.1:8765",
             )
+        if workers > 1 and http_address is None:
+            raise UsageError(
+                "bad_arguments",
+                "--workers is for --http: a stdio server is one process its host spawned",
+                hint="qdsl mcp --http 127.0.0.1:8765 --workers 2",
+            )
         code = _serve(
             tenant,
             http_address,
-            ServerOptions(max_concurrency, timeout_ms, call_timeout, log_level),
-            _http_options(allow_hosts, request_timeout, max_unauthenticated),
+            ServerOptions(max_concurrency, timeout_ms, call_timeout, log_level, workers),
+            _http_options(allow_hosts, request_timeout, max_unauthenticated, workers),
         )
     except QdslError as exc:
         code = _fail(exc)
@@ -133,10 +148,11 @@ class ServerOptions:
     timeout_ms: int | None
     call_timeout: float
     log_level: str
+    workers: int = 1
 
 
 def _http_options(
-    allow_hosts: tuple[str, ...], request_timeout: float, max_unauthenticated: int
+    allow_hosts: tuple[str, ...], request_timeout: float, max_unauthenticated: int, workers: int
 ) -> HttpOptions:
     from qdsl.mcp.http_server import HttpOptions
 
@@ -151,6 +167,7 @@ def _http_options(
         request_timeout_s=request_timeout,
         max_unauthenticated=max_unauthenticated,
         allow_hosts=tuple(n.strip() for n in allow_hosts),
+        stateless=workers > 1,
     )
 
 
@@ -183,6 +200,15 @@ def _serve(
         call_timeout_s=opts.call_timeout,
     )
     configure_logging(opts.log_level)
+    sock = None
+    if http_address is not None and opts.workers > 1:
+        from qdsl.mcp.prefork import fork_workers
+
+        # before anything opens a connection or a thread: a worker inherits nothing open
+        forked = fork_workers(opts.workers, http_address)
+        if isinstance(forked, int):
+            return forked  # the parent, once the workers have ended
+        sock = forked
     from qdsl.envelope.backends import set_deployment_database
 
     # the database served is the PostgreSQL ref store's default (QDSL_REF_STORE)
@@ -190,6 +216,10 @@ def _serve(
     collect_at_start()
     service = Service(config)
     service.open()
+    # What start-up made (modules, the catalog, the compiled grammar) lives as
+    # long as the server: out of the collector's sight, a large result's
+    # collections walk only the objects of calls.
+    gc.freeze()
     if tenant is not None:
         from qdsl.mcp.transports import serve_stdio
 
@@ -198,7 +228,7 @@ def _serve(
         from qdsl.mcp.http_server import serve_http
 
         assert http_address is not None
-        anyio.run(serve_http, service, http_address, TokenFile.default(), http)
+        anyio.run(serve_http, service, http_address, TokenFile.default(), http, sock)
     sys.stderr.flush()
     return 0
 

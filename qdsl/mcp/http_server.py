@@ -43,6 +43,10 @@ class HttpOptions:
     max_unauthenticated: int = 64
     # Host names clients use besides the address bound (DNS names, a proxy's host).
     allow_hosts: Sequence[str] = ()
+    # No MCP session kept between requests: needed when several processes
+    # accept on one socket, since a session lives in one process's memory and
+    # the next request may reach another (`prefork`).
+    stateless: bool = False
 
 
 def http_tenant(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -70,9 +74,27 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+def listen(address: str, *, reuse_port: bool = False) -> socket.socket:
+    """The listening socket of `address` (HOST:PORT; port 0 picks a free one);
+    with `reuse_port`, one of several bound to the same port (`prefork`)."""
+    host, port = parse_address(address)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
+    return sock
+
+
 async def serve_http(
-    service: Service, address: str, tokens: TokenFile, options: HttpOptions | None = None
+    service: Service,
+    address: str,
+    tokens: TokenFile,
+    options: HttpOptions | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
+    """Serve on `sock` (bound to `address`), or on a socket bound here."""
     import uvicorn
 
     from qdsl.dsl.settings.limits import limits
@@ -81,11 +103,8 @@ async def serve_http(
 
     opts = options or HttpOptions()
     tokens.records()  # a tokens file that cannot be read stops the start, naming its line
-    host, port = parse_address(address)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
+    host, _ = parse_address(address)
+    sock = sock if sock is not None else listen(address)
     bound = sock.getsockname()[1]
     security = allowed_hosts(host, bound, opts.allow_hosts)
     server = build_server(service, http_tenant)
@@ -95,6 +114,7 @@ async def serve_http(
         # with its typed error (usage/input_bytes_exceeded), not a bare 413.
         max_request_body_size=4 * limits().input_bytes,
         transport_security=security,
+        stateless_http=opts.stateless,
     )
     shown = f"[{host}]" if ":" in host else host
     connections = ConnectionGate(
@@ -117,6 +137,7 @@ async def serve_http(
         allowed_hosts=security.allowed_hosts,
         request_timeout_s=opts.request_timeout_s,
         max_unauthenticated=opts.max_unauthenticated,
+        stateless=opts.stateless,
     )
     # uvicorn stops on SIGTERM / SIGINT by itself, letting calls in flight finish
     # (up to GRACE_S), then raises the signal again for the handler it found:

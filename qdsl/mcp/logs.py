@@ -3,7 +3,7 @@
 On stdio, stdout is the protocol: a stray byte there breaks the host's
 parsing, so every line goes to stderr, ours and the libraries' alike (the
 SDK's, uvicorn's and asyncio's stdlib records pass through the same renderer).
-Each line has `timestamp`, `level`, `logger` and `event`, plus the event's
+Each line has `timestamp`, `level`, `logger`, `pid` and `event`, plus the event's
 fields (`tool`, `tenant`, `outcome`, `ms`, ...); a defect's traceback is the
 `exception` field of its line, never a tool result.
 
@@ -18,6 +18,7 @@ quote a value it failed on) are written.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Mapping, MutableMapping
 from typing import Any
@@ -29,6 +30,12 @@ NAME = "qdsl.mcp"
 
 def _named(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
     event.setdefault("logger", NAME)
+    return event
+
+
+def _process(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+    # several workers write to one stderr (`prefork`): the pid tells their lines apart
+    event.setdefault("pid", os.getpid())
     return event
 
 
@@ -57,6 +64,7 @@ _TRACEBACKS = structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
 _EXCEPTIONS = structlog.processors.ExceptionRenderer(_frames_only)
 
 _SHARED: list[Any] = [
+    _process,
     structlog.stdlib.add_log_level,
     structlog.processors.TimeStamper(fmt="iso", utc=True),
 ]
