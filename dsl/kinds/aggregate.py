@@ -15,7 +15,7 @@ kind wait for the plan language to carry them (SPEC §3, "Beyond the eight types
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.kinds.hooks import (
@@ -34,6 +34,9 @@ from qdsl.dsl.kinds.names import AnswerContract, QueryType, VerifierCheck
 from qdsl.dsl.kinds.record import PlannerPolicy, QueryKind, TemplateShape
 from qdsl.dsl.suggest import did_you_mean, suggest
 
+if TYPE_CHECKING:
+    from qdsl.dsl.catalog import EntitySpec
+
 # The one function this version computes (the plan cannot name another yet).
 FUNCTION = "sum"
 
@@ -48,34 +51,36 @@ def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _measure(ctx: StatementContext) -> str:
-    spec = ctx.entity
+def measure_of(spec: EntitySpec, projection: tuple[str, ...]) -> str:
+    """The one field a plan of this kind sums, or the PlanError saying why not.
+
+    Run by the normalizer (a plan is refused before it reaches the executor) and
+    again by the statement builder."""
     # (a kind module is imported by the catalog's own imports: aggregations by value)
     allowed = sorted(
         name for name, f in spec.fields.items() if f.type == "number" and FUNCTION in f.aggregations
     )
-    named = list(dict.fromkeys(spec.names.get(n, n) for n in ctx.plan.projection))
+    named = list(dict.fromkeys(spec.names.get(n, n) for n in projection))
+    what = f"fields of {spec.name} with {FUNCTION}"
     if len(named) != 1:
         raise PlanError(
             "measure_not_named",
             f"an aggregate names one field of {spec.name}, the plan names {len(named)}",
-            hint=did_you_mean((), allowed, f"fields of {spec.name} with {FUNCTION}"),
+            hint=did_you_mean((), allowed, what),
         )
     name = named[0]
     if name not in allowed:
         raise PlanError(
             "aggregation_not_allowed",
             f"{spec.name}.{name} does not allow {FUNCTION}",
-            hint=did_you_mean(
-                suggest(name, allowed), allowed, f"fields of {spec.name} with {FUNCTION}"
-            ),
+            hint=did_you_mean(suggest(name, allowed), allowed, what),
         )
     return name
 
 
 def _build(ctx: StatementContext) -> KindStatements:
     sql = ctx.sql
-    field = _measure(ctx)
+    field = measure_of(ctx.entity, ctx.plan.projection)
     col = ctx.column(field)
     total = (
         sql.select(
@@ -179,8 +184,8 @@ KIND = QueryKind(
     # The question reader still refuses sum words (dsl/question/measures.py): these
     # cues name the kind, they do not yet make the rule planner answer.
     cues=(r"\bsum of\b", r"总和"),
-    cue_rank=90,
-    policy=PlannerPolicy(shows_fields=True, measure=True),
+    cue_rank=4,
+    policy=PlannerPolicy(shows_fields=True, measure=True, measure_aggregation=FUNCTION),
     build=_build,
     render=_render,
     consistent=_agrees,
