@@ -67,6 +67,7 @@ def measure_of(spec: EntitySpec, projection: tuple[str, ...]) -> str:
             "measure_not_named",
             f"an aggregate names one field of {spec.name}, the plan names {len(named)}",
             hint=did_you_mean((), allowed, what),
+            details={"path": "projection", "entity": spec.name, "allowed": allowed},
         )
     name = named[0]
     if name not in allowed:
@@ -74,6 +75,7 @@ def measure_of(spec: EntitySpec, projection: tuple[str, ...]) -> str:
             "aggregation_not_allowed",
             f"{spec.name}.{name} does not allow {FUNCTION}",
             hint=did_you_mean(suggest(name, allowed), allowed, what),
+            details={"path": "projection", "entity": spec.name, "field": name, "allowed": allowed},
         )
     return name
 

@@ -110,4 +110,8 @@ def need_measure(
         or spec.type is not FieldType.NUMBER
         or (aggregation and aggregation not in spec.aggregations)
     ):
-        b.problem(b.text, "unplaced", (), qt.value if qt is not None else "measure")
+        # a sum word with nothing to sum asks for what cannot be answered, as before
+        if aggregation:
+            b.problem(b.text, "unsupported", (), aggregation)
+        else:
+            b.problem(b.text, "unplaced", (), qt.value if qt is not None else "measure")
