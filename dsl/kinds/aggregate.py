@@ -106,7 +106,7 @@ def _build(ctx: StatementContext) -> KindStatements:
     )
 
     def read(rows: RowsByRole) -> KindRead:
-        found = rows["aggregate"][0]
+        found = rows["main"][0]
         values, cap = int(found[_VALUES]), int(found[_PROBE]) - 1
         refs = tuple(
             RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], {field: _number(r[_CITED])})
@@ -121,7 +121,7 @@ def _build(ctx: StatementContext) -> KindStatements:
         }
         return KindRead(data=data, rows=refs, count=values, truncated=len(refs) < values)
 
-    return KindStatements((("aggregate", total), ("rows", cited)), read)
+    return KindStatements((("main", total), ("rows", cited)), read)
 
 
 def _basis(value: Any) -> Any:

@@ -1,7 +1,7 @@
 -- template: project.aggregate
 -- dialect: postgresql
 
--- role: aggregate
+-- role: main
 SELECT sum(projects.budget) AS aggregate_value, count(projects.budget) AS aggregate_values, count(*) AS aggregate_rows, CAST(%(limit)s::INTEGER AS INTEGER) AS aggregate_probe 
 FROM projects 
 WHERE projects.tenant_id = %(tenant_id)s::VARCHAR AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 

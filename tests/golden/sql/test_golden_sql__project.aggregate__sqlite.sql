@@ -1,7 +1,7 @@
 -- template: project.aggregate
 -- dialect: sqlite
 
--- role: aggregate
+-- role: main
 SELECT sum(projects.budget) AS aggregate_value, count(projects.budget) AS aggregate_values, count(*) AS aggregate_rows, CAST(? AS INTEGER) AS aggregate_probe 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
