@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from qdsl.dsl.kinds import (
+    aggregate,
     compare,
     count,
     diagnose,
@@ -69,6 +70,7 @@ _DECLARED: tuple[QueryKind, ...] = (
     explain.KIND,
     diagnose.KIND,
     compare.KIND,
+    aggregate.KIND,
     unknown.KIND,
 )
 

@@ -18,6 +18,7 @@ class QueryType(StrEnum):
     EXPLAIN = "explain"
     DIAGNOSE = "diagnose"
     COMPARE = "compare"
+    AGGREGATE = "aggregate"
     UNKNOWN = "unknown"
 
 
@@ -29,6 +30,7 @@ class AnswerContract(StrEnum):
     EXPLANATION_WITH_CITATIONS = "explanation_with_citations"
     DIAGNOSIS_WITH_EVIDENCE = "diagnosis_with_evidence"
     COMPARISON_WITH_BASIS = "comparison_with_basis"
+    AGGREGATE_WITH_BASIS = "aggregate_with_basis"
     CLARIFY_OR_FAIL = "clarify_or_fail"
 
 

@@ -97,6 +97,8 @@ class PlannerPolicy:
     # it needs one number field, named in the question (its measure): the reader takes
     # the field of a superlative or the one named beside the entity, and drops the order
     measure: bool = False
+    # the aggregation the measure's field must allow in the catalog ("sum"); none: any
+    measure_aggregation: str = ""
 
 
 @dataclass(frozen=True)

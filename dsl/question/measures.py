@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from qdsl.dsl.catalog import FieldType
+from qdsl.dsl.catalog import EntitySpec, FieldType
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.question.conditions import Builder
 from qdsl.dsl.question.model import Piece
@@ -97,3 +97,21 @@ def _before(b: Builder, i: int, named_by: Piece | None) -> bool:
     """The per-word stands right before the asked entity's own name."""
     nxt = b.pieces[i + 1] if i + 1 < len(b.pieces) else None
     return nxt is not None and nxt is named_by and not b.gap(b.pieces[i], nxt).strip()
+
+
+def need_measure(
+    b: Builder, ent: EntitySpec, fields: list[str], aggregation: str, qt: QueryType | None
+) -> None:
+    """A measure kind's question names one number field, which allows `aggregation`
+    in the catalog when the kind needs one ("sum"); else the question is unplaced."""
+    spec = ent.fields.get(fields[0]) if len(fields) == 1 else None
+    if (
+        spec is None
+        or spec.type is not FieldType.NUMBER
+        or (aggregation and aggregation not in spec.aggregations)
+    ):
+        # a sum word with nothing to sum asks for what cannot be answered, as before
+        if aggregation:
+            b.problem(b.text, "unsupported", (), aggregation)
+        else:
+            b.problem(b.text, "unplaced", (), qt.value if qt is not None else "measure")

@@ -416,6 +416,8 @@ class Walk(TextPieces):
             # "the highest salary": the superlative names the kind's measure, not an order
             projection = [*projection, *(f for f, _ in sort if f not in projection)]
             sort, limit = (), None
+            # no field (or one the catalog does not let it aggregate): ask, never guess
+            measures.need_measure(b, self.ent, projection, policy.measure_aggregation, qt)
         one = self.singular or policy.singular
         if sort and limit is None and one and (kind is None or kind.limited):
             limit = 1

@@ -75,12 +75,12 @@ def test_query_type_the_entity_does_not_answer_is_not_covered() -> None:
         "code": "not_covered/unsupported_query_type",
         "message": "entity `project` does not answer `explain` questions",
         "retryable": False,
-        "hint": "query types of project: existence, count, list, status, compare",
+        "hint": "query types of project: existence, count, list, status, compare, aggregate",
         "details": {
             "path": "query_type",
             "query_type": "explain",
             "entity": "project",
-            "allowed": ["existence", "count", "list", "status", "compare"],
+            "allowed": ["existence", "count", "list", "status", "compare", "aggregate"],
         },
     }
 

@@ -119,6 +119,7 @@ def test_unknown_query_type_suggests() -> None:
             "word": "exsts",
             "suggestions": ["existence"],
             "allowed": [
+                "aggregate",
                 "compare",
                 "count",
                 "diagnose",

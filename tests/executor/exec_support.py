@@ -95,12 +95,16 @@ def sample_plan(entity_type: str, query_type: QueryType) -> Plan:
         )
     elif query_type is QueryType.LIST and entity.sorts:
         sort = (Sort(field=entity.sorts[0], direction=SortDirection.DESC),)
+    # an aggregate sums the first field that allows it
+    summed = [n for n, f in entity.fields.items() if "sum" in f.aggregations]
+    projection = tuple(summed[:1]) if query_type is QueryType.AGGREGATE else ()
     return Plan(
         query_type=query_type,
         entity_type=entity_type,
         filters=tuple(filters),
         scope=scope,
         sort=sort,
+        projection=projection,
         limit=10,
         retrieval_policy=policy,
     )

@@ -167,9 +167,13 @@ def test_every_template_with_rows_and_facts_is_compared(
     projected values of every kind are among what the property compares."""
     from exec_support import sample_plan
 
+    from qdsl.dsl.kinds import kind_of
+
     seen_facts = seen_rows = 0
     for name, spec in CATALOG.entities.items():
         for qt in spec.query_types:
+            if kind_of(qt).build is not None:
+                continue  # a kind's own statements: the reference flow never ran them
             plan = sample_plan(name, qt)
             new, old = _both(monkeypatch, lambda p=plan: execute(p, CATALOG, engine, "t1", now=NOW))
             assert_same(new, old)
