@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Index, exists, func, inspect, select
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from qdsl.facts.db import (
     HEAD_REVISION,
@@ -110,6 +110,24 @@ def _tenant_seeded(conn: Connection, tenant_id: str) -> bool:
 
 
 def _demo_ready(engine: Engine) -> bool:
+    """Whether the demo is migrated and seeded. A SQLite file another process is
+    seeding right now answers "database is locked" once its busy timeout has
+    passed, and a seeding can outlast it: that is "not ready yet", and the
+    caller waits on the setup lock (which has no timeout) and looks again."""
+    try:
+        return _demo_ready_now(engine)
+    except OperationalError as exc:
+        if engine.dialect.name == "sqlite" and _is_busy(exc):
+            return False
+        raise
+
+
+def _is_busy(exc: OperationalError) -> bool:
+    text = str(exc.orig).lower()
+    return "locked" in text or "busy" in text
+
+
+def _demo_ready_now(engine: Engine) -> bool:
     if current_revision(engine) != HEAD_REVISION or not inspect(engine).has_table(projects.name):
         return False
     for tenant_id in DEMO_TENANTS:

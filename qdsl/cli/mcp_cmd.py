@@ -202,8 +202,10 @@ def _serve(
     configure_logging(opts.log_level)
     sock = None
     if http_address is not None and opts.workers > 1:
-        from qdsl.mcp.prefork import fork_workers
+        from qdsl.mcp.prefork import fork_workers, prepare_demo
 
+        if state.db_url is None:
+            prepare_demo()
         # before anything opens a connection or a thread: a worker inherits nothing open
         forked = fork_workers(opts.workers, http_address)
         if isinstance(forked, int):

@@ -39,6 +39,18 @@ log = logger()
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
+def prepare_demo() -> None:
+    """The demo database, migrated and seeded by the parent before any worker
+    starts: workers that each found it empty would all seed it at once, and on
+    SQLite the ones waiting for the writer could give up with "database is
+    locked" before serving a call. The engine is disposed again, so no worker
+    inherits an open connection."""
+    from qdsl.facts.db import default_database_url
+    from qdsl.facts.demo.setup import ensure_demo
+
+    ensure_demo(default_database_url())
+
+
 def fork_workers(count: int, address: str) -> socket.socket | int:
     """Fork `count` workers listening on `address`. In a worker it returns its
     own listening socket at once (the caller goes on to serve on it); in the

@@ -109,7 +109,9 @@ class HttpServer:
             )
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            found = [e["url"] for e in log_events(log) if e.get("transport") == "http"]
+            found = [
+                e["url"] for e in log_events(log, strict=False) if e.get("transport") == "http"
+            ]
             if found:
                 return cls(proc, found[0], log, state_dir)
             if proc.poll() is not None:
@@ -134,11 +136,20 @@ class HttpServer:
         return data["token"], data["id"]
 
 
-def log_events(log: Path) -> list[dict[str, Any]]:
+def log_events(log: Path, *, strict: bool = True) -> list[dict[str, Any]]:
     """The server's log: one JSON object a line (after the last newline, a line
-    still being written is left out)."""
+    still being written is left out). `strict=False` skips lines that are not
+    JSON (a server that failed at start prints its error as text), so the
+    caller's own assertion names what happened."""
     complete = log.read_text().split("\n")[:-1]
-    return [json.loads(line) for line in complete]
+    events = []
+    for line in complete:
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            if strict:
+                raise
+    return events
 
 
 def cli_json(args: list[str], state_dir: Path, *, ok: bool = True) -> Any:
