@@ -40,6 +40,8 @@ def source_table(spec: EntitySpec) -> TableClause:
         # The id keeps its own type: pagination compares it with values it returned.
         spec.id: sa.column(spec.id),
         spec.tenant: sa.column(spec.tenant, sa.Text()),
+        # the label links too (facts.value_index), declared as a field or not
+        spec.label: sa.column(spec.label, sa.Text()),
     }
     for name in spec.text_search:
         cols.setdefault(name, sa.column(name, sa.Text()))

@@ -9,8 +9,8 @@ transaction as `qdsl_reader` with `app.tenant_id` set, under the same
 row-level security as the executor); nothing is read for several tenants and
 filtered afterwards.
 
-Which fields link (`link_fields`): column fields of type text that are not
-sensitive, and either
+Which fields link (`link_fields`): each entity's label (the name its objects
+are asked by), and column fields of type text that are not sensitive, and either
 
 * marked `link_values = true`: up to MAX_VALUES_PER_FIELD distinct values, or
 * unmarked but filterable by equality, when the tenant's field has at most
@@ -116,7 +116,23 @@ def link_fields(catalog: Catalog, entity: str | None = None) -> tuple[LinkField,
                 continue
             if f.link_values or _EQUALITY & set(f.operators):
                 out.append(LinkField(ename, fname, f.column, spec, f.link_values))
+        label = _label_field(ename, spec)
+        if label is not None and all(lf.field != label.field for lf in out if lf.entity == ename):
+            out.append(label)
     return tuple(out)
+
+
+def _label_field(entity: str, spec: EntitySpec) -> LinkField | None:
+    """The entity's label, linked like a `link_values` field: a question that names
+    an object by its label ("Alice Wang's salary") finds it the way a name the
+    catalog cannot list is found. A label that is a declared field links only
+    when that field may (text, a column, not sensitive)."""
+    declared = spec.fields.get(spec.label)
+    if declared is None:
+        return LinkField(entity, spec.label, spec.label, spec, True)
+    if declared.sensitive or declared.column is None or declared.type is not FieldType.TEXT:
+        return None
+    return LinkField(entity, spec.label, declared.column, spec, True)
 
 
 _LINK_FIELDS: dict[str, tuple[LinkField, ...]] = {}

@@ -229,6 +229,14 @@ def _seeded_engine(url: str) -> Engine:
     return make_engine(url)
 
 
+def seed_demo() -> None:
+    """Migrate and seed the embedded demo database now, leaving no engine open: a
+    server forks its workers after this, and none may inherit a connection."""
+    from qdsl.facts.demo.setup import ensure_demo
+
+    ensure_demo(database_url(None))
+
+
 def demo_now() -> datetime:
     from qdsl.facts.demo import DEMO_NOW
 

@@ -194,7 +194,7 @@ def _tries(run: Run, normalized: NormalizedPlan) -> Generator[Any, Any, Tried]:
         run.executed(result, attempt + 1)
         if wide is not None:
             plan, result = tied(asked, spec, result)
-        empty = run.on_empty(plan, result)
+        empty = run.on_empty(plan, result) or run.on_several(plan, result)
         if empty is not None:
             return empty
         answer, verdict = run.judge(plan, result)

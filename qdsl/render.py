@@ -13,7 +13,7 @@ from typing import Any
 
 from qdsl.abstentions import clarification
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
-from qdsl.dsl.ir import Plan, QueryType
+from qdsl.dsl.ir import Filter, Operator, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ExecutionResult, ResultRow
@@ -98,6 +98,10 @@ def _scope_phrase(plan: Plan, catalog: Catalog, lang: Language) -> str:
     return f"{name} {scoped} 内" if lang == "zh" else f" within {name} {scoped}"
 
 
+def _names_label(f: Filter, label: str) -> bool:
+    return f.field == label and f.operator is Operator.EQUALS
+
+
 class _Ctx:
     def __init__(self, plan: Plan, result: ExecutionResult, lang: Language, catalog: Catalog):
         self.plan, self.result, self.lang, self.catalog = plan, result, lang, catalog
@@ -106,8 +110,10 @@ class _Ctx:
         self.many = entity_name(catalog, plan.entity_type, lang, plural=True)
         filters = plan.filters
         if kind_of(plan.query_type).policy.names_subject:
-            # The head already names the object ("项目 64"); "where id = 64" would repeat it.
-            filters = tuple(f for f in filters if f.field != "id")
+            # The head already names the object ("项目 64（title）"): "where id = 64" or
+            # "where <label> = title" would repeat it.
+            label = catalog.entities[plan.entity_type].label
+            filters = tuple(f for f in filters if f.field != "id" and not _names_label(f, label))
         self.conds = conditions(catalog, plan.entity_type, filters, lang)
         self.scope = _scope_phrase(plan, catalog, lang)
 
@@ -226,8 +232,13 @@ def _attributes(c: _Ctx, row: ResultRow) -> str:
         if c.plan.entity_type in c.catalog.entities
         else None
     )
-    # The id and label are already in the head ("项目 64（title）").
-    pairs = {k: v for k, v in row_fields(c.spec, row).items() if k != label_field}
+    # The id and label are already in the head ("项目 64（title）"); the fields the
+    # plan selects beyond the entity's defaults come first: "What is Alice Wang's
+    # salary?" is answered by the salary.
+    stated = row_fields(c.spec, row)
+    usual = set(c.spec.default_projection) if c.spec is not None else set()
+    asked = {k: stated[k] for k in c.plan.projection if k in stated and k not in usual}
+    pairs = {k: v for k, v in {**asked, **stated}.items() if k != label_field}
     sep = "；" if c.zh else "; "
     colon = "：" if c.zh else ": "
     return sep.join(

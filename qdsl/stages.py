@@ -22,6 +22,7 @@ from qdsl.dsl.plan.plan_cache import compile_plan_object, compile_source
 from qdsl.dsl.plan.printer import to_text
 from qdsl.dsl.question import Reading, problems_text, read_question
 from qdsl.executor.result import ExecutionResult
+from qdsl.one_subject import several_subjects
 from qdsl.phrases import detect_language, entity_name
 from qdsl.planner import Attempt, PlanDraft
 from qdsl.planner.rule import RulePlanner, context_entities
@@ -305,6 +306,14 @@ class Run:
         if policy is EmptyResult.INSUFFICIENT:
             return self.insufficient(plan, execution_id=result.execution_id)
         return None
+
+    def on_several(self, plan: Plan, result: ExecutionResult) -> AnswerResult | None:
+        """A snapshot that found several objects: ask which one (`qdsl.one_subject`)."""
+        sentence = several_subjects(plan, result, self.s.catalog, self.lang)
+        if sentence is None:
+            return None
+        answer = clarification(self.lang, catalog=self.s.catalog, sentence=sentence)
+        return self.without_answer("clarify", plan, answer, None, result.execution_id)
 
     def not_covered(self, plan: Plan | None, exc: NotCoveredError) -> AnswerResult:
         return self.without_answer("not_covered", plan, not_covered(self.lang, exc.message))

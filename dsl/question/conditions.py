@@ -87,9 +87,10 @@ class Builder:
             assert sense.field is not None and sense.value is not None
             grouped.setdefault((sense.field, negated), []).append((sense.value, text))
         for (fname, negated), vals in grouped.items():
-            spec = self.ent(main).fields.get(fname) or related_spec(
-                self.catalog, self.ent(main), fname
-            )
+            ent = self.ent(main)
+            # a linked label is the implicit label's (`filter_spec`), not a field's
+            spec = ent.fields.get(fname) or ent.filter_spec(fname)
+            spec = spec or related_spec(self.catalog, ent, fname)
             assert spec is not None, fname
             values = list(dict.fromkeys(v for v, _ in vals))
             if spec.type is FieldType.BOOL:  # a related yes/no field ("有退款的")

@@ -104,6 +104,15 @@ def _default_entity(qt: QueryType | None, pieces: Sequence[Piece], catalog: Cata
         return default
     if len(owners) == 1:
         return owners[0]
+    # "What is the category of Desk Lamp?": a name both a product and an order line
+    # bear, and a field only products have: the one entity every piece can be about
+    shared: set[str] | None = None
+    for p in pieces:
+        if p.kind in (Kind.VALUE, Kind.LINKED, Kind.FIELD):
+            mine = {s.entity for s in p.senses if s.kind is not Kind.ENTITY and s.entity}
+            shared = mine if shared is None else shared & mine
+    if shared is not None and len(shared) == 1:
+        return next(iter(shared))
     return None
 
 

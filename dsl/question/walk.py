@@ -353,7 +353,7 @@ class Walk(TextPieces):
             self.b.add(via[0], op, value, ", ".join(values))
 
     def place_flags_and_measures(self) -> measures.Placed:
-        b, pointed = self.b, bool(self.ids) or self.pronoun
+        b, pointed = self.b, self.pointed()
         if flags.attribute_asked(self.qt, pointed):
             self.fields.extend((m.index, m.field) for m in self.flags)
         else:
@@ -373,6 +373,17 @@ class Walk(TextPieces):
                 self.sort_by(field, self.pieces[i + 1].text)
         return placed
 
+    def pointed(self) -> bool:
+        """Whether the question points at one object: by id, by a pronoun, or by its
+        label ("Alice Wang's salary"; when several objects bear it, the answer asks
+        which one)."""
+        label = self.ent.label
+        named = any(
+            s.kind is Kind.LINKED and s.field == label and not negated
+            for s, negated, _ in self.values
+        )
+        return bool(self.ids) or self.pronoun or named
+
     def finish(self) -> Reading:
         b = self.b
         if self.negate is not None:
@@ -384,7 +395,7 @@ class Walk(TextPieces):
         stated = {c.field for c in b.conditions} | {f for f, _ in self.sort}
         # "电话渠道", "the status pending": a field named beside its own value.
         projection = [f for j, f in self.fields if j not in b.used and f not in stated]
-        pointed = bool(self.ids) or self.pronoun
+        pointed = self.pointed()
         qt = adjust_query_type(
             b,
             self.qt,
@@ -404,7 +415,7 @@ class Walk(TextPieces):
         need = kind.template.min_subjects if kind is not None and kind.template else 0
         if qt is not None and need > 1 and len(self.ids) < need:
             b.problem(b.text, "unplaced", (), qt.value)
-        if qt is not None and policy.needs_subject and not self.ids and not self.pronoun:
+        if qt is not None and policy.needs_subject and not pointed:
             b.problem(b.text, "unplaced", (), qt.value)
         if projection and not policy.shows_fields:
             for f in projection if not placed.refused else ():

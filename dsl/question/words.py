@@ -51,7 +51,12 @@ FUNCTION_EN = _words(
 )
 
 # "in total", "the total number of": a count said with "total", no sum.
-FUNCTION_PHRASES = (r"\bin total\b", r"\btotal(?= (?:number|count)\b)")
+FUNCTION_PHRASES = (
+    r"\bin total\b",
+    r"\btotal(?= (?:number|count)\b)",
+    # the possessive "'s" ("Alice Wang's salary", "E-1's level"): the name carries it
+    r"(?<=\w)['’]s\b",
+)
 
 # Words that ask for more than a list, a count or a snapshot: a sum, an average, one
 # answer per group. They are never filler: the reader makes each a Problem

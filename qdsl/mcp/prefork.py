@@ -43,12 +43,10 @@ def prepare_demo() -> None:
     """The demo database, migrated and seeded by the parent before any worker
     starts: workers that each found it empty would all seed it at once, and on
     SQLite the ones waiting for the writer could give up with "database is
-    locked" before serving a call. The engine is disposed again, so no worker
-    inherits an open connection."""
-    from qdsl.facts.db import default_database_url
-    from qdsl.facts.demo.setup import ensure_demo
+    locked" before serving a call."""
+    from qdsl.deployment import seed_demo
 
-    ensure_demo(default_database_url())
+    seed_demo()
 
 
 def fork_workers(count: int, address: str) -> socket.socket | int:

@@ -98,8 +98,15 @@ def test_sensitive_and_non_text_fields_never_link() -> None:
     raw = tomllib.loads(CATALOG_TOML)
     raw["entities"]["shipment"]["fields"]["city"]["sensitive"] = True
     cat = catalog_from_mapping(raw)
-    assert {lf.field for lf in vi.link_fields(cat)} == {"carrier", "customer"}
-    assert {lf.field for lf in vi.link_fields(CAT)} == {"carrier", "customer", "city"}
+    # a label links whatever its operators (the depot's "name", undeclared): it
+    # names the objects
+    assert {lf.field for lf in vi.link_fields(cat)} == {"carrier", "customer", "name"}
+    assert {lf.field for lf in vi.link_fields(CAT)} == {"carrier", "customer", "city", "name"}
+    raw["entities"]["depot"]["fields"] = {
+        "name": {"column": "name", "type": "text", "operators": ["contains"], "sensitive": True}
+    }
+    hidden = catalog_from_mapping(raw)
+    assert "name" not in {lf.field for lf in vi.link_fields(hidden)}  # a sensitive label never
 
 
 def test_first_use_persists_so_the_next_process_does_not_scan(ship: Engine) -> None:

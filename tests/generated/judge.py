@@ -319,13 +319,19 @@ def judge(dep: Deployment, q: Question, res: AnswerResult, want: Expected) -> Ve
         return Verdict("wrong", f"answered as {contract}, asked {q.qtype}")
     data = res.data or {}
     ent = dep.entity(q.entity)
-    if q.qtype == "status":
+    if q.qtype == "status" and len(want.subjects) > 1:
+        # several objects bear the asked name: any one shown is beside the question
+        shown = (data.get("entity") or {}).get("id")
+        problems = [f"shows {shown!r} of the {len(want.subjects)} objects named so"]
+    elif q.qtype == "status":
         (one,) = want.subjects
         if one is None:
             problems = (
                 []
                 if data.get("entity") is None
-                else [f"shows {data.get('entity')!r:.80}, the tenant has no {q.ids[0]}"]
+                else [
+                    f"shows {data.get('entity')!r:.80}, the tenant has no {(q.ids or (q.text,))[0]}"
+                ]
             )
         else:
             asked = {t.removeprefix("field:") for t in q.tags if t.startswith("field:")}

@@ -1,7 +1,8 @@
 """Questions about a generated deployment, from zh and en templates, as users write them.
 
 A question is a query type (count, existence, list, the status of one
-object or one of its attributes, the comparison of two, the explanation of a
+object or one of its attributes (the object named by id or by its label),
+the comparison of two, the explanation of a
 name a documented entity's rows carry, the object topping a number or date
 field) × the entity × 0–3
 conditions joined as users join them (且, 并且, 、, 的; "and"), each drawn from
@@ -422,6 +423,32 @@ def object_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
     return Question(text, at.lang, qtype, at.ent.name, at.tenant, (), ids, frozenset(tags))
 
 
+# one attribute of an object named by its label: "李娜的薪资是多少", "What is Harbor
+# Point's rent?"; the tenant may hold no object of that name, or several
+LABEL_TEMPLATES = {
+    "zh": ("{l}的{f}是多少", "{l} 的{f}是什么"),
+    "en": ("What is {l}'s {f}?", "What is the {f} of {l}?"),
+}
+
+
+@st.composite
+def label_question(draw: st.DrawFn, at: At) -> Question | None:
+    here = at.dep.rows_of(at.tenant, at.ent.name)
+    others = [r for t in TENANTS if t != at.tenant for r in at.dep.rows_of(t, at.ent.name)]
+    # now and then a name only the other tenant's objects bear: never a row
+    pool = here if here and draw(st.integers(0, 4)) else (others or here)
+    asked_fields = [f for f in at.ent.fields if _nouns(f.concept, at.lang)]
+    if not pool or not asked_fields:
+        return None
+    label = str(draw(st.sampled_from(pool))["label"])
+    ids = tuple(str(r["id"]) for r in here if str(r["label"]) == label)
+    asked = draw(st.sampled_from(asked_fields))
+    noun = _pick(draw, _nouns(asked.concept, at.lang))
+    text = _pick(draw, LABEL_TEMPLATES[at.lang]).format(l=label, f=noun)
+    tags = frozenset({"ask:attribute", f"field:{asked.name}", "by:label"})
+    return Question(text, at.lang, "status", at.ent.name, at.tenant, (), ids, tags)
+
+
 # the object holding the top (or bottom) value of a number or date field
 TOP_TEMPLATES = {
     ("zh", "desc", False): ("{f}最高的{n}是哪个", "{f}最高的{n}是谁"),
@@ -523,6 +550,10 @@ def questions(
         if top is not None:
             return top
         qtype = "list"
+    if qtype == "status" and not _shows_gap(at) and draw(st.integers(0, 2)) == 0:
+        named = draw(label_question(at))
+        if named is not None:
+            return named
     if qtype in ("status", "compare"):
         q = None if _shows_gap(at) else draw(object_question(at, qtype))
         if q is not None:

@@ -119,6 +119,7 @@ def _required_shapes(tally: Tally) -> set[str]:
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
     shapes.add("cond:label")
+    shapes.add("by:label")  # an attribute of an object named by its label
     if "bool_conditions" not in GAPS:
         shapes |= {"cond:bool", "cond:not_bool"}
     return shapes
