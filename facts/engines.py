@@ -39,6 +39,7 @@ __all__ = [
     "make_async_engine",
     "make_engine",
     "normalize_url",
+    "read_only_async_engine",
     "read_only_engine",
     "require_database",
     "state_dir",
@@ -234,6 +235,15 @@ def read_only_engine(url: str, **kwargs: Any) -> Engine:
         options = {"postgresql_readonly": True, **kwargs.pop("execution_options", {})}
         kwargs = {**kwargs, "execution_options": options}
     return existing_engine(url, **kwargs)
+
+
+def read_only_async_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """The asyncio twin of `read_only_engine`: every PostgreSQL transaction READ ONLY."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "postgresql":
+        options = {"postgresql_readonly": True, **kwargs.pop("execution_options", {})}
+        kwargs = {**kwargs, "execution_options": options}
+    return make_async_engine(url, **kwargs)
 
 
 def make_async_engine(url: str, **kwargs: Any) -> AsyncEngine:

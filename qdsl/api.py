@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import Engine
 
 from qdsl.audit import AuditSink, audited_error
-from qdsl.deployment import Deployment, resolve
+from qdsl.deployment import Deployment, read_engine_without_primary, resolve
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.linking import ValueSource
@@ -106,13 +106,16 @@ def plan_and_answer(
     tenant_id: str,
     *,
     engine: Engine | None = None,
+    read_engine: Engine | None = None,
     options: AnswerOptions = _DEFAULTS,
 ) -> AnswerResult:
     """Answer `question` for `tenant_id`, or say why not (status), never unverified.
 
-    `engine` defaults to the embedded SQLite demo database.
+    `engine` defaults to the embedded SQLite demo database. `read_engine` (hot
+    standbys, docs/scaling.md) is where plans read, but those requiring fresh
+    facts; everything else, and those, stays on `engine`, the primary.
     """
-    service = Service(_resolved(options, tenant_id, engine=engine))
+    service = Service(_resolved(options, tenant_id, engine=engine, read_engine=read_engine))
     return service.ask(question, tenant_id, options.request())
 
 
@@ -121,17 +124,28 @@ async def aplan_and_answer(
     tenant_id: str,
     *,
     engine: AsyncEngine | None = None,
+    read_engine: AsyncEngine | None = None,
     options: AnswerOptions = _DEFAULTS,
 ) -> AnswerResult:
-    """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine.
+    """The asyncio twin of `plan_and_answer`, on an SQLAlchemy AsyncEngine (and
+    the standbys' `read_engine`, as there).
 
     The pipeline's synchronous steps (reading the question, planning, the value
     index, verifying) run in a worker thread, so the event loop is never held
     by them; only the statements run on the loop, and cancelling the task
     cancels the statement in flight.
     """
+    if read_engine is not None and engine is None:
+        raise audited_error(
+            read_engine_without_primary(),
+            operation="plan_and_answer",
+            tenant=tenant_id if isinstance(tenant_id, str) else None,
+            sink=options.audit_sink,
+        )
     service = Service(_resolved(options, tenant_id, external=engine is not None))
-    return await service.aask(question, tenant_id, options.request(), engine=engine)
+    return await service.aask(
+        question, tenant_id, options.request(), engine=engine, read_engine=read_engine
+    )
 
 
 def _resolved(
@@ -140,6 +154,7 @@ def _resolved(
     *,
     engine: Engine | None = None,
     external: bool = False,
+    read_engine: Engine | None = None,
 ) -> Deployment:
     """The request's deployment; a catalog or clock that cannot be resolved is an
     error audited under the request's tenant, as any other."""
@@ -148,6 +163,7 @@ def _resolved(
             options.catalog,
             engine=engine,
             external=external,
+            read_engine=read_engine,
             now=options.now,
             values=options.values,
             audit_sink=options.audit_sink,

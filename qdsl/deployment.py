@@ -159,6 +159,15 @@ class Deployment:
         """The engine plans read through: the read URL's, else the primary's."""
         return self.readers.get() if self.readers is not None else self.engines.get()
 
+    def async_read_engine(self) -> AsyncEngine | None:
+        """A new asyncio engine on the read URL, every transaction READ ONLY (the
+        caller disposes it), or None when plans read the primary."""
+        if self.read_url is None:
+            return None
+        from qdsl.facts.engines import read_only_async_engine
+
+        return read_only_async_engine(self.read_url)
+
     def reader_for(self, fresh: bool) -> Engine:
         """The engine a plan runs on: one that requires fresh facts (`fresh`) reads
         the primary, since a standby may lag behind the facts loaded there; any
@@ -279,6 +288,7 @@ def resolve(
     limits: Limits | None = None,
     timeout_ms: int | None = None,
     read_url: str | None = None,
+    read_engine: Engine | None = None,
 ) -> Deployment:
     """The deployment of `catalog` (a Catalog, a TOML path, else QDSL_CATALOG, else
     the demo catalog) on `engine`, else `db_url`, else the embedded demo;
@@ -289,7 +299,8 @@ def resolve(
     database (unless `demo_clock` is off), else the wall clock. A database
     named by URL must exist (SQLite creates a mistyped file on first connect).
     `read_url`: where plans read (see the module doc); it needs `db_url`, the
-    primary everything else writes to.
+    primary everything else writes to. `read_engine`: the same for a caller's
+    engines (it needs `engine`, and stays the caller's to dispose).
     """
     moment = now or (parse_now(getenv("QDSL_NOW")) if env_now else None)
     read_url = read_database_url(read_url)
@@ -300,6 +311,8 @@ def resolve(
             "the primary that everything else writes to",
             hint="pass --db (QDSL_DATABASE_URL) with the primary's URL as well",
         )
+    if read_engine is not None and engine is None:
+        raise read_engine_without_primary()
     if engine is None and db_url is None and not external:
         demo = demo_deployment(catalog, now=moment)
         if moment is None and not demo_clock:
@@ -312,6 +325,8 @@ def resolve(
         url = database_url(db_url)
         slot = EngineSlot(_existing(url))
     readers = EngineSlot(_read_only(read_url)) if read_url is not None else None
+    if read_engine is not None:
+        readers = EngineSlot(None, given=read_engine)
     return Deployment(
         catalog=catalog_for(catalog),
         clock=fixed_clock(moment) if moment is not None else wall_clock,
@@ -323,6 +338,15 @@ def resolve(
         audit_sink=audit_sink,
         limits=limits,
         timeout_ms=timeout_ms,
+    )
+
+
+def read_engine_without_primary() -> UsageError:
+    return UsageError(
+        "read_engine_without_primary",
+        "a read engine names where plans read, but no engine names the primary that "
+        "everything else writes to",
+        hint="pass engine= (the primary) with read_engine= (the standbys)",
     )
 
 

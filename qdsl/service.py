@@ -181,31 +181,45 @@ class Service:
         request: AskRequest = _PLAIN,
         *,
         engine: AsyncEngine | None = None,
+        read_engine: AsyncEngine | None = None,
     ) -> AnswerResult:
         """The asyncio twin of `ask`, on `engine` (default: one of the deployment's
-        database, made for this request). The synchronous steps run in a worker
-        thread; only the statements run on the loop."""
+        database, made for this request). Plans read `read_engine` (default: one on
+        the deployment's read URL when it has one and no `engine` is given), but
+        those requiring fresh facts, which read the primary. The synchronous steps
+        run in a worker thread; only the statements run on the loop."""
         try:
             with held_limits():
-                return await self._aask(question, tenant_id, request, engine)
+                return await self._aask(question, tenant_id, request, engine, read_engine)
         except QdslError as exc:
             raise self.audited(exc, tenant_id, "plan_and_answer") from None
 
     async def _aask(
-        self, question: str, tenant_id: str, request: AskRequest, engine: AsyncEngine | None
+        self,
+        question: str,
+        tenant_id: str,
+        request: AskRequest,
+        engine: AsyncEngine | None,
+        read_engine: AsyncEngine | None,
     ) -> AnswerResult:
         import asyncio
 
         from qdsl.executor.run import aexecute
 
         tenant_id = valid_tenant(tenant_id)
-        values_engine: Callable[[], Engine | AsyncEngine] = (
-            (lambda: engine) if engine is not None else self.deployment.engine
-        )
+        given = read_engine or engine
+
+        def values_engine() -> Engine | AsyncEngine:
+            # the value index is read where plans read
+            return self.deployment.read_engine() if given is None else given
+
         settings, flow, (plan, done) = await asyncio.to_thread(
             self._begin, question, tenant_id, request, values_engine
         )
         own: AsyncEngine | None = None
+        own_reader = None
+        if read_engine is None and engine is None:
+            own_reader = read_engine = self.deployment.async_read_engine()
         try:
             while done is None:
                 assert plan is not None
@@ -218,9 +232,11 @@ class Service:
                     plan, done = await asyncio.to_thread(step, flow, result=draft)
                     continue
                 try:
-                    if engine is None and own is None:
-                        own = self.deployment.async_engine()
-                    eng = engine or own
+                    eng: AsyncEngine | None = read_engine
+                    if eng is None or requires_fresh(plan):
+                        if engine is None and own is None:
+                            own = self.deployment.async_engine()
+                        eng = engine or own
                     assert eng is not None
                     result = await aexecute(
                         plan,
@@ -237,6 +253,8 @@ class Service:
         finally:
             if own is not None:
                 await own.dispose()
+            if own_reader is not None:
+                await own_reader.dispose()
         return done
 
     def audited(self, exc: QdslError, tenant_id: object, operation: str) -> QdslError:

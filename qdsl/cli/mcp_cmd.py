@@ -195,6 +195,7 @@ def _serve(
     config = ServerConfig(
         db_url=state.db_url,
         catalog_path=state.catalog_path,
+        read_url=state.read_db_url,
         max_concurrency=opts.max_concurrency,
         timeout_ms=opts.timeout_ms,
         call_timeout_s=opts.call_timeout,

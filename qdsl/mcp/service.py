@@ -56,6 +56,8 @@ class ServerConfig:
 
     db_url: str | None = None
     catalog_path: str | None = None
+    # where plans read (the CLI's --read-db, hot standbys; docs/scaling.md)
+    read_url: str | None = None
     max_concurrency: int = 4
     # Statement timeout of each call (None: QDSL_STATEMENT_TIMEOUT_MS, else 5 s).
     timeout_ms: int | None = None
@@ -94,6 +96,7 @@ class Service:
             env_now=True,
             limits=limits(),
             timeout_ms=config.timeout_ms,
+            read_url=config.read_url,
         )
         self.ops = Operations(self.deployment)
         self.catalog: Catalog = self.deployment.catalog
@@ -102,6 +105,7 @@ class Service:
         self.io: IoSettings = io_settings()
         # PostgreSQL: the async engine; SQLite: the sync one (see the module doc)
         self._engine: AsyncEngine | None = None
+        self._reader: AsyncEngine | None = None  # on the read URL, when there is one
         self._sync: Engine | None = None
         self._running = 0
         self.limits = self.deployment.limits
@@ -125,11 +129,15 @@ class Service:
             if d.demo:
                 d.engine()  # seeds the demo database
             self._engine = d.async_engine()
+            self._reader = d.async_read_engine()
 
     async def close(self) -> None:
         if self._engine is not None:
             await self._engine.dispose()
             self._engine = None
+        if self._reader is not None:
+            await self._reader.dispose()
+            self._reader = None
         if self._sync is not None:
             self.deployment.close()
             self._sync = None
@@ -193,7 +201,9 @@ class Service:
             return await self.sqlite_call(
                 lambda: self.shaped(_answered(self.ops.ask(question, tenant)), tenant)
             )
-        res = await cancellable(self.ops.aask(question, tenant, engine=self.engine))
+        res = await cancellable(
+            self.ops.aask(question, tenant, engine=self.engine, read_engine=self._reader)
+        )
         return await self.thread(self.shaped, _answered(res), tenant)
 
     async def run_plan(self, tenant: str, plan_input: str | dict[str, Any]) -> Envelope:
@@ -210,7 +220,13 @@ class Service:
         try:
             norm = await self.thread(ops.normalized, source, tenant)
             moment = self.deployment.now()
-            result = await cancellable(ops.aexecute(norm, tenant, self.engine, moment))
+            from qdsl.service import requires_fresh
+
+            # a plan requiring fresh facts reads the primary (a standby may lag)
+            reader = self._reader
+            if reader is None or requires_fresh(norm.plan):
+                reader = self.engine
+            result = await cancellable(ops.aexecute(norm, tenant, reader, moment))
         except QdslError as exc:
             raise await self.thread(ops.audited, exc, tenant, "run") from None
         ran = await self.thread(ops.answered, norm, result, tenant, moment)

@@ -1,19 +1,25 @@
-"""The read URL (`--read-db`, QDSL_READ_DATABASE_URL): plans read there, the rest
-stays on the primary (`--db`), and a plan requiring fresh facts reads the
-primary. The replicated cluster's own tests are in tests/scale."""
+"""The read URL (`--read-db`, QDSL_READ_DATABASE_URL) and the Python API's
+`read_engine=`: plans read there, the rest stays on the primary (`--db`,
+`engine=`), and a plan requiring fresh facts reads the primary. The MCP
+server's are in tests/mcp_server/test_mcp_read_url.py, the replicated
+cluster's own tests in tests/scale."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from qdsl.api import AnswerOptions, AnswerResult, aplan_and_answer, plan_and_answer
 from qdsl.cli.main import cli
 from qdsl.deployment import resolve
 from qdsl.dsl.errors import UsageError
+from qdsl.facts.db import make_async_engine, make_engine, normalize_url
 from qdsl.facts.demo.setup import ensure_demo
+from qdsl.planner import LLMPlanner
 
 
 @pytest.fixture
@@ -70,3 +76,98 @@ def test_the_cli_reads_the_read_url(two_files: tuple[str, str]) -> None:
     )
     assert fresh.exit_code == 0, fresh.output
     assert json.loads(fresh.stdout)["data"]["answer"]["count"] > 0
+
+
+# -- the Python API: read_engine= --------------------------------------------------------
+
+QUESTION = "有多少个活跃项目"
+PLAN = 'count project where status = "active"'
+FRESH_PLAN = f"{PLAN} retrieval facts_first, require_fresh_fact"
+
+
+@pytest.fixture
+def two_databases(dialect: str, request: pytest.FixtureRequest) -> tuple[str, str]:
+    """A primary and a "standby" holding the same demo but that the standby's
+    active projects of t1 are closed: a count of them tells where it ran."""
+    if dialect == "sqlite":
+        tmp = request.getfixturevalue("tmp_path")
+        primary, reader = (f"sqlite+pysqlite:///{tmp / name}.sqlite3" for name in "ab")
+    else:
+        make = request.getfixturevalue("pg_database_factory")
+        primary, reader = make(), make()
+    for url in (primary, reader):
+        ensure_demo(url)
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(normalize_url(reader))
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE projects SET status = 'closed' WHERE tenant_id = 't1' AND status = 'active'"
+            )
+        )
+    engine.dispose()
+    return primary, reader
+
+
+def _options(plan: str) -> AnswerOptions:
+    return AnswerOptions(planner=LLMPlanner(lambda _prompt: plan))
+
+
+def test_the_python_api_reads_the_read_engine(two_databases: tuple[str, str]) -> None:
+    primary, reader = (make_engine(u) for u in two_databases)
+    try:
+        on_reader = plan_and_answer(
+            QUESTION, "t1", engine=primary, read_engine=reader, options=_options(PLAN)
+        )
+        fresh = plan_and_answer(
+            QUESTION, "t1", engine=primary, read_engine=reader, options=_options(FRESH_PLAN)
+        )
+        alone = plan_and_answer(QUESTION, "t1", engine=primary, options=_options(PLAN))
+    finally:
+        primary.dispose()
+        reader.dispose()
+    assert on_reader.status == "answered" and on_reader.data["count"] == 0, on_reader.text
+    assert fresh.status == "answered" and fresh.data["count"] > 0, fresh.text
+    assert alone.data["count"] == fresh.data["count"]
+
+
+def test_the_asyncio_api_reads_the_read_engine(two_databases: tuple[str, str]) -> None:
+    async def body() -> tuple[AnswerResult, AnswerResult]:
+        primary, reader = (make_async_engine(u) for u in two_databases)
+        try:
+            on_reader = await aplan_and_answer(
+                QUESTION, "t1", engine=primary, read_engine=reader, options=_options(PLAN)
+            )
+            fresh = await aplan_and_answer(
+                QUESTION, "t1", engine=primary, read_engine=reader, options=_options(FRESH_PLAN)
+            )
+        finally:
+            await primary.dispose()
+            await reader.dispose()
+        return on_reader, fresh
+
+    on_reader, fresh = asyncio.run(body())
+    assert on_reader.status == "answered" and on_reader.data["count"] == 0, on_reader.text
+    assert fresh.status == "answered" and fresh.data["count"] > 0, fresh.text
+
+
+def test_a_read_engine_without_a_primary_is_a_usage_error(two_files: tuple[str, str]) -> None:
+    reader = make_engine(two_files[1])
+    try:
+        with pytest.raises(UsageError) as info:
+            plan_and_answer(QUESTION, "t1", read_engine=reader)
+        assert info.value.code == "usage/read_engine_without_primary"
+    finally:
+        reader.dispose()
+
+    async def body() -> None:
+        areader = make_async_engine(two_files[1])
+        try:
+            with pytest.raises(UsageError) as ainfo:
+                await aplan_and_answer(QUESTION, "t1", read_engine=areader)
+            assert ainfo.value.code == "usage/read_engine_without_primary"
+        finally:
+            await areader.dispose()
+
+    asyncio.run(body())
