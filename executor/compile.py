@@ -303,6 +303,7 @@ def _params(
         N.TENANT: bound.tenant_id,
         N.ENTITY_TYPE: template.entity_type,
         N.LIMIT: limit + 1,
+        N.ONE_ROW: 1,
         N.FACTS_CAP: FACTS_CAP,
         N.VALUES_CAP: FACT_VALUES_CAP,
     }

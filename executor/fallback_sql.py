@@ -19,7 +19,8 @@ from qdsl.executor.predicates import contains
 from qdsl.executor.tables import grams_table
 
 if TYPE_CHECKING:
-    from qdsl.executor.statements import AnySelect, Selected, StatementBuilder
+    from qdsl.executor.selected import Selected
+    from qdsl.executor.statements import AnySelect, StatementBuilder
 
 # Term slots per fact filter. A value with more spellings than this is
 # searched in several runs of the same statement.

@@ -85,7 +85,7 @@ class _Columns:
         # they are (the driver's value is the value) and the converter of the rest
         self.values: list[tuple[str, int, frozenset[type], Convert]] = []
         for s in prep.statements.selected:
-            number = kinds.get(s.column) is FieldType.NUMBER
+            number = (s.kind if s.path else kinds.get(s.column)) is FieldType.NUMBER
             convert: Convert = _number if number else plain
             i = layout.index[N.value_column(s.name)]
             self.values.append((s.name, i, _NUMBER_AS_IS if number else _PLAIN_AS_IS, convert))

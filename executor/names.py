@@ -13,6 +13,7 @@ from __future__ import annotations
 TENANT = "tenant_id"
 ENTITY_TYPE = "entity_type"
 LIMIT = "limit"  # the page size + 1 (to know `truncated`)
+ONE_ROW = "one_row"  # 1: the related row a many-to-one projection reads
 FACTS_CAP = "facts_cap"
 VALUES_CAP = "values_cap"  # distinct values read per (entity, predicate)
 FACT_PREDICATES = "fact_predicates"  # the predicates of projected fact fields

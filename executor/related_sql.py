@@ -13,12 +13,14 @@ numbered per filter and step, so a relation back to the same table is safe.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.sql.elements import ColumnElement
 
 from qdsl.dsl.bound import BoundFilter
 from qdsl.dsl.catalog import Catalog
+from qdsl.dsl.catalog.relations import RelationStep
 from qdsl.executor import names as N
 from qdsl.executor.predicates import Params, column_condition
 from qdsl.executor.tables import EntityTable, entity_table
@@ -49,3 +51,35 @@ def related_condition(
         here = there
     conds.append(column_condition(bf, here, p))
     return sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
+
+
+def related_value(
+    path: tuple[RelationStep, ...],
+    column: str,
+    main: EntityTable,
+    catalog: Catalog,
+    p: Params,
+    *,
+    storage: Storage | None = None,
+) -> ColumnElement[Any]:
+    """The value of `column` of the row a main row reaches through many-to-one
+    steps (the order's customer's city): a correlated scalar subquery, every table
+    of the path bound to the caller's tenant, NULL where no related row is found.
+    A declared many-to-one key names one row; LIMIT 1 keeps a key the data
+    repeats from failing the whole answer ("more than one row returned by a
+    subquery"). (An aggregate such as max() would not do: PostgreSQL has none
+    for a boolean.)"""
+    tenant = p(N.TENANT, type_=sa.Text())
+    here = main
+    froms = []
+    conds: list[ColumnElement[bool]] = []
+    for hop, step in enumerate(path):
+        base = entity_table(catalog, step.target, storage)
+        alias = base.table.alias(f"val_{column}_{hop}")
+        there = dataclasses.replace(base, table=alias)  # type: ignore[arg-type]
+        froms.append(alias)
+        conds.append(there.col(step.target_column) == here.col(step.source_column))
+        conds.append(there.col(step.target_tenant) == tenant)
+        here = there
+    found = sa.select(here.col(column)).select_from(*froms).where(*conds)
+    return found.limit(p(N.ONE_ROW, type_=sa.Integer())).scalar_subquery()

@@ -22,7 +22,7 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 
 from qdsl.dsl.bound import BoundFilter, BoundPlan, BoundScope
-from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog
+from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import Plan, SortDirection
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.kinds.hooks import KindStatements
@@ -37,21 +37,14 @@ from qdsl.executor.predicates import (
     fact_condition,
     is_text,
 )
-from qdsl.executor.related_sql import related_condition
+from qdsl.executor.related_sql import related_condition, related_value
+from qdsl.executor.selected import Selected, selected_columns
 from qdsl.executor.tables import EntityTable, catalog_key, entity_table, facts_table
 from qdsl.executor.templates import Template
 from qdsl.facts.storage import Storage
 
 Shape = tuple[Hashable, ...]
 AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
-
-
-@dataclass(frozen=True)
-class Selected:
-    """A column of the entity rows: the name in results and the column read."""
-
-    name: str
-    column: str
 
 
 @dataclass(frozen=True)
@@ -88,32 +81,6 @@ class StatementSet:
             out.append(("fallback", self.fallback))
             out.append(("rows_by_id", self.rows_by_id))
         return out
-
-
-def selected_columns(
-    plan: Plan, et: EntityTable, template: Template, scope: BoundScope | None = None
-) -> tuple[Selected, ...]:
-    spec = et.spec
-    names: list[str] = list(plan.projection or spec.default_projection)
-    if template.shape.snapshot:
-        names += [n for n, f in spec.fields.items() if f.column and not f.sensitive]
-    if template.shape.passages:
-        names += list(spec.text_search)
-        if spec.passage_section is not None:
-            names.append(spec.passage_section)
-    if scope is not None and scope.field != spec.id:
-        # each row shows the scope it is in, so the verifier can check it (within_scope)
-        names.append(scope.field)
-    out: dict[str, Selected] = {}
-    for name in names:
-        if name == EVIDENCE_PROJECTION:
-            continue
-        bound = spec.names.get(name, name)
-        column = spec.column_for(bound)
-        if column is None or bound in spec.sensitive or column in spec.sensitive:
-            continue
-        out.setdefault(bound, Selected(bound, column))
-    return tuple(out.values())
 
 
 def projected_fact_fields(plan: Plan, et: EntityTable) -> tuple[str, ...]:
@@ -261,13 +228,19 @@ class StatementBuilder:
             et.row_id.label(N.ROW_ID),
             et.label.label(N.ROW_LABEL),
         ]
-        cols += [et.col(s.column).label(N.value_column(s.name)) for s in selected]
+        cols += [self.value_of(s).label(N.value_column(s.name)) for s in selected]
         if baseline:
             cols.append(self.baseline_column())
         if total:
             # The total before LIMIT, in the same pass that finds the rows.
             cols.append(sa.func.count().over().label(N.ROW_TOTAL))
         return sa.select(*cols).select_from(et.table)
+
+    def value_of(self, s: Selected) -> ColumnElement[Any]:
+        """A selected column: the entity's own, or a related row's (`customer.city`)."""
+        if not s.path:
+            return self.et.col(s.column)
+        return related_value(s.path, s.column, self.et, self.catalog, self.p, storage=self.storage)
 
     def baseline_column(self) -> ColumnElement[Any]:
         """The tenant's unfiltered count, riding along in a row the plan reads anyway
@@ -308,7 +281,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     et = entity_table(catalog, template.entity_type, w.storage)
     scope = w.bound.scope
     b = StatementBuilder(catalog, et, dialect, plan, scope, storage=w.storage)
-    selected = selected_columns(plan, et, template, scope)
+    selected = selected_columns(plan, catalog, et, template, scope)
     where = b.conditions(bound, skip_positive_facts=False)
     if has_subjects:
         where.append(et.id.in_(b.subject_ids()))

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qdsl.abstentions import clarification
-from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
+from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog, EntitySpec, FieldSpec
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.many_values import cut_of, listed, row_fields, set_difference, set_difference_text
-from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain
+from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain, related_label
 from qdsl.superlatives import top_sentence
 from qdsl.verifier import Answer, Language
 
@@ -129,6 +129,8 @@ class _Ctx:
         return self.catalog.entities.get(self.plan.entity_type)
 
     def field(self, name: str) -> str:
+        if "." in name and self.spec is not None:  # a related field: "customer city"
+            return related_label(self.catalog, self.spec, name, self.lang)[1]
         return field_name(field_spec(self.spec, name), name, self.lang)
 
     def shown(self, value: Any) -> str:
@@ -211,11 +213,41 @@ def _list(c: _Ctx) -> tuple[str, dict[str, Any], list[str]]:
         text = f"{top}{tail}"
     elif c.zh:
         shown = f"，列出 {len(rows)} 个" if truncated else ""
-        text = f"符合条件的{c.one}共 {total} 个{c.where()}{shown}：{_names(rows, c.lang)}。{tail}"
+        text = f"符合条件的{c.one}共 {total} 个{c.where()}{shown}：{_listed(c, rows)}。{tail}"
     else:
         shown = f", showing {len(rows)}" if truncated else ""
-        text = f"{total} {c.many} found{c.where()}{shown}: {_names(rows, c.lang)}.{tail}"
+        text = f"{total} {c.many} found{c.where()}{shown}: {_listed(c, rows)}.{tail}"
     return text.strip(), data, cites
+
+
+def _asked_fields(c: _Ctx) -> list[str]:
+    """The fields a plan selects beyond the entity's defaults: the ones the question
+    asked to see ("with their salary", "each order's customer city")."""
+    spec = c.spec
+    if spec is None:
+        return []
+    usual = {*spec.default_projection, spec.id, spec.label}
+    return [n for n in c.plan.projection if n not in usual and n != EVIDENCE_PROJECTION]
+
+
+def _listed(c: _Ctx, rows: Sequence[ResultRow]) -> str:
+    """The rows' names, each with the values of the asked fields it holds."""
+    asked = _asked_fields(c)
+    if not asked:
+        return _names(rows, c.lang)
+    colon, sep = ("：", "；") if c.zh else (": ", "; ")
+    items = []
+    for r in rows[:_SHOWN]:
+        stated = row_fields(c.spec, r)
+        held = [(n, stated.get(n)) for n in asked]
+        said = sep.join(
+            f"{c.field(n)}{colon}{c.value(n, v, r)}" for n, v in held if v not in (None, ())
+        )
+        items.append(f"{_named(r)}（{said}）" if c.zh else f"{_named(r)} ({said})")
+    text = ("、" if c.zh else ", ").join(items)
+    if len(rows) > _SHOWN:
+        text += " 等" if c.zh else f" and {len(rows) - _SHOWN} more"
+    return text
 
 
 def shown(value: object, zh: bool) -> str:

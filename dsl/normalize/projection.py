@@ -1,4 +1,5 @@
-"""Projection binding: whitelisted names only, aliases resolved, defaulted when empty."""
+"""Projection binding: whitelisted names only, aliases resolved, defaulted when empty;
+a field of a related entity through many-to-one relations (`customer.city`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from qdsl.dsl.ir import Plan
 from qdsl.dsl.normalize.entity import entity_of
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.normalize.names import projectable, resolve_projection
+from qdsl.dsl.normalize.related import is_related, resolve_related_projection
 from qdsl.dsl.suggest import did_you_mean, suggest
 
 
@@ -14,6 +16,9 @@ def bind_projection(plan: Plan, env: Env) -> Plan:
     ent = entity_of(plan, env)
     bound: list[str] = []
     for i, name in enumerate(plan.projection):
+        if is_related(name):
+            bound.append(resolve_related_projection(env.catalog, ent, name, i)[0])
+            continue
         found = resolve_projection(ent, name)
         if found is None:
             known = projectable(ent)

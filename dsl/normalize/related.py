@@ -84,3 +84,51 @@ def resolve_related(
         )
     bound = SEPARATOR.join((*(s.name for s in steps), name))
     return bound, spec, steps
+
+
+def resolve_related_projection(
+    catalog: Catalog, ent: EntitySpec, name: str, index: int
+) -> tuple[str, tuple[RelationStep, ...]]:
+    """A projected `relation.field` (the customer's city of each order): the bound
+    path and its steps. Only many-to-one steps: a row has one related row to show
+    a value of (an order's payments have many; a count or a filter asks for them)."""
+    from qdsl.dsl.catalog import Cardinality
+    from qdsl.dsl.normalize.names import resolve_projection
+    from qdsl.dsl.suggest import did_you_mean, suggest
+
+    names, last = split_path(name)
+    at = f"projection[{index}]"
+    try:
+        steps = related_path(catalog, ent, names)
+    except PlanError as error:
+        error.details.update(where(at, None, field=name))
+        raise
+    many = [s.name for s in steps if s.cardinality is not Cardinality.MANY_TO_ONE]
+    if many:
+        raise PlanError(
+            "relation_many_values",
+            f"`{'.'.join(names)}` reaches many {steps[-1].target} rows of each {ent.name}: "
+            "a projection shows one value per row",
+            hint=f"filter on `{name}`, or count {steps[-1].target} rows instead",
+            details=where(at, None, entity=ent.name, field=name, relations=many),
+        )
+    target = catalog.entities[steps[-1].target]
+    found = resolve_projection(target, last)
+    column = target.column_for(found) if found is not None else None
+    if found is None or column is None or found in target.sensitive:
+        known = [
+            n
+            for n in target.projectable
+            if target.column_for(n) is not None and n not in target.sensitive
+        ]
+        raise PlanError(
+            "unknown_field",
+            f"`{last}` is not a projectable column of {target.name}",
+            hint=did_you_mean(
+                suggest(last, {n: n for n in known}),
+                known,
+                f"fields of {target.name} reachable through `{'.'.join(names)}`",
+            ),
+            details=where(at, None, entity=target.name, field=name),
+        )
+    return SEPARATOR.join((*(s.name for s in steps), found)), steps

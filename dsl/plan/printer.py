@@ -95,10 +95,13 @@ def condition(item: Filter) -> str:
     )
 
 
+def path_text(field: str) -> str:
+    """A field as written: a related one is a path of names (`customer.city`)."""
+    return ".".join(name(part) for part in field.split("."))
+
+
 def filter_text(item: Filter) -> str:
-    # a related field is a path of names: `customer.city`
-    path = ".".join(name(part) for part in item.field.split("."))
-    text = f"{path} {condition(item)}"
+    text = f"{path_text(item.field)} {condition(item)}"
     if item.value_source is not ValueSource.USER_TEXT:
         text += f" from {item.value_source.value}"
     return text
@@ -145,7 +148,7 @@ def _query_lines(plan: Plan) -> list[str]:
     if plan.filters:
         lines.append("where " + "\n  and ".join(filter_text(f) for f in plan.filters))
     if plan.projection:
-        lines.append("select " + ", ".join(name(n) for n in plan.projection))
+        lines.append("select " + ", ".join(path_text(n) for n in plan.projection))
     if plan.sort:
         lines.append("order by " + ", ".join(sort_text(s) for s in plan.sort))
     if plan.limit is not None:

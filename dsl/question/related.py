@@ -1,6 +1,8 @@
 """Relation words in a question: a value or a yes/no field of a related entity
 ("orders of customers in Berlin", "有退款的订单") read as a condition across the
-declared relation that reaches it (`customer.city`, `payments.refunded`).
+declared relation that reaches it (`customer.city`, `payments.refunded`); a
+field of a related entity with no value ("each order's customer city") as a
+field shown through many-to-one relations (a projection of `customer.city`).
 
 Only declared relations are followed (at most two hops, `dsl.catalog.relations`),
 and only when exactly one path from the asked entity reaches the entity the
@@ -100,6 +102,28 @@ def through(catalog: Catalog, main: str, entity: str, fields: set[str]) -> bool:
     return any(f.startswith(prefix) for f in fields)
 
 
+def shown_field(catalog: Catalog, main: str, p: Piece) -> str | None:
+    """A field word of a related entity that names no condition ("each order's
+    customer city"): the `relation.field` a projection shows, when one path of
+    many-to-one steps reaches it (a row has one such related row)."""
+    if p.kind is not Kind.FIELD:
+        return None
+    paths = paths_to(catalog, main)
+    found: set[str] = set()
+    for s in p.senses:
+        if s.kind is not Kind.FIELD or s.entity is None or s.field is None or s.entity == main:
+            continue
+        reach = paths.get(s.entity, [])
+        spec = catalog.entities[s.entity].fields.get(s.field)
+        if len(reach) != 1 or spec is None or spec.sensitive or spec.column is None:
+            return None
+        field = SEPARATOR.join((*reach[0], s.field))
+        if spec.type is FieldType.BOOL or not _single(catalog, main, field):
+            return None
+        found.add(field)
+    return found.pop() if len(found) == 1 else None
+
+
 def absorb(
     catalog: Catalog,
     main: str,
@@ -108,9 +132,16 @@ def absorb(
     negated: bool,
     values: list[tuple[Sense, bool, str]],
     named: list[tuple[str, str]],
+    shown: list[str] | None = None,
 ) -> bool:
     """Take a piece of another entity as a relation word, if a declared path
-    carries it: a related value joins `values`, a related entity word `named`."""
+    carries it: a related value joins `values`, a related entity word `named`,
+    a related field shown (not negated) `shown`."""
+    if shown is not None and not negated:
+        field = shown_field(catalog, main, p)
+        if field is not None:
+            shown.append(field)
+            return True
     sense = place(catalog, main, p)
     if sense is not None and negated and not _single(catalog, main, sense.field or ""):
         # "customers without a cancelled order" is no condition on some related
@@ -126,9 +157,12 @@ def absorb(
     return False
 
 
-def check_named(b: Builder, main: str, named: list[tuple[str, str]]) -> None:
-    """A related entity named with no condition through it is not understood."""
-    fields = {c.field for c in b.conditions}
+def check_named(
+    b: Builder, main: str, named: list[tuple[str, str]], shown: tuple[str, ...] = ()
+) -> None:
+    """A related entity named with no condition nor shown field through it is not
+    understood."""
+    fields = {c.field for c in b.conditions} | set(shown)
     for entity, text in named:
         if not through(b.catalog, main, entity, fields):
             b.problem(text, "unplaced", (entity,), "other_entity")

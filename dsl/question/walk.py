@@ -167,6 +167,7 @@ class Walk(TextPieces):
     def elsewhere(self, p: Piece) -> None:
         """A spelling that means nothing of the asked entity."""
         negated = self.negate is not None
+        shown: list[str] = []
         if related.absorb(
             self.b.catalog,
             self.main,
@@ -174,7 +175,9 @@ class Walk(TextPieces):
             negated=negated,
             values=self.values,
             named=self.related_named,
+            shown=shown,
         ):
+            self.fields.extend((self.pieces.index(p), f) for f in shown)
             self.negate = None if negated and self.values else self.negate
             return
         named = entity_senses(p)
@@ -389,7 +392,8 @@ class Walk(TextPieces):
         if self.negate is not None:
             b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         b.values(self.main, self.values)
-        related.check_named(b, self.main, self.related_named)
+        shown = tuple(f for _, f in self.fields if related.SEPARATOR in f)
+        related.check_named(b, self.main, self.related_named, shown)
         placed = self.place_flags_and_measures()
         self.place_references()
         stated = {c.field for c in b.conditions} | {f for f, _ in self.sort}

@@ -13,6 +13,7 @@ from typing import Any
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.catalog.relations import MAX_HOPS
+from qdsl.dsl.catalog.types import Cardinality
 from qdsl.dsl.plan.schema import plan_json_schema
 
 
@@ -34,13 +35,16 @@ def _names(catalog: Catalog) -> tuple[list[str], list[str], list[str]]:
 MAX_RELATED_FIELDS = 400
 
 
-def related_fields(catalog: Catalog) -> list[str]:
+def related_fields(catalog: Catalog, *, one_each: bool = False) -> list[str]:
     """`relation.field` and `relation.relation.field` names a filter may use: column
-    fields, not sensitive, of the entity a declared path reaches (at most two hops)."""
+    fields, not sensitive, of the entity a declared path reaches (at most two hops).
+    `one_each`: only paths of many-to-one steps, the ones a projection may show."""
     out: set[str] = set()
 
     def reach(entity: str, prefix: tuple[str, ...]) -> None:
         for rname, step in catalog.relation_steps.get(entity, {}).items():
+            if one_each and step.cardinality is not Cardinality.MANY_TO_ONE:
+                continue
             path = (*prefix, rname)
             target = catalog.entities.get(step.target)
             if target is None:
@@ -71,7 +75,8 @@ def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
         **filter_enum,
     }
     defs["Sort"]["properties"]["field"] = {"title": "Field", **field_enum}
-    props["projection"]["items"] = dict(field_enum)
+    shown = sorted({*fields, *related_fields(catalog, one_each=True)})
+    props["projection"]["items"] = {"type": "string", "enum": shown}
     if operators:
         known = set(defs["Operator"].get("enum", operators))
         defs["Operator"]["enum"] = [o for o in operators if o in known]

@@ -100,10 +100,18 @@ def _old_function_pieces(text: str) -> Iterator[Piece]:
             start = text.find(word, start + 1)
     for m in segment._FUNCTION_EN.finditer(text):
         yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
+    for phrase in W.FUNCTION_PHRASES:
+        for m in re.finditer(phrase, text):
+            yield Piece(m.start(), m.end(), m.group(), Kind.FUNCTION)
 
 
 question_parts = st.sampled_from(
-    sorted(set(PARTS) | set(W.FUNCTION_ZH) | set(W.FUNCTION_EN) | {"项目", "A 股", "64", "，"})
+    sorted(
+        set(PARTS)
+        | set(W.FUNCTION_ZH)
+        | set(W.FUNCTION_EN)
+        | {"项目", "A 股", "64", "，", "'s", " in total", " total number"}
+    )
 )
 
 
