@@ -53,8 +53,15 @@ _CITED = "aggregate_cited"
 _PROBE = "aggregate_probe"
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _cited(value: Any) -> Any:
+    """A cited row's value: a number as a float, anything else (the values a
+    count_distinct counts) as text."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def measure_of(spec: EntitySpec, projection: tuple[str, ...]) -> str:
@@ -129,7 +136,7 @@ def _build(ctx: StatementContext) -> KindStatements:
                 r[ROW_ID],
                 r[ROW_TENANT],
                 r[ROW_LABEL],
-                {} if field is None else {field: _number(r[_CITED])},
+                {} if field is None else {field: _cited(r[_CITED])},
             )
             for r in rows["rows"][:cap]
         )
@@ -159,6 +166,13 @@ def _scalar(value: Any) -> float | int | None:
     if value is None or isinstance(value, int):
         return value
     return float(value)
+
+
+def _rounded(value: Any) -> Any:
+    """An average or a ratio as the sentence states it (data.value keeps every digit)."""
+    if not isinstance(value, float) or value.is_integer():
+        return value
+    return round(value, 2) if abs(value) >= 1 else float(f"{value:.4g}")
 
 
 def _basis(value: Any) -> Any:
@@ -213,7 +227,7 @@ def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
             )
         return text, data, []
     cites = c.evidence_ids()
-    value = c.shown(read["value"])
+    value = c.shown(_rounded(read["value"]))
     if c.zh:
         text = f"{c.many}{c.where()}的{what} {value}（共 {n} 条）。依据：{c.cite(cites)}"
     else:
@@ -244,10 +258,11 @@ KIND = QueryKind(
         "whose catalog aggregations allow it, count() of the rows, or a declared measure"
     ),
     spellings=("sum",),
-    # The question reader still refuses sum words (dsl/question/measures.py): these
-    # cues name the kind, they do not yet make the rule planner answer.
+    # Other measure words (total, 平均, 最高 … asked as a value, a declared measure's
+    # synonyms) are read by dsl/question/functions.py; these name a sum outright.
     cues=(r"\bsum of\b", r"总和"),
     cue_rank=4,
+    # (a question naming no function sums: "sum of budget", "预算总和")
     policy=PlannerPolicy(shows_fields=True, measure=True, measure_aggregation=FUNCTION),
     build=_build,
     render=_render,
