@@ -147,3 +147,50 @@ def test_the_right_plan_from_a_planner_is_answered(
         question, "t1", engine=engine, options=AnswerOptions(planner=_Fixed(plan))
     )
     assert res.status == "answered", (res.status, res.text)
+
+
+# The online shop (tests/deployments/shop/): order lines have two number fields, and
+# payments declare measures, so another field or a declared ratio can be mistaken.
+_SHOP_CARELESS = [
+    ("What is the highest unit price?", "aggregate order_line measure max(quantity)"),
+    ("What is the highest unit price?", "aggregate order_line measure avg(unit_price)"),
+    ("客单价是多少", "aggregate payment measure average_payment"),  # another declared one
+    ("客单价是多少", "aggregate payment measure avg(amount)"),
+    ("What is the average payment amount?", "aggregate payment measure total_paid"),
+]
+
+
+@pytest.fixture
+def shop_engine(shop_url: str) -> Any:
+    from qdsl.facts.db import make_engine
+
+    engine = make_engine(shop_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.mark.parametrize(("question", "plan"), _SHOP_CARELESS)
+def test_a_measure_over_another_field_or_measure_is_never_answered(
+    shop_engine: Engine, shop_catalog: Catalog, question: str, plan: str
+) -> None:
+    options = AnswerOptions(planner=_Fixed(plan), catalog=shop_catalog)
+    res = plan_and_answer(question, "nordwind", engine=shop_engine, options=options)
+    assert res.status in {"clarify", "refused"}, (question, plan, res.status, res.text)
+
+
+@pytest.mark.parametrize(
+    ("question", "function", "measure"),
+    [
+        ("What is the highest unit price?", "max", "unit_price"),
+        ("客单价是多少", "ratio", "average_order_value"),
+        ("What is the average payment amount?", "avg", "average_payment"),
+    ],
+)
+def test_the_shop_answers_its_measures(
+    shop_engine: Engine, shop_catalog: Catalog, question: str, function: str, measure: str
+) -> None:
+    options = AnswerOptions(catalog=shop_catalog)
+    res = plan_and_answer(question, "nordwind", engine=shop_engine, options=options)
+    assert res.status == "answered", (res.status, res.text)
+    assert (res.data["function"], res.data["measure"]) == (function, measure)
+    assert res.verdict.ok
