@@ -76,8 +76,10 @@ AGGREGATES: tuple[tuple[str, str], ...] = (
 # not as the object holding it ("who has the highest salary", "哪个员工工资最高").
 VALUE_ASKED_ZH = re.compile(r"是多少|为多少|有多少|多少")
 VALUE_ASKED_EN = re.compile(r"\bwhat(?:'s|\s+is|\s+was|\s+are|\s+were)\s+(?:the\s+)?$")
+# (en: as the question's first word; later, "who" and "whose" lead a condition:
+# "the highest salary of employees who work remotely")
 HOLDER_ASKED = re.compile(
-    r"哪|谁|列出|列举|\bwhich\b|\bwho\b|\bwhose\b|\blist\b|\bshow\b|\bfind\b|\bname\b"
+    r"哪|谁|列出|列举|^\W*(?:which|who|whose|list|show|find|name|tell me (?:which|who))\b"
 )
 # After 按 / "by", a field groups the answer when the question counts or
 # aggregates; these words make it a sort whatever the question asks.
