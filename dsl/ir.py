@@ -13,16 +13,18 @@ import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # The query taxonomy lives with its records; these names are part of the IR.
 from qdsl.dsl.kinds import AnswerContract, QueryType, VerifierCheck
 
 __all__ = [
     "LIST_OPERATORS",
+    "Aggregation",
     "AnswerContract",
     "EmptyPolicy",
     "Filter",
+    "Measure",
     "ObjectRef",
     "Operator",
     "Plan",
@@ -55,6 +57,18 @@ class Operator(StrEnum):
 
 
 LIST_OPERATORS = frozenset({Operator.IN, Operator.NOT_IN})
+
+
+class Aggregation(StrEnum):
+    """The functions a measure applies (SPEC §3, "Beyond the eight types"); the
+    catalog lists the ones each field allows (`qdsl.dsl.catalog.types`)."""
+
+    COUNT = "count"
+    COUNT_DISTINCT = "count_distinct"
+    SUM = "sum"
+    AVG = "avg"
+    MIN = "min"
+    MAX = "max"
 
 
 class ValueSource(StrEnum):
@@ -158,6 +172,31 @@ class RetrievalPolicy(_Node):
     freshness_days: int | None = Field(default=None, ge=1, le=36500)
 
 
+def _unset(value: Any) -> bool:
+    return value is None
+
+
+class Measure(_Node):
+    """What an aggregate computes: `function` over `field` (`count` without a field
+    counts rows), or the `name` of a measure the catalog declares, whose function
+    (or ratio) the catalog states and the plan cannot override."""
+
+    # (the JSON form leaves out what is unset: `{"name": "loss_ratio"}`)
+    function: Aggregation | None = Field(default=None, exclude_if=_unset)
+    field: str | None = Field(default=None, min_length=1, exclude_if=_unset)
+    name: str | None = Field(default=None, min_length=1, exclude_if=_unset)
+    span: SpanField = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Measure:
+        if self.name is not None:
+            if self.function is not None or self.field is not None:
+                raise ValueError("a declared measure is named alone: `name`, or `function`")
+        elif self.function is None:
+            raise ValueError("a measure is a `function` (over a `field`) or a declared `name`")
+        return self
+
+
 class Plan(_Node):
     plan_version: Literal["v1"] = "v1"
     query_type: QueryType
@@ -171,6 +210,16 @@ class Plan(_Node):
     retrieval_policy: RetrievalPolicy = RetrievalPolicy()
     verifier_checks: tuple[VerifierCheck, ...] = ()
     clarify_on_empty: bool = False
+    # the aggregate's measure (`measure avg(amount)`); legacy `select f` reads as sum(f)
+    # (left out of the JSON form when unset: plans without one keep their bytes and digest)
+    measure: Measure | None = Field(
+        default=None,
+        exclude_if=_unset,
+        description=(
+            "aggregate plans: the function over a field ({function, field}; count without a "
+            "field counts rows) or a measure the catalog declares ({name})"
+        ),
+    )
     span: SpanField = None
 
     def to_json_dict(self) -> dict[str, Any]:

@@ -117,7 +117,14 @@ def shape_key(w: StatementInputs) -> Shape:
         w.has_subjects,
         w.fallback,
         (w.bound.scope.field, w.bound.scope.column) if w.bound.scope is not None else None,
+        _measure_key(plan),
     )
+
+
+def _measure_key(plan: Plan) -> tuple[str | None, str | None, str | None] | None:
+    # an aggregate's statements compute its measure: another measure, another shape
+    m = plan.measure
+    return None if m is None else (m.function, m.field, m.name)
 
 
 def _first_per_column(keys: list[tuple[str, SortDirection]]) -> list[tuple[str, SortDirection]]:

@@ -31,7 +31,6 @@ from qdsl.dsl.catalog.specs import EntitySpec, FieldSpec, MeasureSpec, RelationS
 from qdsl.dsl.catalog.types import (
     EVIDENCE_PROJECTION,
     OPERATORS_BY_TYPE,
-    Aggregation,
     AliasGroup,
     Cardinality,
     CatalogError,
@@ -39,6 +38,7 @@ from qdsl.dsl.catalog.types import (
     Grain,
     alias_index,
 )
+from qdsl.dsl.ir import Aggregation
 
 __all__ = [
     "DEFAULT_TIMEZONE",

@@ -15,9 +15,9 @@ from qdsl.dsl.catalog.types import (
     FIELD_AGGREGATIONS,
     NUMERIC_AGGREGATIONS,
     TIME_TYPES,
-    Aggregation,
     FieldType,
 )
+from qdsl.dsl.ir import Aggregation
 
 Problems = list[tuple[str, str]]
 

@@ -11,14 +11,13 @@ from qdsl.dsl.catalog.types import (
     EVIDENCE_PROJECTION,
     ID_OPERATORS,
     LABEL_OPERATORS,
-    Aggregation,
     AliasGroup,
     FieldType,
     Grain,
     Strict,
     alias_index,
 )
-from qdsl.dsl.ir import Operator, QueryType
+from qdsl.dsl.ir import Aggregation, Operator, QueryType
 from qdsl.dsl.textnorm import normalize_text
 
 

@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from qdsl.dsl.errors import ErrorType, QdslError
-from qdsl.dsl.ir import Operator
+
+# (the IR names the functions a plan may apply: `Aggregation` lives there)
+from qdsl.dsl.ir import Aggregation, Operator
 from qdsl.dsl.operators import operators_for
 from qdsl.dsl.textnorm import normalize_text
 
@@ -33,17 +35,6 @@ class FieldType(StrEnum):
     DATETIME = "datetime"
     BOOL = "bool"
     ID = "id"
-
-
-class Aggregation(StrEnum):
-    """The functions a measure applies (SPEC §3, "Beyond the eight types")."""
-
-    COUNT = "count"
-    COUNT_DISTINCT = "count_distinct"
-    SUM = "sum"
-    AVG = "avg"
-    MIN = "min"
-    MAX = "max"
 
 
 # What a field's `aggregations` may list: `count` counts rows, not a field's values.

@@ -1,23 +1,29 @@
-"""The `aggregate` query kind: one scalar over a number field under the filters.
+"""The `aggregate` query kind: one scalar measure under the filters.
 
-Its own statements: the aggregate (`SELECT sum(col), count(col), count(*) ...
-WHERE <tenant, scope, filters>`) and the rows it was computed from, cited as
-evidence up to the plan's limit (the answer states how many there were in all);
-its zh/en sentence stating the basis (the filters), and its consistency rule.
-
-Limit of this version: the plan language names the measure's field (`aggregate
-<entity> select <field>`) but not yet its function, so the function is `sum`,
-and a field whose catalog `aggregations` do not list `sum` is refused with the
-fields that do. Other functions, declared (ratio) measures and the breakdown
-kind wait for the plan language to carry them (SPEC §3, "Beyond the eight types").
+The plan's measure (`measure avg(amount)`, `measure count()`, `measure
+<declared>`; checked against the catalog by `qdsl.dsl.normalize.measure`) is
+computed by its own statements: the aggregate (`SELECT avg(col), count(col),
+count(*) ... WHERE <tenant, scope, filters>`; a declared ratio reads its two
+parts and divides) and the rows it was computed from, cited as evidence up to
+the plan's limit (the answer states how many there were in all); its zh/en
+sentence stating the function and the basis (the filters, the count), and its
+consistency rule. The breakdown kind (SPEC §3) is not this one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
+from qdsl.dsl.kinds.aggregate_measure import (
+    RATIO,
+    computed,
+    declared_label,
+    measure_words,
+    ratio,
+    sql_aggregate,
+)
 from qdsl.dsl.kinds.hooks import (
     ROW_ID,
     ROW_LABEL,
@@ -37,7 +43,7 @@ from qdsl.dsl.suggest import did_you_mean, suggest
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import EntitySpec
 
-# The one function this version computes (the plan cannot name another yet).
+# What the legacy `aggregate <entity> select <field>` computes.
 FUNCTION = "sum"
 
 _VALUE = "aggregate_value"
@@ -47,15 +53,20 @@ _CITED = "aggregate_cited"
 _PROBE = "aggregate_probe"
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _cited(value: Any) -> Any:
+    """A cited row's value: a number as a float, anything else (the values a
+    count_distinct counts) as text."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def measure_of(spec: EntitySpec, projection: tuple[str, ...]) -> str:
-    """The one field a plan of this kind sums, or the PlanError saying why not.
-
-    Run by the normalizer (a plan is refused before it reaches the executor) and
-    again by the statement builder."""
+    """The one field a legacy plan of this kind (`select <field>`, no measure) sums,
+    or the PlanError saying why not (run by the normalizer)."""
     # (a kind module is imported by the catalog's own imports: aggregations by value)
     allowed = sorted(
         name for name, f in spec.fields.items() if f.type == "number" and FUNCTION in f.aggregations
@@ -82,12 +93,20 @@ def measure_of(spec: EntitySpec, projection: tuple[str, ...]) -> str:
 
 def _build(ctx: StatementContext) -> KindStatements:
     sql = ctx.sql
-    field = measure_of(ctx.entity, ctx.plan.projection)
-    col = ctx.column(field)
+    plan = ctx.plan
+    assert plan.measure is not None  # the normalizer states every aggregate's measure
+    measure = computed(ctx.entity, plan.measure)
+    col = None if measure.field is None else ctx.column(measure.field)
+    values = [
+        sql_aggregate(sql, part, None if part.field is None else ctx.column(part.field)).label(
+            _label(i)
+        )
+        for i, part in enumerate(measure.parts)
+    ]
     total = (
         sql.select(
-            sql.func.sum(col).label(_VALUE),
-            sql.func.count(col).label(_VALUES),
+            *values,
+            (sql.func.count() if col is None else sql.func.count(col)).label(_VALUES),
             sql.func.count().label(_ROWS),
             # the bound row limit (one past the plan's, to know a list was cut), read
             # back: the statements are cached per shape, the limit is a parameter
@@ -96,41 +115,89 @@ def _build(ctx: StatementContext) -> KindStatements:
         .select_from(ctx.table)
         .where(*ctx.where())
     )
-    # the rows summed (a NULL adds nothing and is not cited), up to the plan's limit
+    # the rows the value was computed from (a NULL is no value and is not cited),
+    # up to the plan's limit
+    present = () if col is None else (col.is_not(None),)
+    shown = () if col is None else (col.label(_CITED),)
     cited = (
-        sql.select(*ctx.row_columns(), col.label(_CITED))
+        sql.select(*ctx.row_columns(), *shown)
         .select_from(ctx.table)
-        .where(*ctx.where(), col.is_not(None))
+        .where(*ctx.where(), *present)
         .order_by(*ctx.order_by())
         .limit(ctx.limit())
     )
 
     def read(rows: RowsByRole) -> KindRead:
         found = rows["main"][0]
-        values, cap = int(found[_VALUES]), int(found[_PROBE]) - 1
+        n, cap = int(found[_VALUES]), int(found[_PROBE]) - 1
+        field = measure.field
         refs = tuple(
-            RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], {field: _number(r[_CITED])})
+            RowRef(
+                r[ROW_ID],
+                r[ROW_TENANT],
+                r[ROW_LABEL],
+                {} if field is None else {field: _cited(r[_CITED])},
+            )
             for r in rows["rows"][:cap]
         )
-        data = {
-            "value": _number(found[_VALUE]),
-            "measure": field,
-            "function": FUNCTION,
-            "values": values,
+        parts = [_scalar(found[_label(i)]) for i in range(len(measure.parts))]
+        value = ratio(parts[0], parts[1]) if measure.function == RATIO else parts[0]
+        data: dict[str, Any] = {
+            "value": value,
+            "measure": measure.label,
+            "function": measure.function,
+            "field": field,
+            "values": n,
             "rows": [str(r.entity_id) for r in refs],
         }
-        return KindRead(data=data, rows=refs, count=values, truncated=len(refs) < values)
+        if measure.function == RATIO:
+            data["parts"] = parts
+        return KindRead(data=data, rows=refs, count=n, truncated=len(refs) < n)
 
     return KindStatements((("main", total), ("rows", cited)), read)
+
+
+def _label(i: int) -> str:
+    return _VALUE if i == 0 else f"{_VALUE}_{i}"
+
+
+def _scalar(value: Any) -> float | int | None:
+    # counts stay whole numbers; a sum of integers too, so an answer says 12, not 12.0
+    if value is None or isinstance(value, int):
+        return value
+    return float(value)
+
+
+def _rounded(value: Any) -> Any:
+    """An average or a ratio as the sentence states it (data.value keeps every digit)."""
+    if not isinstance(value, float) or value.is_integer():
+        return value
+    return round(value, 2) if abs(value) >= 1 else float(f"{value:.4g}")
 
 
 def _basis(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+def _named(c: RenderContext, read: Mapping[str, Any]) -> str:
+    """The measure as the answer names it: a declared one by its words, else the
+    function's word with the field's name."""
+    name, function, field = read["measure"], read["function"], read.get("field")
+    spec = c.catalog.entities[c.plan.entity_type].measures.get(name or "")
+    if spec is not None and c.plan.measure is not None and c.plan.measure.name == name:
+        return declared_label(spec, name, c.zh)
+    word = measure_words(function, c.zh)
+    if field is None:
+        return word
+    if c.zh:
+        return f"{c.field(field)}{word}" if function == "sum" else f"{word}{c.field(field)}"
+    return (
+        f"{word} {c.field(field)}" if function != "count_distinct" else f"distinct {c.field(field)}"
+    )
+
+
 def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
     read = c.result.data
-    field = c.field(read["measure"])
     filters = [
         {"field": f.field, "operator": f.operator.value, "value": _basis(f.value)}
         for f in c.plan.filters
@@ -142,36 +209,41 @@ def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
         "filters": filters,
         "rows": {"ids": read["rows"], "count": read["values"]},
     }
+    what, n = _named(c, read), read["values"]
     if read["value"] is None:
-        text = (
-            f"没有{c.many}{c.where()}有{field}。"
-            if c.zh
-            else f"No {c.many}{c.where()} have a {field}."
-        )
+        if read["function"] == RATIO:
+            text = (
+                f"{c.many}{c.where()}的{what}无从计算（分母为 0 或没有值）。"
+                if c.zh
+                else f"{what} of {c.many}{c.where()} cannot be computed "
+                "(its denominator is 0 or has no value)."
+            )
+        else:
+            field = c.field(read["field"]) if read.get("field") else what
+            text = (
+                f"没有{c.many}{c.where()}有{field}。"
+                if c.zh
+                else f"No {c.many}{c.where()} have a {field}."
+            )
         return text, data, []
     cites = c.evidence_ids()
-    value, n = c.shown(read["value"]), read["values"]
-    text = (
-        f"{c.many}{c.where()}的{field}合计 {value}（共 {n} 条）。依据：{c.cite(cites)}"
-        if c.zh
-        else f"Total {field} of {c.many}{c.where()}: {value} (over {n}). Evidence: {c.cite(cites)}"
-    )
+    value = c.shown(_rounded(read["value"]))
+    if c.zh:
+        text = f"{c.many}{c.where()}的{what} {value}（共 {n} 条）。依据：{c.cite(cites)}"
+    else:
+        text = f"{what} of {c.many}{c.where()}: {value} (over {n}). Evidence: {c.cite(cites)}"
     return text, data, cites
 
 
 def _agrees(c: ConsistencyContext) -> Iterator[str]:
     read = c.result.data
-    if c.data.get("value") != read.get("value"):
-        yield f"data.value is {c.data.get('value')!r}, the execution read {read.get('value')!r}"
-    if c.data.get("function") != read.get("function"):
-        yield f"data.function is {c.data.get('function')!r}, the execution ran {FUNCTION!r}"
-    if c.data.get("measure") != read.get("measure"):
-        measure = read.get("measure")
-        yield f"data.measure is {c.data.get('measure')!r}, the execution read {measure!r}"
+    for key in ("value", "function", "measure"):
+        if c.data.get(key) != read.get(key):
+            yield f"data.{key} is {c.data.get(key)!r}, the execution read {read.get(key)!r}"
     cited = {r.entity_id for r in c.result.rows}
     for eid in (c.data.get("rows") or {}).get("ids") or []:
         if str(eid) not in cited:
-            yield f"the answer cites {eid} as summed, not in this result"
+            yield f"the answer cites {eid} as aggregated, not in this result"
 
 
 KIND = QueryKind(
@@ -181,12 +253,16 @@ KIND = QueryKind(
     must_cite=True,
     default_checks=(VerifierCheck.COVERS_CONDITIONS,),
     template=TemplateShape(),
-    intent="the sum of one number field whose catalog aggregations allow sum, under the filters",
+    intent=(
+        "one measure under the filters: sum, avg, min, max or count_distinct of a field "
+        "whose catalog aggregations allow it, count() of the rows, or a declared measure"
+    ),
     spellings=("sum",),
-    # The question reader still refuses sum words (dsl/question/measures.py): these
-    # cues name the kind, they do not yet make the rule planner answer.
+    # Other measure words (total, 平均, 最高 … asked as a value, a declared measure's
+    # synonyms) are read by dsl/question/functions.py; these name a sum outright.
     cues=(r"\bsum of\b", r"总和"),
     cue_rank=4,
+    # (a question naming no function sums: "sum of budget", "预算总和")
     policy=PlannerPolicy(shows_fields=True, measure=True, measure_aggregation=FUNCTION),
     build=_build,
     render=_render,

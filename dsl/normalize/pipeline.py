@@ -10,7 +10,7 @@ from qdsl.dsl.normalize.entity import bind_entity, check_query_type
 from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
 from qdsl.dsl.normalize.filters import bind_filters
 from qdsl.dsl.normalize.limits import fill_limit, fill_retrieval_policy
-from qdsl.dsl.normalize.measure import check_measure
+from qdsl.dsl.normalize.measure import bind_measure
 from qdsl.dsl.normalize.projection import bind_projection
 from qdsl.dsl.normalize.scope import bind_scope, bind_tenant, merge_context
 from qdsl.dsl.normalize.sensitive import cleanse_sensitive
@@ -35,7 +35,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     check_values,
     normalize_values,
     bind_projection,
-    check_measure,
+    bind_measure,
     bind_sort,
     fill_limit,
     fill_retrieval_policy,

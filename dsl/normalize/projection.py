@@ -38,5 +38,7 @@ def bind_projection(plan: Plan, env: Env) -> Plan:
                 ),
             )
         bound.append(found)
-    out = tuple(dict.fromkeys(bound)) or ent.default_projection
+    # an aggregate shows its measure, not the entity's default fields
+    shown = () if plan.measure is not None else ent.default_projection
+    out = tuple(dict.fromkeys(bound)) or shown
     return plan if out == plan.projection else plan.model_copy(update={"projection": out})

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import (
+    Aggregation,
     AnswerContract,
     EmptyPolicy,
     Operator,
@@ -132,6 +133,16 @@ EMPTY_POLICY_SYNONYMS: dict[str, EmptyPolicy] = {
 
 VERIFIER_CHECK_SYNONYMS: dict[str, VerifierCheck] = {}
 
+AGGREGATION_SYNONYMS: dict[str, Aggregation] = {
+    "average": Aggregation.AVG,
+    "mean": Aggregation.AVG,
+    "total": Aggregation.SUM,
+    "minimum": Aggregation.MIN,
+    "maximum": Aggregation.MAX,
+    "distinct": Aggregation.COUNT_DISTINCT,
+    "countdistinct": Aggregation.COUNT_DISTINCT,
+}
+
 # Text-form retrieval options: word -> (RetrievalPolicy field, value).
 RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
     "facts_first": ("facts_first", True),
@@ -162,6 +173,7 @@ _TABLES: dict[str, dict[str, StrEnum]] = {
     "sort_direction": dict(_table(SortDirection, SORT_DIRECTION_SYNONYMS)),
     "empty_policy": dict(_table(EmptyPolicy, EMPTY_POLICY_SYNONYMS)),
     "verifier_check": dict(_table(VerifierCheck, VERIFIER_CHECK_SYNONYMS)),
+    "aggregation": dict(_table(Aggregation, AGGREGATION_SYNONYMS)),
 }
 
 
@@ -230,6 +242,10 @@ def empty_policy(word: str) -> EmptyPolicy:
 
 def verifier_check(word: str) -> VerifierCheck:
     return VerifierCheck(_resolve("verifier_check", word))
+
+
+def aggregation(word: str) -> Aggregation:
+    return Aggregation(_resolve("aggregation", word))
 
 
 def retrieval_option(word: str, number: int | None) -> tuple[str, bool | int]:

@@ -184,11 +184,11 @@ class _Cleaner:
         )
         if isinstance(out.get("scope"), Mapping):
             out["scope"] = self.scope(out["scope"])
+        if isinstance(out.get("measure"), Mapping):
+            out["measure"] = self.measure(out["measure"])
         return {key: value for key, value in out.items() if value is not _ABSENT}
 
-    def strict(
-        self, data: dict[str, Any], at: At, types: Mapping[str, str]
-    ) -> None:
+    def strict(self, data: dict[str, Any], at: At, types: Mapping[str, str]) -> None:
         """No coercion: `"limit": "5"` or `true` is refused, not read as 5 or 1.
         (pydantic's lax mode would take them; the plan's author meant something else.)"""
         for key, kind in types.items():
@@ -301,6 +301,20 @@ class _Cleaner:
         refs = out.get("referenced_objects")
         if isinstance(refs, list | tuple):
             out["referenced_objects"] = [self.ref(i, r) for i, r in enumerate(refs)]
+        return out
+
+    def measure(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        at: At = ("measure",)
+        self.unknown_keys(at, data)
+        out = {key: value for key, value in data.items() if key != "span"}
+        self.strict(out, at, {"field": "str", "name": "str"})
+        for key in ("field", "name"):
+            if key in out:
+                out[key] = self.identifier((*at, key), out[key])
+        if out.get("function") is not None:
+            out["function"] = self.word(
+                (*at, "function"), out["function"], closure.aggregation, "count"
+            )
         return out
 
     def ref(self, index: int, item: Any) -> Any:

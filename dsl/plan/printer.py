@@ -16,6 +16,7 @@ from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import (
     LIST_OPERATORS,
     Filter,
+    Measure,
     ObjectRef,
     Operator,
     Plan,
@@ -128,6 +129,14 @@ def retrieval_text(policy: RetrievalPolicy) -> str | None:
     return ", ".join(items)
 
 
+def measure_text(measure: Measure) -> str:
+    if measure.name is not None:
+        return name(measure.name)
+    assert measure.function is not None  # the IR holds a name or a function
+    field = "" if measure.field is None else name(measure.field)
+    return f"{measure.function.value}({field})"
+
+
 def _scope_lines(plan: Plan) -> list[str]:
     scope = plan.scope
     lines = []
@@ -160,6 +169,8 @@ def to_text(plan: Plan) -> str:
     """The canonical text of `plan`, one clause per line, ending in a newline."""
     lines = [f"plan {plan.plan_version}", f"{plan.query_type.value} {name(plan.entity_type)}"]
     lines += _query_lines(plan)
+    if plan.measure is not None:
+        lines.append(f"measure {measure_text(plan.measure)}")
     lines += _scope_lines(plan)
     retrieval = retrieval_text(plan.retrieval_policy)
     if retrieval is not None:

@@ -22,6 +22,7 @@ from qdsl.dsl.errors import InternalError, PlanError, QdslError
 from qdsl.dsl.ir import (
     EmptyPolicy,
     Filter,
+    Measure,
     ObjectRef,
     Operator,
     Plan,
@@ -345,6 +346,22 @@ class PlanTransformer(Transformer[Token, Plan]):
         policy = self._word(children[0], closure.empty_policy)
         return ("on_empty", policy is EmptyPolicy.CLARIFY, meta)
 
+    # -- the measure (an aggregate's function and field) ------------------------------
+
+    def rule_measure_call(self, meta: Meta | None, children: list[Token | None]) -> _Clause:
+        word, field = children
+        assert word is not None
+        function = self._word(word, closure.aggregation)
+        value = None if field is None else str(field)
+        measure = self._build(
+            meta, lambda: Measure(function=function, field=value, span=span_of(meta))
+        )
+        return ("measure", measure, meta)
+
+    def rule_measure_named(self, meta: Meta | None, children: list[Token]) -> _Clause:
+        name = str(children[0])
+        return ("measure", self._build(meta, lambda: Measure(name=name, span=span_of(meta))), meta)
+
     # -- the plan -------------------------------------------------------------------
 
     def rule_start(self, meta: Meta | None, children: list[_Clause]) -> Plan:
@@ -400,6 +417,7 @@ _CLAUSE_FIELDS: dict[str, tuple[str, str]] = {
     "retrieval": ("retrieval_policy", "plan"),
     "verify": ("verifier_checks", "plan"),
     "on_empty": ("clarify_on_empty", "plan"),
+    "measure": ("measure", "plan"),
     "tenant": ("tenant_id", "scope"),
     "project": ("project_id", "scope"),
     "about": ("referenced_objects", "scope"),

@@ -28,10 +28,18 @@ _EN = {
     "excluded": "“{t}” cannot be excluded as asked: the field does not allow it",
     "verb": "“{t}” is ambiguous: a verb here, or the value of a field of {e}? say which",
     "both_states": "“{t}” states both yes and no of one field of {e}: say which one",
-    "sum": "“{t}” asks for a total (a sum), which cannot be answered yet: ask how many {e}"
-    " there are, or which ones",
-    "average": "“{t}” asks for an average, which cannot be answered yet: ask how many {e}"
-    " there are, or which ones",
+    "sum": "“{t}” asks for a total (a sum), which cannot be answered here: name a field of {e}"
+    " the catalog lets be summed, or ask how many {e} there are, or which ones",
+    "average": "“{t}” asks for an average, which cannot be answered here: name a field of {e}"
+    " the catalog lets be averaged, or ask how many {e} there are, or which ones",
+    "max": "“{t}” asks for the highest value, which cannot be answered here: name a field of {e}"
+    " whose maximum the catalog allows, or ask which {e} has the highest",
+    "min": "“{t}” asks for the lowest value, which cannot be answered here: name a field of {e}"
+    " whose minimum the catalog allows, or ask which {e} has the lowest",
+    "count_distinct": "“{t}” asks how many distinct values, which cannot be answered here:"
+    " name a field of {e} whose distinct values the catalog lets be counted",
+    "measure": "“{t}” names a measure that cannot be answered as asked: ask for it alone,"
+    " of the entity that declares it",
     "breakdown": "“{t}” asks for one answer per group, which cannot be answered yet: ask"
     " about one group at a time",
     "grouping": "“{t}” asks for one answer per value of a field, which cannot be answered"
@@ -53,8 +61,14 @@ _ZH = {
     "excluded": "“{t}”无法按所问排除：该字段不支持",
     "verb": "“{t}”有歧义：是动词，还是{e}某个字段的取值？请说明",
     "both_states": "“{t}”对{e}的同一个是/否字段既说是又说否：请说明是哪一个",
-    "sum": "“{t}”要求求和（合计），目前还无法回答：可以问有多少个{e}，或者有哪些{e}",
-    "average": "“{t}”要求求平均值，目前还无法回答：可以问有多少个{e}，或者有哪些{e}",
+    "sum": "“{t}”要求求和（合计），这里无法回答：请指明{e}可以求和的字段，"
+    "或者问有多少个{e}、有哪些{e}",
+    "average": "“{t}”要求求平均值，这里无法回答：请指明{e}可以求平均的字段，"
+    "或者问有多少个{e}、有哪些{e}",
+    "max": "“{t}”要求求最大值，这里无法回答：请指明{e}可以求最大值的字段，或者问哪个{e}最高",
+    "min": "“{t}”要求求最小值，这里无法回答：请指明{e}可以求最小值的字段，或者问哪个{e}最低",
+    "count_distinct": "“{t}”要求统计不同取值的个数，这里无法回答：请指明{e}可以这样统计的字段",
+    "measure": "“{t}”指的度量无法按所问回答：请单独问它，并问声明它的对象",
     "breakdown": "“{t}”要求按组分别作答，目前还无法回答：请一次只问一个分组",
     "grouping": "“{t}”要求按字段的每个取值分别作答，目前还无法回答：请一次只问一个取值",
 }

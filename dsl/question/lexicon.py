@@ -195,6 +195,12 @@ def build_lexicon(catalog: Catalog) -> Lexicon:
             for canonical in values:
                 for spelling in (canonical, *spec.aliases.get(canonical, ())):
                     _add(index, spelling, Sense(Kind.VALUE, ename, fname, canonical))
+        for mname, m in ent.measures.items():
+            # a measure of rows is a count question, which the count kind answers
+            if m.function is not None and m.field is None:
+                continue
+            for spelling in (*m.synonyms, mname.replace("_", " ")):
+                _add(index, spelling, Sense(Kind.AGGREGATE, ename, value=mname))
     return Lexicon(
         senses={k: tuple(v) for k, v in index.items()},
         field_spellings={k: tuple(v) for k, v in fields.items()},

@@ -38,7 +38,7 @@ class Kind(StrEnum):
     LABEL_CUE = "label_cue"
     PRONOUN = "pronoun"
     FUNCTION = "function"
-    # total, 平均, each, 按 … as a grouping: asks for more than the language states
+    # total, 平均, each, 按 … as a grouping; a declared measure's words (its sense)
     AGGREGATE = "aggregate"
     RESIDUAL = "residual"
 
@@ -128,6 +128,10 @@ class Reading:
     # Unknown words searched as text (explain topics, text fallback).
     text_terms: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
+    # An aggregate's measure: the function asked (sum, avg, min, max, count_distinct)
+    # over the one field of `projection`, or the declared measure named.
+    function: str | None = None
+    measure: str | None = None
 
     @property
     def understood(self) -> bool:

@@ -18,6 +18,7 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.linking import TenantValues
 from qdsl.dsl.question.conditions import Builder
+from qdsl.dsl.question.functions import asked_query_type
 from qdsl.dsl.question.lexicon import lexicon_for, senses_with
 from qdsl.dsl.question.model import Kind, Piece, Reading
 from qdsl.dsl.question.segment import candidates, choose, residual
@@ -70,7 +71,7 @@ def read_question(
     )
     pieces = [p for p in kept if p.kind is not Kind.FUNCTION]
     leftovers = residual(text, kept)
-    qt = _query_type(pieces)
+    qt = asked_query_type(_query_type(pieces), pieces, text)
     main, named = choose_entity(qt, pieces, catalog, context_entities)
     all_pieces = sorted([*pieces, *leftovers], key=lambda p: p.start)
     b = Builder(catalog, text, all_pieces, now, lang, stems=lex.verb_stems)

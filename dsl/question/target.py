@@ -91,7 +91,7 @@ def _default_entity(qt: QueryType | None, pieces: Sequence[Piece], catalog: Cata
         dict.fromkeys(
             s.entity
             for p in pieces
-            if p.kind in (Kind.VALUE, Kind.LINKED, Kind.FIELD)
+            if p.kind in (Kind.VALUE, Kind.LINKED, Kind.FIELD, Kind.AGGREGATE)
             for s in p.senses
             if s.kind is not Kind.ENTITY and s.entity
         )

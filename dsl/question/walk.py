@@ -427,12 +427,16 @@ class Walk(TextPieces):
             projection = []
         limit = self.limit
         sort = tuple(dict.fromkeys(self.sort))
+        function: str | None = None
         if policy.measure:
+            function = placed.function or _extreme(sort) or policy.measure_aggregation
             # "the highest salary": the superlative names the kind's measure, not an order
             projection = [*projection, *(f for f, _ in sort if f not in projection)]
             sort, limit = (), None
             # no field (or one the catalog does not let it aggregate): ask, never guess
-            measures.need_measure(b, self.ent, projection, policy.measure_aggregation, qt)
+            measures.need_measure(
+                b, self.ent, projection, function, qt, declared=placed.declared, words=placed.words
+            )
         one = self.singular or policy.singular
         if sort and limit is None and one and (kind is None or kind.limited):
             limit = 1
@@ -461,4 +465,13 @@ class Walk(TextPieces):
             pronoun=self.pronoun,
             text_terms=tuple(self.text_terms),
             problems=tuple(b.problems),
+            function=None if placed.declared else function,
+            measure=placed.declared,
         )
+
+
+def _extreme(sort: tuple[tuple[str, SortDirection], ...]) -> str | None:
+    """ "the highest salary" asked as a value: max (min for the lowest)."""
+    if len(sort) != 1:
+        return None
+    return "max" if sort[0][1] is SortDirection.DESC else "min"

@@ -58,22 +58,33 @@ FUNCTION_PHRASES = (
     r"(?<=\w)['’]s\b",
 )
 
-# Words that ask for more than a list, a count or a snapshot: a sum, an average, one
-# answer per group. They are never filler: the reader makes each a Problem
-# (`measures.py`) naming what cannot be answered, until measures and breakdowns
-# exist. (pattern, what it asks for): "sum", "average", "amount" (how much: a sum,
-# unless it asks one object's attribute), "per" (a breakdown, unless it means every
-# one of the asked objects), "respectively" (per group, unless the ids are named),
-# "group" (always a breakdown).
+# Words that ask for more than a list, a count or a snapshot: a sum, an average, a
+# count of distinct values, one answer per group. They are never filler: the reader
+# reads a measure from them or makes each a Problem (`measures.py`) naming what
+# cannot be answered. (pattern, what it asks for): "sum", "average", "distinct",
+# "amount" (how much: a sum beside another sum word, refused alone unless it asks
+# one object's attribute), "per" (a breakdown, unless it means every one of the
+# asked objects), "respectively" (per group, unless the ids are named), "group"
+# (always a breakdown).
 AGGREGATES: tuple[tuple[str, str], ...] = (
     (r"合计|总计|总和|总额|总量|共计多少|总(?![数共部结体是之])", "sum"),
     (r"(?<!\bin )\btotal\b(?! (?:number|count)\b)|\bsum(?:s|med)?\b|\bsummed up\b", "sum"),
     (r"平均值?|均值|人均|\baverage\b|\bavg\b|(?<=\bthe )mean\b|\bmean (?=of\b)", "average"),
     (r"多少钱|\bhow much\b", "amount"),
+    (r"有?多少种|有?几种|\bdistinct\b|\bdifferent\b|\bunique\b", "distinct"),
     (r"每(?:一)?(?:个|位|名|家|条|项|种|篇|份|件)?|各(?:个|位|种|类)?", "per"),
     (r"\b(?:for )?each\b|\bevery\b|\bper\b", "per"),
     (r"分别", "respectively"),
     (r"分组|\bgroup(?:ed)? by\b|\bbreak(?:s|ing)? ?down\b|\bbroken down\b", "group"),
+)
+# A superlative asked as a value ("what is the highest salary", "最高工资是多少"),
+# not as the object holding it ("who has the highest salary", "哪个员工工资最高").
+VALUE_ASKED_ZH = re.compile(r"是多少|为多少|有多少|多少")
+VALUE_ASKED_EN = re.compile(r"\bwhat(?:'s|\s+is|\s+was|\s+are|\s+were)\s+(?:the\s+)?$")
+# (en: as the question's first word; later, "who" and "whose" lead a condition:
+# "the highest salary of employees who work remotely")
+HOLDER_ASKED = re.compile(
+    r"哪|谁|列出|列举|^\W*(?:which|who|whose|list|show|find|name|tell me (?:which|who))\b"
 )
 # After 按 / "by", a field groups the answer when the question counts or
 # aggregates; these words make it a sort whatever the question asks.

@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Collection
 from typing import Any, Literal
 
-from qdsl.dsl.catalog import Catalog, FieldSpec
+from qdsl.dsl.catalog import Catalog, FieldSpec, MeasureSpec
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.kinds import KINDS
 from qdsl.dsl.normalize import PlanContext
@@ -27,8 +27,12 @@ Rules:
 {kinds}
 - An existence question is never a count plan. Keep every condition the question states.
 - A bool field is a condition: "remote" is `remote = true`, "not remote" `remote = false`.
-- No plan states a sum, an average or one answer per group (total, average, each, per,
-  by <field>): for such a question write `unknown <entity>`.
+- An aggregate states its measure: `aggregate <entity> ... measure avg(<field>)` (sum, avg,
+  min, max or count_distinct of a field listing it in its aggregations; count() counts
+  rows) or `measure <name>` of a measure the catalog declares; the highest value asked
+  as a value is max, "which one has the highest" a sorted list.
+- No plan states one answer per group (each, per, by <field>): for such a question
+  write `unknown <entity>`.
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer
@@ -69,7 +73,14 @@ def _field_line(fname: str, spec: FieldSpec, max_values: int | None) -> str:
         extra += f"; aliases: {groups}"
     if spec.references:
         extra += f"; references {spec.references}"
+    if spec.aggregations:
+        extra += f"; aggregations: {', '.join(a.value for a in spec.aggregations)}"
     return f"  field {fname} ({spec.type.value}; operators: {ops}{extra})"
+
+
+def _aggregate(m: MeasureSpec) -> str:
+    function = m.function.value if m.function is not None else "?"
+    return f"{function}({m.field or ''})"
 
 
 def catalog_summary(
@@ -90,6 +101,10 @@ def catalog_summary(
         for fname, spec in ent.fields.items():
             if not spec.sensitive:
                 lines.append(_field_line(fname, spec, max_values))
+        for mname, m in ent.measures.items():
+            what = f"{m.numerator} / {m.denominator}" if m.is_ratio else _aggregate(m)
+            said = f"; users say: {', '.join(m.synonyms)}" if m.synonyms else ""
+            lines.append(f"  measure {mname} ({what}{said})")
         for rname, step in catalog.relation_steps.get(name, {}).items():
             said = f"; users say: {', '.join(step.synonyms)}" if step.synonyms else ""
             lines.append(f"  relation {rname} -> {step.target} ({step.cardinality.value}{said})")

@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import (
+    Aggregation,
     Filter,
+    Measure,
     ObjectRef,
     Operator,
     Plan,
@@ -71,6 +73,7 @@ def plan_from_reading(
         reading.limit,
         reading.projection,
         refs,
+        (reading.function, reading.measure),
     )
     try:
         hit = _PLANS.get(key)
@@ -125,10 +128,9 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
         sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
         limit = 1
     projection: tuple[str, ...] = ()
-    if reading.projection:
-        # a measure is the field named, alone; a shown field joins the defaults
-        shown = () if policy.measure else ent.default_projection
-        projection = tuple(dict.fromkeys((*shown, *reading.projection)))
+    measure = _measure(reading) if policy.measure else None
+    if reading.projection and measure is None:
+        projection = tuple(dict.fromkeys((*ent.default_projection, *reading.projection)))
     fallback = policy.text_fallback or any(
         c.textual and c.field in ent.fields and ent.fields[c.field].is_fact
         for c in reading.conditions
@@ -142,7 +144,17 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
         sort=tuple(sort),
         limit=limit,
         retrieval_policy=RetrievalPolicy(allow_fallback_text=fallback),
+        measure=measure,
     )
+
+
+def _measure(reading: Reading) -> Measure:
+    """The measure the question reads: a declared one, or its function over the one
+    field it names (none: the rows)."""
+    if reading.measure is not None:
+        return Measure(name=reading.measure)
+    field = reading.projection[0] if reading.projection else None
+    return Measure(function=Aggregation(reading.function or "sum"), field=field)
 
 
 def intended_query_type(question: str, catalog: Catalog) -> QueryType | None:

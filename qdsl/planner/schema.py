@@ -80,5 +80,26 @@ def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
     if operators:
         known = set(defs["Operator"].get("enum", operators))
         defs["Operator"]["enum"] = [o for o in operators if o in known]
+    _narrow_measure(defs["Measure"]["properties"], catalog)
     schema["title"] = "qdsl plan for this catalog"
     return schema
+
+
+def _narrow_measure(props: dict[str, Any], catalog: Catalog) -> None:
+    """A measure's field is one some aggregation applies to, its name a declared one."""
+    fields = sorted(
+        {
+            name
+            for ent in catalog.entities.values()
+            for name, spec in ent.fields.items()
+            if spec.aggregations and not spec.sensitive
+        }
+    )
+    names = sorted({name for ent in catalog.entities.values() for name in ent.measures})
+    for key, allowed in (("field", fields), ("name", names)):
+        choice: dict[str, Any] = {"type": "string", "enum": allowed} if allowed else {}
+        props[key] = {
+            "title": key.title(),
+            "anyOf": [choice, {"type": "null"}] if choice else [{"type": "null"}],
+            "default": None,
+        }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cases.demo_conditions import add_conditions
 from cases.demo_rows import (
+    A_SHARE,
     ABSTAIN,
     CLARIFY_OR_NOTHING,
     HK,
@@ -16,12 +17,13 @@ from cases.demo_rows import (
 from cases.oracle import CaseFile, Entity, at, between, eq, gt, is_null, ne
 
 
-def build(data: dict[str, dict[str, Entity]]) -> CaseFile:
+def build(data: dict[str, dict[str, Entity]]) -> CaseFile:  # noqa: PLR0915
     cf = CaseFile("demo", {"tenant": "t1", "now": "2026-11-01T00:00:00Z"})
     add = cf.add
     d = data["t1"]
     pj, tk, rn, doc = (d[k] for k in ("project", "task", "run", "doc"))
     y2026 = between(at(2026), at(2027), "created_at")
+    a_share = theme(A_SHARE)
 
     # -- the table of issue 8, every row
     add("有没有日股项目", status=CLARIFY_OR_NOTHING, exists=False, mentions=["日股"])
@@ -109,10 +111,11 @@ def build(data: dict[str, dict[str, Entity]]) -> CaseFile:
 
     add_conditions(cf, data)
 
-    # -- issue 20: a sum, an average or a breakdown clarifies, naming the word
-    add("What is the total budget of A-share projects?", status=["clarify"], mentions=["total"])
-    add("所有项目的预算合计是多少", status=["clarify"], mentions=["合计"])
-    add("项目的平均预算是多少", status=["clarify"], mentions=["平均"])
+    # -- issue 20: a sum or an average of a field the catalog lets be aggregated is
+    # answered (issue 22); a breakdown clarifies, naming the word
+    add("What is the total budget of A-share projects?", **pj.aggregate("budget", "sum", a_share))
+    add("所有项目的预算合计是多少", **pj.aggregate("budget", "sum"))
+    add("项目的平均预算是多少", **pj.aggregate("budget", "avg"))
     add("How many tasks does each project have?", status=["clarify"], mentions=["each"])
     add("How many projects by status?", status=["clarify"], mentions=["by status"])
     # ... and where the same words ask nothing more

@@ -9,6 +9,7 @@ never counts a ticket without a refund).
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -153,6 +154,17 @@ class Entity:
     def listing(self, *preds: Pred) -> dict[str, Any]:
         found = self.where(*preds)
         return {"contract": "entity_list", "count": len(found), "ids": ids_of(found)}
+
+    def aggregate(self, key: str, function: str, *preds: Pred) -> dict[str, Any]:
+        """The function over the rows' values of `key` (rows without one are no values)."""
+        values = [float(r[key]) for r in self.where(*preds) if r[key] is not None]
+        table: dict[str, Callable[[list[float]], float]] = {
+            "sum": math.fsum,
+            "avg": lambda v: math.fsum(v) / len(v),
+            "max": max,
+            "min": min,
+        }
+        return {"contract": "aggregate_with_basis", "value": table[function](values)}
 
     def top(self, key: str, n: int, *, desc: bool, preds: tuple[Pred, ...] = ()) -> list[str]:
         """The ids of the first n by `key` (rows without a value never rank); ties refused."""

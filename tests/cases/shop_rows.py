@@ -7,6 +7,7 @@ Calendar periods are read in the catalog's zone (Europe/Berlin).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -93,18 +94,19 @@ def num(value: float) -> float:
 def aggregate(values: Iterable[float], function: str) -> dict[str, Any]:
     found = [float(v) for v in values]
     if function == "sum":
-        value = sum(found)
+        value = math.fsum(found)
     elif function == "avg":
-        value = sum(found) / len(found)
+        value = math.fsum(found) / len(found)
     elif function == "max":
         value = max(found)
     else:
         value = min(found)
-    return {"contract": "aggregate_with_basis", "value": num(value)}
+    # (exact: an answer is compared to 1e-9, finer than a rounding to the cent)
+    return {"contract": "aggregate_with_basis", "value": value}
 
 
 def ratio(numerator: float, denominator: float) -> dict[str, Any]:
-    return {"contract": "aggregate_with_basis", "value": num(numerator / denominator)}
+    return {"contract": "aggregate_with_basis", "value": float(numerator) / float(denominator)}
 
 
 def breakdown(

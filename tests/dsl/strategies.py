@@ -14,8 +14,10 @@ import re
 from hypothesis import strategies as st
 
 from qdsl.dsl.ir import (
+    Aggregation,
     AnswerContract,
     Filter,
+    Measure,
     ObjectRef,
     Operator,
     Plan,
@@ -37,7 +39,7 @@ _NAME = re.compile(r"[^\W\d]\w*")
 KEYWORDS = (
     "plan", "where", "and", "select", "order", "by", "asc", "desc", "limit", "tenant",
     "project", "anchor", "about", "retrieval", "verify", "on_empty", "contract", "from",
-    "in", "not", "between", "is", "null", "contains", "true", "false",
+    "in", "not", "between", "is", "null", "contains", "true", "false", "measure",
 )  # fmt: skip
 
 names: st.SearchStrategy[str] = st.one_of(
@@ -106,6 +108,12 @@ retrieval_policies: st.SearchStrategy[RetrievalPolicy] = st.builds(
     freshness_days=st.none() | st.integers(min_value=1, max_value=36500),
 )
 
+# A function over a field (count also over none), or a declared measure's name.
+measures: st.SearchStrategy[Measure] = st.one_of(
+    st.builds(Measure, function=st.sampled_from(list(Aggregation)), field=st.none() | names),
+    st.builds(Measure, name=names),
+)
+
 plans: st.SearchStrategy[Plan] = st.builds(
     Plan,
     query_type=st.sampled_from(list(QueryType)),
@@ -119,4 +127,5 @@ plans: st.SearchStrategy[Plan] = st.builds(
     retrieval_policy=retrieval_policies,
     verifier_checks=st.lists(st.sampled_from(list(VerifierCheck)), max_size=4).map(tuple),
     clarify_on_empty=st.booleans(),
+    measure=st.none() | measures,
 )

@@ -42,7 +42,7 @@ def test_default_rules_are_named_and_ordered() -> None:
         "check_values",
         "normalize_values",
         "bind_projection",
-        "check_measure",
+        "bind_measure",
         "bind_sort",
         "fill_limit",
         "fill_retrieval_policy",

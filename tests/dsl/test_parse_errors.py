@@ -301,6 +301,7 @@ def test_misspelled_keyword_suggests_the_keyword() -> None:
             "contract",
             "end of input",
             "limit",
+            "measure",
             "on_empty",
             "order",
             "project",

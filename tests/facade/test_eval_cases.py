@@ -3,8 +3,9 @@
 tests/cases/demo.toml runs on the demo, tests/cases/tickets.toml on the support
 desk (tests/deployments/tickets/), tests/cases/shop.toml on the online shop
 (tests/deployments/shop/), each on SQLite and PostgreSQL. The shop's
-aggregates and breakdowns are not stated by the plan language yet: they must
-abstain, so the shop asserts no wrong answer and its relation filters right. The files'
+breakdowns are not stated by the plan language yet: they must abstain, so the
+shop asserts no wrong answer, its relation filters right and its scalar
+aggregates (issue 22) right. The files'
 expectations come from hand-written filters over the rows (tests/cases/*_oracle.py);
 the first test proves the files still match the rows they were computed from.
 """

@@ -19,6 +19,7 @@ an answer nor an abstention, and the property allows none.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -42,6 +43,7 @@ CONTRACT = {
     "compare": "comparison_with_basis",
     "explain": "explanation_with_citations",
     "top": "entity_list",
+    "measure": "aggregate_with_basis",
 }
 # docs/catalog.md, `passage`: a passage is quoted up to this many characters, then "…"
 EXCERPT = 200
@@ -304,6 +306,48 @@ def _top_problems(dep: Deployment, q: Question, data: dict[str, Any], want: Expe
     return out
 
 
+def _measure_problems(
+    dep: Deployment, q: Question, data: dict[str, Any], want: Expected
+) -> list[str]:
+    """The function over the field's values of the rows the conditions select (a
+    row the oracle cannot decide may count or not: either value is right)."""
+    name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
+    function = next(t.removeprefix("function:") for t in q.tags if t.startswith("function:"))
+    if data.get("function") != function or data.get("measure") != name:
+        return [f"computes {data.get('function')}({data.get('measure')}), asked {function}({name})"]
+    rows = {str(r["id"]): r for r in dep.rows_of(q.tenant, q.entity)}
+    found, counted = data.get("value"), (data.get("rows") or {}).get("count")
+    outcomes = []
+    for ids in {want.definite, want.possible}:
+        values = [rows[i][name] for i in sorted(ids) if rows[i][name] is not None]
+        outcomes.append((measure_of(function, values), len(values)))
+    for value, n in outcomes:
+        if counted == n and (
+            found is value is None
+            or (value is not None and found is not None and _near(found, value))
+        ):
+            return []
+    return [f"value {found!r} over {counted}, expected one of {outcomes}"]
+
+
+def _near(found: Any, wanted: Decimal) -> bool:
+    """A computed value: averages and REAL columns carry float rounding."""
+    if isinstance(found, bool) or not isinstance(found, int | float | Decimal):
+        return False
+    return math.isclose(float(found), float(wanted), rel_tol=1e-9, abs_tol=1e-6)
+
+
+def measure_of(function: str, values: list[Any]) -> Decimal | None:
+    if not values:
+        return None
+    numbers = [Decimal(v) for v in values]
+    if function == "sum":
+        return sum(numbers, Decimal(0))
+    if function == "avg":
+        return sum(numbers, Decimal(0)) / len(numbers)
+    return max(numbers) if function == "max" else min(numbers)
+
+
 def _span(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo}..{hi}"
 
@@ -342,6 +386,8 @@ def judge(dep: Deployment, q: Question, res: AnswerResult, want: Expected) -> Ve
         problems = _passage_problems(dep, q, data, want)
     elif q.qtype == "top":
         problems = _top_problems(dep, q, data, want)
+    elif q.qtype == "measure":
+        problems = _measure_problems(dep, q, data, want)
     else:
         problems = _row_problems(q, data, want)
     return Verdict("wrong", "; ".join(problems)) if problems else Verdict("right")

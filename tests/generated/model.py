@@ -40,6 +40,10 @@ OPERATORS: dict[Kind, tuple[str, ...]] = {
 }
 
 
+# what a number field lets a measure question ask (its catalog `aggregations`)
+AGGREGATIONS = ("sum", "avg", "min", "max")
+
+
 @dataclass(frozen=True)
 class Field:
     concept: Concept
@@ -175,6 +179,8 @@ def _field_mapping(f: Field) -> dict[str, Any]:
         out["aliases"] = {v.canon: list(v.spellings) for v in c.values}
     if f.kind == "text":
         out["link_values"] = True
+    if f.kind == "number":
+        out["aggregations"] = list(AGGREGATIONS)
     return out
 
 
@@ -187,7 +193,7 @@ def _entity_mapping(e: Entity) -> dict[str, Any]:
         "label": "name",
         "text_search": ["name"],
         "default_projection": ["id", "name"],
-        "query_types": ["existence", "count", "list", "status", "compare"],
+        "query_types": ["existence", "count", "list", "status", "compare", "aggregate"],
         "sorts": ["name", *(n for n in columns if e.field(n).kind != "bool")],
         "max_limit": 100,
         "default_limit": 50,

@@ -11,7 +11,9 @@ field (stated or negated), a number with its unit and a comparison or a range,
 a date or time in a calendar or relative period, or not in it
 (tests/generated/periods.py),
 an absent value, a fact value (stated, negated, or one of two), a name only
-the data knows (stated or negated), the object's name or a part of it.
+the data knows (stated or negated), the object's name or a part of it; and the
+sum, average, maximum or minimum of a number field over what 0–2 conditions
+select, asked as a value ("员工的平均薪资是多少", "What is the highest salary of …").
 Conditions are data (`Cond`), not code:
 the oracle (tests/generated/oracle.py) interprets them over the rows, so a
 failing example prints what was asked.
@@ -509,6 +511,51 @@ def explain_question(draw: st.DrawFn, at: At) -> Question:
     return Question(text, at.lang, "explain", at.ent.name, at.tenant, (cond,))
 
 
+# a measure of a number field over the objects the conditions select, asked as a value
+MEASURE_TEMPLATES = {
+    ("zh", "sum"): ("{p}的{f}合计是多少", "{p}的总{f}是多少", "{p}的{f}总和是多少"),
+    ("zh", "avg"): ("{p}的平均{f}是多少", "{p}的{f}平均是多少"),
+    ("zh", "max"): ("{p}的最高{f}是多少", "{p}的最大{f}是多少"),
+    ("zh", "min"): ("{p}的最低{f}是多少", "{p}的最小{f}是多少"),
+    ("en", "sum"): ("What is the total {f} of {p}?", "What is the sum of {f} of {p}?"),
+    ("en", "avg"): ("What is the average {f} of {p}?", "What is the mean {f} of {p}?"),
+    ("en", "max"): ("What is the highest {f} of {p}?", "What is the maximum {f} of {p}?"),
+    ("en", "min"): ("What is the lowest {f} of {p}?", "What is the minimum {f} of {p}?"),
+}
+
+
+@st.composite
+def measure_question(draw: st.DrawFn, at: At) -> Question | None:
+    """A sum, average, maximum or minimum of a number field (its noun, zh or en)
+    over the objects 0–2 conditions of the other fields select."""
+    numbers = [f for f in at.ent.fields if f.kind == "number" and _nouns(f.concept, at.lang)]
+    if not numbers:
+        return None
+    f = draw(st.sampled_from(numbers))
+    function = draw(st.sampled_from(["sum", "avg", "max", "min"]))
+    usable = [g for g in at.ent.fields if g is not f and g.kind not in ("bool", "text")]
+    conds: list[Cond] = []
+    for _ in range(draw(st.sampled_from([0, 1, 1, 2]))):
+        if not usable:
+            break
+        g = draw(st.sampled_from(usable))
+        usable.remove(g)
+        cond = condition(draw, at, g)
+        if cond is not None:
+            conds.append(cond)
+    if not at.zh and sum(c.before_noun for c in conds) > 1:
+        first = next(i for i, c in enumerate(conds) if c.before_noun)
+        conds = [c for i, c in enumerate(conds) if not c.before_noun or i == first]
+    join = _pick(draw, ZH_JOINS) if at.zh and len(conds) > 1 else ""
+    template = _pick(draw, MEASURE_TEMPLATES[at.lang, function])
+    phrase = _phrase(at.ent, conds, at.lang, join)
+    text = template.format(f=_pick(draw, _nouns(f.concept, at.lang)), p=phrase)
+    tags = {f"cond:{c.kind}" for c in conds} | {f"field:{f.name}", f"function:{function}"}
+    return Question(
+        text, at.lang, "measure", at.ent.name, at.tenant, tuple(conds), (), frozenset(tags)
+    )
+
+
 def _shows_gap(at: At) -> bool:
     """Whether a snapshot or comparison of the entity shows a value the product cannot
     show yet: a many-valued fact, or a PostgreSQL DATE column (tests' KNOWN_GAPS)."""
@@ -523,6 +570,7 @@ QTYPES = (
     *("count", "existence", "list", "count", "existence", "list", "status", "compare"),
     "explain",
     "top",
+    "measure",
 )
 
 
@@ -550,6 +598,11 @@ def questions(
         if top is not None:
             return top
         qtype = "list"
+    if qtype == "measure":
+        measured = draw(measure_question(at))
+        if measured is not None:
+            return measured
+        qtype = "count"
     if qtype == "status" and not _shows_gap(at) and draw(st.integers(0, 2)) == 0:
         named = draw(label_question(at))
         if named is not None:

@@ -5,8 +5,9 @@ entities with fields of every kind, each in a SQL column type that fits the
 dialect, int and text ids, two tenants with overlapping ids and values, facts
 under any alias, many-valued ones) and zh and en questions about them
 (tests/generated/questions.py: count, existence, list, the status of one
-object, the comparison of two, the explanation of a name; conditions of every
-kind and conjunctions of 2–3). Each deployment gets a real database
+object, the comparison of two, the explanation of a name, the sum, average,
+maximum or minimum of a number field; conditions of every kind and
+conjunctions of 2–3). Each deployment gets a real database
 (tests/generated/conftest.py) and each question goes through
 `qdsl.plan_and_answer` with the rule planner; the oracle
 (tests/generated/oracle.py, plain Python over the generated rows) says what the
@@ -56,7 +57,10 @@ AT_LEAST: dict[Dialect, int] = {"sqlite": 2000, "postgresql": 300}
 RIGHT_SHARE = 0.7
 # questions asked of each deployment of the type matrix, most of them showing values
 MATRIX_QUESTIONS = 60
-MATRIX_QTYPES = ("status", "compare", "status", "compare", "count", "existence", "list")
+MATRIX_QTYPES = (
+    *("status", "compare", "status", "compare", "count", "existence", "list"),
+    "measure",  # the number field's sum, average, max, min in its column type (NULLs too)
+)
 
 
 def _scale() -> int:
@@ -115,7 +119,8 @@ def _report(dep: Deployment, bad: list[Asked]) -> str:
 def _required_shapes(tally: Tally) -> set[str]:
     """Every query type and kind of condition, less those a known gap leaves out."""
     shapes = {f"qtype:{q}" for q in ("count", "existence", "list", "status", "compare")}
-    shapes |= {"qtype:explain", "qtype:top"}
+    shapes |= {"qtype:explain", "qtype:top", "qtype:measure"}
+    shapes |= {f"function:{f}" for f in ("sum", "avg", "max", "min")}
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
     shapes.add("cond:label")

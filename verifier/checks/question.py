@@ -23,6 +23,7 @@ from qdsl.dsl.question import Condition, Problem, Reading, problem_sentence
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ResultRow
 from qdsl.verifier.checks.base import Subject, error, skipped
+from qdsl.verifier.checks.measures import measure_issues
 from qdsl.verifier.checks.ranges import POINT_OPERATORS, RANGE_OPERATORS, interval
 from qdsl.verifier.model import Issue, Outcome
 from qdsl.verifier.ties import ties_read
@@ -349,6 +350,8 @@ def question_covered(s: Subject) -> Iterator[Issue]:
     if reading.entity is None or reading.query_type is None:
         return
     for message in _plan_issues(reading, s.plan, ent, s.result.rows):
+        yield error(NAME, message, _CLARIFY)
+    for message in measure_issues(reading, s.plan, ent):
         yield error(NAME, message, _CLARIFY)
     for message in _result_issues(reading, s.result.rows, ent):
         yield error(NAME, message, Outcome.RETRY_WITH_SAME_PLAN)
