@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # The query taxonomy lives with its records; these names are part of the IR.
+from qdsl.dsl.grain import Grain
 from qdsl.dsl.kinds import AnswerContract, QueryType, VerifierCheck
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "AnswerContract",
     "EmptyPolicy",
     "Filter",
+    "Grain",
+    "Grouping",
     "ObjectRef",
     "Operator",
     "Plan",
@@ -144,6 +147,18 @@ class Scope(_Node):
     tenant_bound: Literal[True] = True
 
 
+# A breakdown groups by at most this many keys.
+MAX_GROUPINGS = 2
+
+
+class Grouping(_Node):
+    """One key of a breakdown: a field's value, or the calendar period (grain) it falls in."""
+
+    field: str = Field(min_length=1)
+    grain: Grain | None = None
+    span: SpanField = None
+
+
 class Sort(_Node):
     field: str = Field(min_length=1)
     direction: SortDirection = SortDirection.ASC
@@ -167,6 +182,7 @@ class Plan(_Node):
     scope: Scope = Scope()
     projection: tuple[str, ...] = ()
     sort: tuple[Sort, ...] = ()
+    group_by: tuple[Grouping, ...] = Field(default=(), max_length=MAX_GROUPINGS)
     limit: int | None = Field(default=None, ge=1)
     retrieval_policy: RetrievalPolicy = RetrievalPolicy()
     verifier_checks: tuple[VerifierCheck, ...] = ()

@@ -36,9 +36,9 @@ from qdsl.dsl.catalog.types import (
     Cardinality,
     CatalogError,
     FieldType,
-    Grain,
     alias_index,
 )
+from qdsl.dsl.grain import Grain
 
 __all__ = [
     "DEFAULT_TIMEZONE",

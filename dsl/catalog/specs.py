@@ -14,10 +14,10 @@ from qdsl.dsl.catalog.types import (
     Aggregation,
     AliasGroup,
     FieldType,
-    Grain,
     Strict,
     alias_index,
 )
+from qdsl.dsl.grain import Grain
 from qdsl.dsl.ir import Operator, QueryType
 from qdsl.dsl.textnorm import normalize_text
 

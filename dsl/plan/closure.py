@@ -20,6 +20,7 @@ from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import (
     AnswerContract,
     EmptyPolicy,
+    Grain,
     Operator,
     QueryType,
     SortDirection,
@@ -132,6 +133,15 @@ EMPTY_POLICY_SYNONYMS: dict[str, EmptyPolicy] = {
 
 VERIFIER_CHECK_SYNONYMS: dict[str, VerifierCheck] = {}
 
+GRAIN_SYNONYMS: dict[str, Grain] = {
+    "daily": Grain.DAY,
+    "weekly": Grain.WEEK,
+    "monthly": Grain.MONTH,
+    "quarterly": Grain.QUARTER,
+    "yearly": Grain.YEAR,
+    "annual": Grain.YEAR,
+}
+
 # Text-form retrieval options: word -> (RetrievalPolicy field, value).
 RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
     "facts_first": ("facts_first", True),
@@ -162,6 +172,7 @@ _TABLES: dict[str, dict[str, StrEnum]] = {
     "sort_direction": dict(_table(SortDirection, SORT_DIRECTION_SYNONYMS)),
     "empty_policy": dict(_table(EmptyPolicy, EMPTY_POLICY_SYNONYMS)),
     "verifier_check": dict(_table(VerifierCheck, VERIFIER_CHECK_SYNONYMS)),
+    "grain": dict(_table(Grain, GRAIN_SYNONYMS)),
 }
 
 
@@ -226,6 +237,10 @@ def sort_direction(word: str) -> SortDirection:
 
 def empty_policy(word: str) -> EmptyPolicy:
     return EmptyPolicy(_resolve("empty_policy", word))
+
+
+def grain(word: str) -> Grain:
+    return Grain(_resolve("grain", word))
 
 
 def verifier_check(word: str) -> VerifierCheck:

@@ -170,6 +170,7 @@ class _Cleaner:
             self.strict(out["retrieval_policy"], ("retrieval_policy",), _POLICY_TYPES)
         out["filters"] = self.each("filters", out.get("filters"), self.filter)
         out["sort"] = self.each("sort", out.get("sort"), self.sort)
+        out["group_by"] = self.each("group_by", out.get("group_by"), self.grouping)
         out["projection"] = self.each(
             "projection",
             out.get("projection"),
@@ -186,9 +187,7 @@ class _Cleaner:
             out["scope"] = self.scope(out["scope"])
         return {key: value for key, value in out.items() if value is not _ABSENT}
 
-    def strict(
-        self, data: dict[str, Any], at: At, types: Mapping[str, str]
-    ) -> None:
+    def strict(self, data: dict[str, Any], at: At, types: Mapping[str, str]) -> None:
         """No coercion: `"limit": "5"` or `true` is refused, not read as 5 or 1.
         (pydantic's lax mode would take them; the plan's author meant something else.)"""
         for key, kind in types.items():
@@ -286,6 +285,18 @@ class _Cleaner:
             out["direction"] = self.word(
                 (*at, "direction"), out["direction"], closure.sort_direction, "asc"
             )
+        return out
+
+    def grouping(self, index: int, item: Any) -> Any:
+        if not isinstance(item, Mapping):
+            return item
+        at = ("group_by", index)
+        self.unknown_keys(at, item)
+        out = {key: value for key, value in item.items() if key != "span"}
+        if "field" in out:
+            out["field"] = self.identifier((*at, "field"), out["field"])
+        if out.get("grain") is not None:
+            out["grain"] = self.word((*at, "grain"), out["grain"], closure.grain, "day")
         return out
 
     def scope(self, data: Mapping[str, Any]) -> dict[str, Any]:

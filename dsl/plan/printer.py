@@ -16,6 +16,7 @@ from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import (
     LIST_OPERATORS,
     Filter,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -108,6 +109,11 @@ def sort_text(item: Sort) -> str:
     return f"{name(item.field)} {item.direction.value}"
 
 
+def grouping_text(item: Grouping) -> str:
+    field = name(item.field)
+    return field if item.grain is None else f"{field} {item.grain.value}"
+
+
 def object_ref_text(ref: ObjectRef) -> str:
     return f"{name(ref.entity_type)} {ident(ref.id)}"
 
@@ -138,7 +144,7 @@ def _scope_lines(plan: Plan) -> list[str]:
 
 
 def _query_lines(plan: Plan) -> list[str]:
-    """Contract, filters, projection, sort and limit."""
+    """Contract, filters, projection, sort, grouping and limit."""
     lines = []
     if plan.answer_contract is not None:
         lines.append(f"contract {plan.answer_contract.value}")
@@ -148,6 +154,8 @@ def _query_lines(plan: Plan) -> list[str]:
         lines.append("select " + ", ".join(name(n) for n in plan.projection))
     if plan.sort:
         lines.append("order by " + ", ".join(sort_text(s) for s in plan.sort))
+    if plan.group_by:
+        lines.append("group by " + ", ".join(grouping_text(g) for g in plan.group_by))
     if plan.limit is not None:
         lines.append(f"limit {plan.limit}")
     return lines

@@ -70,6 +70,8 @@ AGGREGATES: tuple[tuple[str, str], ...] = (
     (r"分别", "respectively"),
     (r"分组|\bgroup(?:ed)? by\b|\bbreak(?:s|ing)? ?down\b|\bbroken down\b", "group"),
 )
+# Words that ask for groups whatever the question counts (a breakdown, not a count).
+GROUP_WORDS = re.compile(r"分组|\bgroup(?:ed)? by\b|\bbreak(?:s|ing)? ?down\b|\bbroken down\b")
 # After 按 / "by", a field groups the answer when the question counts or
 # aggregates; these words make it a sort whatever the question asks.
 SORT_WORDS = re.compile(r"排序|排列|排名|\bsort(?:ed)?\b|\border(?:ed)?\b|\brank(?:ed)?\b")

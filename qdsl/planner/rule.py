@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import (
     Filter,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -53,7 +54,7 @@ def plan_from_reading(
     """The plan a reading states; `unknown` when the reading is not understood.
 
     Built once per distinct input: the plan depends only on the reading's
-    conditions (values with their types), sort, limit, projection, ids, entity
+    conditions (values with their types), sort, limit, projection, grouping, ids, entity
     and query type, the objects referenced, and the catalog's content; plans
     are immutable, so one is shared."""
     refs = _referenced(reading, context)
@@ -70,6 +71,7 @@ def plan_from_reading(
         reading.sort,
         reading.limit,
         reading.projection,
+        reading.group_by,
         refs,
     )
     try:
@@ -140,6 +142,7 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
         scope=Scope(referenced_objects=refs),
         projection=projection,
         sort=tuple(sort),
+        group_by=tuple(Grouping(field=f, grain=g) for f, g in reading.group_by),
         limit=limit,
         retrieval_policy=RetrievalPolicy(allow_fallback_text=fallback),
     )
