@@ -9,7 +9,6 @@ a fact predicate, one per alias group of its field (its canonical value) or per
 `value_norm`, in the statement's order; how many distinct values a cut
 predicate holds; and every fact read for a row as its evidence.
 """
-
 from __future__ import annotations
 
 import hashlib

@@ -209,7 +209,9 @@ def test_tenant_transaction_holds_on_autocommit_engines(kind: str, probe_url: st
     try:
         with tenant_transaction(engine, "t3", read_only=True, role=READER_ROLE) as conn:
             conn.execute(text("SELECT 1"))  # a statement between: settings must outlive it
-            row = conn.execute(text("SELECT who, read_only, tenant_seen FROM guard_probe")).one()
+            row = conn.execute(
+                text("SELECT who, read_only, tenant_seen FROM guard_probe")
+            ).one()
         assert tuple(row) == ("qdsl_reader", "on", "t3")
     finally:
         engine.dispose()

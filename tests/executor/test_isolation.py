@@ -44,7 +44,9 @@ def _own(data: Snapshot, table: str, label: str, tenant: str) -> set[tuple[Any, 
 
 def _fact_tenant(data: Snapshot) -> dict[str, str]:
     if id(data) not in _FACT_TENANT:
-        _FACT_TENANT[id(data)] = {f"fact:{f['id']}": f["tenant_id"] for f in data["semantic_facts"]}
+        _FACT_TENANT[id(data)] = {
+            f"fact:{f['id']}": f["tenant_id"] for f in data["semantic_facts"]
+        }
     return _FACT_TENANT[id(data)]
 
 

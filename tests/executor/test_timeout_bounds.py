@@ -47,18 +47,8 @@ def test_valid_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cli_timeout_out_of_range_exits_2(value: str, sqlite_url: str) -> None:
     result = CliRunner().invoke(
         cli,
-        [
-            "--json",
-            "--db",
-            sqlite_url,
-            "run",
-            "--tenant",
-            "t1",
-            "--timeout-ms",
-            value,
-            "--plan",
-            "count project",
-        ],
+        ["--json", "--db", sqlite_url, "run", "--tenant", "t1", "--timeout-ms", value,
+         "--plan", "count project"],
     )
     assert result.exit_code == 2, result.stderr
     error = json.loads(result.stderr.strip().splitlines()[-1])["error"]
