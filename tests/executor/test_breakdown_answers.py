@@ -6,6 +6,7 @@ grain, no filter, altered data) are never answered."""
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -17,7 +18,11 @@ from sqlalchemy import Engine
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
+from qdsl.dsl.plan.plan_cache import compile_source
+from qdsl.executor.run import execute
 from qdsl.planner.base import PlanContext, PlanDraft
+from qdsl.render import render
+from qdsl.verifier import Outcome, VerifyContext, verify
 
 _T0 = datetime(2025, 1, 31, 20, 0, tzinfo=UTC)  # 2025-02-01 04:00 in Shanghai
 
@@ -200,3 +205,44 @@ def test_the_right_plan_from_a_planner_is_answered(data: Engine) -> None:
     res = _ask(data, SHOP, _PER_CHANNEL, _Fixed("breakdown order group by channel"))
     assert res.status == "answered", res.text
     assert _groups(res) == {"a": 3, "b": 2, "c": 1, "None": 1}
+
+
+def _tampered(answer: Any, change: str) -> Any:
+    data = copy.deepcopy(dict(answer.data))
+    groups = data["groups"]
+    if change == "count":
+        groups[0]["value"] += 1
+    elif change == "total":
+        data["total"] -= 1
+    elif change == "other":
+        data["other"] += 1
+    elif change == "truncated":
+        data["truncated"] = not data["truncated"]
+    elif change == "dropped":
+        groups.pop()
+    elif change == "swapped":
+        groups[0]["keys"], groups[1]["keys"] = groups[1]["keys"], groups[0]["keys"]
+    elif change == "grouping":
+        data["group_by"] = [{"field": "city", "grain": None}]
+    elif change == "cited":
+        groups[0]["ids"] = [*groups[0]["ids"], "i-0007"]  # another tenant's row
+    return answer.model_copy(update={"data": data})
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["none", "count", "total", "other", "truncated", "dropped", "swapped", "grouping", "cited"],
+)
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_an_answer_that_disagrees_with_the_execution_is_refused(
+    data: Engine, change: str, language: str
+) -> None:
+    plan = compile_source("breakdown order group by channel limit 3", SHOP, None).plan
+    result = execute(plan, SHOP, data, "t1")
+    answer = _tampered(render(plan, result, language=language, catalog=SHOP), change)
+    context = VerifyContext(tenant_id="t1", now=datetime.now(UTC), catalog=SHOP)
+    verdict = verify(plan, result, answer, context=context)
+    if change == "none":
+        assert verdict.outcome is Outcome.PASS, verdict.issues
+    else:
+        assert "consistent_with_result" in verdict.failed, (change, verdict.issues)
