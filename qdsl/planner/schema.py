@@ -3,8 +3,9 @@
 `qdsl.dsl.plan.schema.plan_json_schema` describes any plan; here the entity, field
 and operator names become enums of the catalog at hand (sensitive fields left
 out; a breakdown's fields and grains those it may group by), so an API that
-constrains output to a schema cannot name a field the catalog lacks. The normalizer still judges every plan: the schema narrows
-what the model writes, it is not the check.
+constrains output to a schema cannot name a field the catalog lacks. The
+normalizer still judges every plan: the schema narrows what the model writes,
+it is not the check.
 """
 
 from __future__ import annotations
