@@ -18,12 +18,12 @@ the one place a measure replaces it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.grain import Grain
+from qdsl.dsl.kinds.breakdown_text import render
 from qdsl.dsl.kinds.hooks import (
     ROW_ID,
     ROW_LABEL,
@@ -31,7 +31,6 @@ from qdsl.dsl.kinds.hooks import (
     ConsistencyContext,
     KindRead,
     KindStatements,
-    RenderContext,
     RowRef,
     RowsByRole,
     StatementContext,
@@ -53,7 +52,6 @@ _GROUPS = "breakdown_groups"
 _RANK = "breakdown_rank"
 _PROBE = "breakdown_probe"
 _GROUPABLE = frozenset({"enum", "text", "bool", "number", "date", "datetime"})
-_TIME = frozenset({"date", "datetime"})
 
 
 def key_name(i: int) -> str:
@@ -280,84 +278,6 @@ def _key(g: Grouping, value: Any) -> Any:
     return float(value)
 
 
-def _basis(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
-    read = c.result.data
-    groupings = [
-        _Read(g["field"], None if g["grain"] is None else Grain(g["grain"]))
-        for g in read["group_by"]
-    ]
-    filters = [
-        {"field": f.field, "operator": f.operator.value, "value": _basis(f.value)}
-        for f in c.plan.filters
-    ]
-    data = {
-        "groups": read["groups"],
-        "total": read["total"],
-        "other": read["other"],
-        "truncated": read["truncated"],
-        "group_by": read["group_by"],
-        "filters": filters,
-    }
-    by = ("、" if c.zh else ", ").join(_by(c, g) for g in groupings)
-    if not read["groups"]:
-        text = (
-            f"没有{c.many}{c.where()}，无法按{by}统计。"
-            if c.zh
-            else f"No {c.many}{c.where()} to break down by {by}."
-        )
-        return text, data, []
-    sep = "，" if c.zh else ", "
-    parts = [f"{_keys_shown(c, groupings, g['keys'])} {g['value']}" for g in read["groups"]]
-    if read["truncated"]:
-        parts.append(f"{'其他' if c.zh else 'other'} {read['other']}")
-    cites = c.evidence_ids()
-    listed = sep.join(parts)
-    if c.zh:
-        text = f"按{by}：{listed}；共 {read['total']} 个{c.one}{c.where()}。依据：{c.cite(cites)}"
-    else:
-        head = c.many[:1].upper() + c.many[1:]
-        text = (
-            f"{head}{c.where()} by {by}: {listed}; {read['total']} in all. "
-            f"Evidence: {c.cite(cites)}"
-        )
-    return text, data, cites
-
-
-@dataclass(frozen=True)
-class _Read:
-    """A grouping as the result states it."""
-
-    field: str
-    grain: Grain | None
-
-
-def _key_shown(c: RenderContext, g: _Read, key: Any) -> str:
-    if key is None:
-        return "无" if c.zh else "none"
-    if isinstance(key, bool):
-        return ("是" if key else "否") if c.zh else ("yes" if key else "no")
-    return str(key) if g.grain is not None else c.value_shown(g.field, key)
-
-
-_GRAIN_ZH = {"day": "日", "week": "周", "month": "月", "quarter": "季度", "year": "年"}
-
-
-def _by(c: RenderContext, g: _Read) -> str:
-    name = c.field(g.field)
-    if g.grain is None:
-        return name
-    return f"{name}（{_GRAIN_ZH[g.grain.value]}）" if c.zh else f"{name} ({g.grain.value})"
-
-
-def _keys_shown(c: RenderContext, groupings: Sequence[_Read], keys: Sequence[Any]) -> str:
-    words = [_key_shown(c, g, k) for g, k in zip(groupings, keys, strict=True)]
-    return " / ".join(str(w) for w in words)
-
-
 def _agrees(c: ConsistencyContext) -> Iterator[str]:
     read = c.result.data
     for key in ("total", "other", "truncated", "group_by"):
@@ -397,6 +317,6 @@ KIND = QueryKind(
     cue_rank=35,
     policy=PlannerPolicy(),
     build=_build,
-    render=_render,
+    render=render,
     consistent=_agrees,
 )
