@@ -446,6 +446,8 @@ class Walk(TextPieces):
         if placed.every and qt is None and projection and not pointed:
             qt = QueryType.LIST  # "每个项目的状态": every project, the field shown
         qt, group_by = self.grouped(qt, placed)
+        # "how many projects were created per quarter": the grouped field is named
+        projection = [f for f in projection if f not in {g for g, _ in group_by}]
         if self.top and not self.sort:
             b.problem("top", "unplaced", tuple(self.ent.sorts), "sort")
         self.place_residuals(qt)
