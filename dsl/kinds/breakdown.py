@@ -311,7 +311,7 @@ KIND = QueryKind(
     # (dsl/question/measures.py), and mean "every" or a sort elsewhere.
     cues=(
         r"\bbreak(?:s|ing)? ?down\b|\bbroken down\b",
-        r"统计|(?<=[\u4e00-\u9fff])数(?:量|目)?(?=$|[？?。！!])",
+        r"统计|(?<=[\u4e00-\u9fff])数(?:量|目)?(?=$|[？?。！!]|分别|是多少|有多少)",
     ),
     # before a count ("按城市统计有多少员工"), after a sum ("按城市统计工资总和")
     cue_rank=35,
