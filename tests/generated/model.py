@@ -175,6 +175,8 @@ def _field_mapping(f: Field) -> dict[str, Any]:
         out["aliases"] = {v.canon: list(v.spellings) for v in c.values}
     if f.kind == "text":
         out["link_values"] = True
+    if f.kind in ("date", "datetime"):
+        out["grains"] = ["month", "year"]  # generated/breakdowns.py asks per month or year
     return out
 
 
@@ -187,7 +189,7 @@ def _entity_mapping(e: Entity) -> dict[str, Any]:
         "label": "name",
         "text_search": ["name"],
         "default_projection": ["id", "name"],
-        "query_types": ["existence", "count", "list", "status", "compare"],
+        "query_types": ["existence", "count", "list", "status", "compare", "breakdown"],
         "sorts": ["name", *(n for n in columns if e.field(n).kind != "bool")],
         "max_limit": 100,
         "default_limit": 50,
