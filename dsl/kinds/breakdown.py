@@ -11,6 +11,13 @@ a date field falls in, in the catalog's time zone: `StatementContext.group_key`)
 * members: up to `CITED_PER_GROUP` ids of each shown group (the lowest ids), the
   evidence of its count.
 
+The window totals were measured against a second statement for them (count(*) and
+count(DISTINCT key) under the same conditions) with EXPLAIN ANALYZE on PostgreSQL
+15, 100k rows, 50k of the tenant's, 40 groups: the grouping with its windows ran
+in 28-31 ms, the grouping alone in 22-35 ms plus 33-41 ms for the second
+statement; by month in the catalog's zone, 57-66 ms. The members' statement
+ranks every matched row (140-177 ms there): the cost of citing each group.
+
 A NULL key is a group of its own. The value per group is `value_of` (count(*)),
 the one place a measure replaces it.
 """
