@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # The query taxonomy lives with its records; these names are part of the IR.
+from qdsl.dsl.grain import Grain
 from qdsl.dsl.kinds import AnswerContract, QueryType, VerifierCheck
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "EmptyPolicy",
     "Filter",
     "Measure",
+    "Grain",
+    "Grouping",
     "ObjectRef",
     "Operator",
     "Plan",
@@ -158,6 +161,18 @@ class Scope(_Node):
     tenant_bound: Literal[True] = True
 
 
+# A breakdown groups by at most this many keys.
+MAX_GROUPINGS = 2
+
+
+class Grouping(_Node):
+    """One key of a breakdown: a field's value, or the calendar period (grain) it falls in."""
+
+    field: str = Field(min_length=1)
+    grain: Grain | None = None
+    span: SpanField = None
+
+
 class Sort(_Node):
     field: str = Field(min_length=1)
     direction: SortDirection = SortDirection.ASC
@@ -206,6 +221,7 @@ class Plan(_Node):
     scope: Scope = Scope()
     projection: tuple[str, ...] = ()
     sort: tuple[Sort, ...] = ()
+    group_by: tuple[Grouping, ...] = Field(default=(), max_length=MAX_GROUPINGS)
     limit: int | None = Field(default=None, ge=1)
     retrieval_policy: RetrievalPolicy = RetrievalPolicy()
     verifier_checks: tuple[VerifierCheck, ...] = ()

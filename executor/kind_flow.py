@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from qdsl.dsl.bound import BoundPlan
-from qdsl.dsl.catalog import EntitySpec
+from qdsl.dsl.catalog import EntitySpec, Grain
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.kinds.hooks import ROW_ID, ROW_LABEL, ROW_TENANT, KindStatements
 from qdsl.executor import names as N
+from qdsl.executor.grains import is_time, period_of
+from qdsl.executor.predicates import is_text
 from qdsl.executor.result import ExecutionResult, builder
 from qdsl.executor.rows import Rows
 
@@ -74,6 +76,28 @@ class KindContext:
                 hint=f"name a column field of {spec.name}",
             )
         return self._b.et.col(column)
+
+    def group_key(self, field: str, grain: Grain | None) -> Any:
+        col = self.column(field)
+        spec = self.entity
+        name = spec.names.get(field, field)
+        kind = spec.fields[name].type if name in spec.fields else None
+        if kind is None or not is_time(kind):
+            return col
+        column = spec.column_for(name)
+        assert column is not None
+        stored = self._b.et.stored.get(column)
+        zone = self._b.catalog.timezone
+        return period_of(col, kind, stored=stored, grain=grain, zone=zone, dialect=self._b.dialect)
+
+    def key_order(self, field: str, grain: Grain | None, key: Any) -> Any:
+        spec = self.entity
+        column = spec.column_for(spec.names.get(field, field))
+        pg = self._b.dialect == "postgresql"
+        if grain is None and column is not None and pg and is_text(self._b.et, column):
+            # byte order on both dialects, whatever the database's collation
+            return sa.collate(key, "C")
+        return key
 
     def row_columns(self) -> list[Any]:
         et = self._b.et

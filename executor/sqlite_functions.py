@@ -8,11 +8,16 @@ deterministic function that does what PostgreSQL's lower() does there: the
 Unicode simple lowercase mapping, one character to one character (so `İ`
 becomes `i` and `Σ` always `σ`, never the context forms of Python's full
 mapping). The SQL text stays the same on both dialects.
+
+It also registers `qdsl_period`, a breakdown's calendar period of a time value
+(`executor.grains`).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from qdsl.executor.grains import SQLITE_FUNCTION, sqlite_period
 
 # The characters whose full lowercase mapping (str.lower) differs from the simple
 # one: U+0130 (full: "i" + U+0307) and Σ (full: ς at the end of a word).
@@ -31,8 +36,10 @@ def sql_lower(value: Any) -> Any:
 def register_sqlite(raw: Any) -> None:
     """Install the functions on a sqlite3 connection (idempotent)."""
     raw.create_function("lower", 1, sql_lower, deterministic=True)
+    raw.create_function(SQLITE_FUNCTION, 4, sqlite_period, deterministic=True)
 
 
 async def aregister_sqlite(raw: Any) -> None:
     """The same on an aiosqlite connection (runs on its worker thread)."""
     await raw.create_function("lower", 1, sql_lower, deterministic=True)
+    await raw.create_function(SQLITE_FUNCTION, 4, sqlite_period, deterministic=True)

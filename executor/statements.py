@@ -112,6 +112,7 @@ def shape_key(w: StatementInputs) -> Shape:
         tuple(bf.shape() for bf in w.bound.filters),
         tuple(plan.projection),
         tuple((s.field, s.direction.value) for s in plan.sort),
+        tuple((g.field, g.grain) for g in plan.group_by),
         policy.require_fresh_fact,
         policy.require_fresh_fact and policy.freshness_days is not None,
         w.has_subjects,

@@ -18,7 +18,15 @@ from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ExecutionResult, ResultRow
 from qdsl.many_values import cut_of, listed, row_fields, set_difference, set_difference_text
-from qdsl.phrases import conditions, entity_name, field_name, field_spec, plain, related_label
+from qdsl.phrases import (
+    conditions,
+    entity_name,
+    field_name,
+    field_spec,
+    plain,
+    related_label,
+    value_name,
+)
 from qdsl.superlatives import top_sentence
 from qdsl.verifier import Answer, Language
 
@@ -138,6 +146,9 @@ class _Ctx:
 
     def cite(self, ids: Sequence[str]) -> str:
         return _cite(ids)
+
+    def value_shown(self, field: str, value: Any) -> str:
+        return value_name(field_spec(self.spec, field), value, self.lang)
 
     def evidence_ids(self) -> list[str]:
         return _evidence_ids(self.result.rows, self.result)

@@ -35,10 +35,10 @@ from qdsl.dsl.catalog.types import (
     Cardinality,
     CatalogError,
     FieldType,
-    Grain,
     alias_index,
 )
 from qdsl.dsl.ir import Aggregation
+from qdsl.dsl.grain import Grain
 
 __all__ = [
     "DEFAULT_TIMEZONE",

@@ -13,10 +13,10 @@ from qdsl.dsl.catalog.types import (
     LABEL_OPERATORS,
     AliasGroup,
     FieldType,
-    Grain,
     Strict,
     alias_index,
 )
+from qdsl.dsl.grain import Grain
 from qdsl.dsl.ir import Aggregation, Operator, QueryType
 from qdsl.dsl.textnorm import normalize_text
 

@@ -1,4 +1,6 @@
-"""The catalog's vocabulary: field types, aggregations, grains, operators, the error.
+"""The catalog's vocabulary: field types, aggregations, operators, the error.
+
+Grains are `qdsl.dsl.grain` (a plan names them too).
 
 Shared by every stage of the catalog package (specs, checks, loading) and by
 their readers elsewhere; it depends on nothing else of the package.
@@ -43,16 +45,6 @@ FIELD_AGGREGATIONS = frozenset(Aggregation) - {Aggregation.COUNT}
 NUMERIC_AGGREGATIONS = frozenset(
     {Aggregation.SUM, Aggregation.AVG, Aggregation.MIN, Aggregation.MAX}
 )
-
-
-class Grain(StrEnum):
-    """Calendar periods a date or datetime field may be grouped by."""
-
-    DAY = "day"
-    WEEK = "week"
-    MONTH = "month"
-    QUARTER = "quarter"
-    YEAR = "year"
 
 
 class Cardinality(StrEnum):

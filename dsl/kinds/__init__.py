@@ -21,6 +21,7 @@ from typing import Generic, TypeVar
 
 from qdsl.dsl.kinds import (
     aggregate,
+    breakdown,
     compare,
     count,
     diagnose,
@@ -71,6 +72,7 @@ _DECLARED: tuple[QueryKind, ...] = (
     diagnose.KIND,
     compare.KIND,
     aggregate.KIND,
+    breakdown.KIND,
     unknown.KIND,
 )
 

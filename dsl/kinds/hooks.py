@@ -53,6 +53,13 @@ class StatementContext(Protocol):
     def column(self, field: str) -> Any:
         """The column of a catalog field (refused when the field has none)."""
 
+    def group_key(self, field: str, grain: Any) -> Any:
+        """A field's value as a breakdown key: a time field's period (a `Grain`: its
+        first day, a date, in the catalog's time zone for a datetime), else its value."""
+
+    def key_order(self, field: str, grain: Any, key: Any) -> Any:
+        """`key` (a key column of `field`) as it sorts: text in byte order on every dialect."""
+
     def row_columns(self) -> list[Any]:
         """A cited row's tenant, id and label, labelled ROW_TENANT, ROW_ID, ROW_LABEL."""
 
@@ -136,6 +143,9 @@ class RenderContext(Protocol):
 
     def shown(self, value: Any) -> str:
         """A value as the answer states it."""
+
+    def value_shown(self, field: str, value: Any) -> str:
+        """A field's value as answers state it (an enum value with its local alias)."""
 
     def cite(self, ids: Sequence[str]) -> str:
         """Evidence ids inline ("[employee:E-4]")."""

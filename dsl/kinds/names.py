@@ -19,6 +19,7 @@ class QueryType(StrEnum):
     DIAGNOSE = "diagnose"
     COMPARE = "compare"
     AGGREGATE = "aggregate"
+    BREAKDOWN = "breakdown"
     UNKNOWN = "unknown"
 
 
@@ -31,6 +32,7 @@ class AnswerContract(StrEnum):
     DIAGNOSIS_WITH_EVIDENCE = "diagnosis_with_evidence"
     COMPARISON_WITH_BASIS = "comparison_with_basis"
     AGGREGATE_WITH_BASIS = "aggregate_with_basis"
+    BREAKDOWN_TABLE = "breakdown_table"
     CLARIFY_OR_FAIL = "clarify_or_fail"
 
 

@@ -9,6 +9,7 @@ from qdsl.dsl.normalize.contract import bind_contract, fill_verifier_checks
 from qdsl.dsl.normalize.entity import bind_entity, check_query_type
 from qdsl.dsl.normalize.env import Env, NormalizedPlan, PlanContext, Rule
 from qdsl.dsl.normalize.filters import bind_filters
+from qdsl.dsl.normalize.grouping import bind_grouping
 from qdsl.dsl.normalize.limits import fill_limit, fill_retrieval_policy
 from qdsl.dsl.normalize.measure import bind_measure
 from qdsl.dsl.normalize.projection import bind_projection
@@ -36,6 +37,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     normalize_values,
     bind_projection,
     bind_measure,
+    bind_grouping,
     bind_sort,
     fill_limit,
     fill_retrieval_policy,

@@ -1,4 +1,4 @@
-"""Blacklist cleansing: sensitive fields are never projected, filtered or sorted on.
+"""Blacklist cleansing: sensitive fields are never projected, filtered, sorted or grouped on.
 
 A projection only shows less, so a sensitive name there is dropped with a
 warning; a filter or sort would leak the value through the result, so it is
@@ -37,6 +37,9 @@ def cleanse_sensitive(plan: Plan, env: Env) -> Plan:
     for i, s in enumerate(plan.sort):
         if is_sensitive(ent, s.field, resolve_sort_field(ent, s.field)):
             raise _refuse(ent.name, s.field, "sorted on", f"sort[{i}].field", s.span)
+    for i, g in enumerate(plan.group_by):
+        if is_sensitive(ent, g.field, ent.names.get(g.field, g.field)):
+            raise _refuse(ent.name, g.field, "grouped on", f"group_by[{i}].field", g.span)
     kept: list[str] = []
     for name in plan.projection:
         if is_sensitive(ent, name, resolve_projection(ent, name)):

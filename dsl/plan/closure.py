@@ -21,6 +21,7 @@ from qdsl.dsl.ir import (
     Aggregation,
     AnswerContract,
     EmptyPolicy,
+    Grain,
     Operator,
     QueryType,
     SortDirection,
@@ -143,6 +144,15 @@ AGGREGATION_SYNONYMS: dict[str, Aggregation] = {
     "countdistinct": Aggregation.COUNT_DISTINCT,
 }
 
+GRAIN_SYNONYMS: dict[str, Grain] = {
+    "daily": Grain.DAY,
+    "weekly": Grain.WEEK,
+    "monthly": Grain.MONTH,
+    "quarterly": Grain.QUARTER,
+    "yearly": Grain.YEAR,
+    "annual": Grain.YEAR,
+}
+
 # Text-form retrieval options: word -> (RetrievalPolicy field, value).
 RETRIEVAL_FLAGS: dict[str, tuple[str, bool]] = {
     "facts_first": ("facts_first", True),
@@ -174,6 +184,7 @@ _TABLES: dict[str, dict[str, StrEnum]] = {
     "empty_policy": dict(_table(EmptyPolicy, EMPTY_POLICY_SYNONYMS)),
     "verifier_check": dict(_table(VerifierCheck, VERIFIER_CHECK_SYNONYMS)),
     "aggregation": dict(_table(Aggregation, AGGREGATION_SYNONYMS)),
+    "grain": dict(_table(Grain, GRAIN_SYNONYMS)),
 }
 
 
@@ -238,6 +249,10 @@ def sort_direction(word: str) -> SortDirection:
 
 def empty_policy(word: str) -> EmptyPolicy:
     return EmptyPolicy(_resolve("empty_policy", word))
+
+
+def grain(word: str) -> Grain:
+    return Grain(_resolve("grain", word))
 
 
 def verifier_check(word: str) -> VerifierCheck:

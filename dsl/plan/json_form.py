@@ -170,6 +170,7 @@ class _Cleaner:
             self.strict(out["retrieval_policy"], ("retrieval_policy",), _POLICY_TYPES)
         out["filters"] = self.each("filters", out.get("filters"), self.filter)
         out["sort"] = self.each("sort", out.get("sort"), self.sort)
+        out["group_by"] = self.each("group_by", out.get("group_by"), self.grouping)
         out["projection"] = self.each(
             "projection",
             out.get("projection"),
@@ -286,6 +287,18 @@ class _Cleaner:
             out["direction"] = self.word(
                 (*at, "direction"), out["direction"], closure.sort_direction, "asc"
             )
+        return out
+
+    def grouping(self, index: int, item: Any) -> Any:
+        if not isinstance(item, Mapping):
+            return item
+        at = ("group_by", index)
+        self.unknown_keys(at, item)
+        out = {key: value for key, value in item.items() if key != "span"}
+        if "field" in out:
+            out["field"] = self.identifier((*at, "field"), out["field"])
+        if out.get("grain") is not None:
+            out["grain"] = self.word((*at, "grain"), out["grain"], closure.grain, "day")
         return out
 
     def scope(self, data: Mapping[str, Any]) -> dict[str, Any]:

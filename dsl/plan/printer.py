@@ -17,6 +17,7 @@ from qdsl.dsl.ir import (
     LIST_OPERATORS,
     Filter,
     Measure,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -112,6 +113,11 @@ def sort_text(item: Sort) -> str:
     return f"{name(item.field)} {item.direction.value}"
 
 
+def grouping_text(item: Grouping) -> str:
+    field = name(item.field)
+    return field if item.grain is None else f"{field} {item.grain.value}"
+
+
 def object_ref_text(ref: ObjectRef) -> str:
     return f"{name(ref.entity_type)} {ident(ref.id)}"
 
@@ -150,7 +156,7 @@ def _scope_lines(plan: Plan) -> list[str]:
 
 
 def _query_lines(plan: Plan) -> list[str]:
-    """Contract, filters, projection, sort and limit."""
+    """Contract, filters, projection, sort, grouping and limit."""
     lines = []
     if plan.answer_contract is not None:
         lines.append(f"contract {plan.answer_contract.value}")
@@ -160,6 +166,8 @@ def _query_lines(plan: Plan) -> list[str]:
         lines.append("select " + ", ".join(path_text(n) for n in plan.projection))
     if plan.sort:
         lines.append("order by " + ", ".join(sort_text(s) for s in plan.sort))
+    if plan.group_by:
+        lines.append("group by " + ", ".join(grouping_text(g) for g in plan.group_by))
     if plan.limit is not None:
         lines.append(f"limit {plan.limit}")
     return lines

@@ -23,6 +23,7 @@ from qdsl.dsl.ir import (
     EmptyPolicy,
     Filter,
     Measure,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -305,6 +306,18 @@ class PlanTransformer(Transformer[Token, Plan]):
     def rule_order(self, meta: Meta | None, children: list[Sort]) -> _Clause:
         return ("order", tuple(children), meta)
 
+    def rule_grouping(self, meta: Meta | None, children: list[Token | None]) -> Grouping:
+        name, grain = children
+        assert name is not None
+        return Grouping(
+            field=str(name),
+            grain=None if grain is None else self._word(grain, closure.grain),
+            span=span_of(meta),
+        )
+
+    def rule_group(self, meta: Meta | None, children: list[Grouping]) -> _Clause:
+        return ("group", tuple(children), meta)
+
     def rule_limit(self, meta: Meta | None, children: list[Token]) -> _Clause:
         return ("limit", int(children[0]), meta)
 
@@ -413,6 +426,7 @@ _CLAUSE_FIELDS: dict[str, tuple[str, str]] = {
     "where": ("filters", "plan"),
     "select": ("projection", "plan"),
     "order": ("sort", "plan"),
+    "group": ("group_by", "plan"),
     "limit": ("limit", "plan"),
     "retrieval": ("retrieval_policy", "plan"),
     "verify": ("verifier_checks", "plan"),

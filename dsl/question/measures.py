@@ -5,12 +5,15 @@ a measure: in a question read as an aggregate (`functions.asked_query_type`)
 they name its function (sum, avg, count_distinct) or the declared measure, over
 the one field the question names, which the catalog must let that function
 apply to. "each", "per", "每个", "各", "分别", "breakdown" and 按 / "by" before a
-field in a question that counts or sums ask for one answer per group, which no
-plan of these kinds states: each such word, and a measure word in a question
-asking for objects or a count, becomes a `Problem` (reason `unsupported`) naming
-what cannot be answered, in the question's language: the rule planner then
-clarifies, and `question_covered` refuses any plan (an LLM's list or count) for
-the question.
+field in a question that counts or sums ask for one answer per group. A count
+per group is a breakdown: the field after the per-word or 按 / "by" (or the
+period of 每月, "monthly", `dsl.question.grouping`) is what it groups by
+(`Placed.groups`). The plan language states no sum or average per group yet,
+so each such word, a measure word in a question asking for objects or a count,
+and a per-word that leads to nothing a breakdown can group by, becomes a
+`Problem` (reason `unsupported`) naming what cannot be answered, in the
+question's language: the rule planner then clarifies, and `question_covered`
+refuses any plan (an LLM's list or count) for the question.
 
 A word is harmless only where it asks nothing more:
 * "每个项目的状态", "every project", "each ticket's status": the per-word stands
@@ -30,7 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from qdsl.dsl.catalog import EntitySpec, FieldType
+from qdsl.dsl.grain import Grain
 from qdsl.dsl.ir import QueryType
+from qdsl.dsl.question import grouping as G
 from qdsl.dsl.question.conditions import Builder
 from qdsl.dsl.question.functions import FUNCTION_OF, is_measure_piece
 from qdsl.dsl.question.model import Kind, Piece
@@ -46,6 +51,10 @@ class Asked:
     words: list[int] = field(default_factory=list)  # indexes of aggregate pieces
     # (index of the 按 / "by" piece, the field after it or None)
     groupings: list[tuple[int, str | None]] = field(default_factory=list)
+    # index of a per-word (每个, 各, "per") -> the field right after it
+    per_fields: dict[int, str] = field(default_factory=dict)
+    # where the period words stand that a per-word or 按 / "by" took
+    taken: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,8 @@ class Placed:
     function: str | None = None  # the measure's function its words ask (sum, avg, ...)
     declared: str | None = None  # the declared measure its words name
     words: str = ""  # the words asking the function
+    groups: tuple[tuple[str, Grain | None], ...] = ()  # what a count is broken down by
+    periods: tuple[tuple[int, int], ...] = ()  # where the period words stand
 
 
 def place(
@@ -73,14 +84,21 @@ def place(
     kinds = {pieces[i].op for i in asked.words}
     measuring = qt is QueryType.AGGREGATE
     summing = bool(kinds & _MEASURES) or ("amount" in kinds and not attribute) or measuring
-    counting = summing or qt is QueryType.COUNT
+    counting = summing or qt in (QueryType.COUNT, QueryType.BREAKDOWN)
+    # a count per group is a breakdown; a sum per group is not answered yet
+    grouped = counting and not summing
+    ent = b.ent(main)
+    spans = G.periods(b.text) if grouped else []
     numbers = b.could(main, (FieldType.NUMBER,))
     refused = False
     every = False
+    groups: list[G.Key] = []
     functions: list[str] = []
     declared: list[str] = []
     for i in asked.words:
         p = pieces[i]
+        leads = p.op in ("per", "group")
+        key = _per_key(b, ent, asked, i, spans) if grouped and leads else None
         if is_measure_piece(p):
             refused |= not _declared(b, main, p, declared, measuring)
         elif measuring and p.op in FUNCTION_OF:
@@ -95,32 +113,101 @@ def place(
             every = True
         elif p.op == "respectively" and ids >= 2:
             continue
+        elif key is not None:
+            groups.append(key)
+        elif grouped and p.op in ("respectively", "group"):
+            continue  # "分别", "breakdown": the grouping is named elsewhere, or asked for below
         elif p.op != "amount":
             b.problem(p.text, "unsupported", (), "breakdown")
             refused = True
     if len(set(functions)) > 1 or (functions and declared):
         b.problem(b.text, "ambiguous", tuple(dict.fromkeys([*functions, *declared])), "measure")
         refused = True
-    sorts, grouped = _groupings(b, asked, grouping=counting or refused)
-    function = functions[0] if functions else None
-    first = declared[0] if declared else None
+    sorts, cut = _by_fields(
+        b, ent, asked, spans, groups, grouped=grouped, refusing=counting or refused
+    )
+    refused = refused or cut
+    loose = _loose_periods(b, ent, asked, spans)
+    refused = refused or None in loose
+    groups.extend(k for k in loose if k is not None)
+    used = tuple((p.start, p.end) for p in spans)
     said = next((pieces[i].text for i in asked.words if pieces[i].op in FUNCTION_OF), "")
-    return Placed(sorts, every, refused or grouped, function, first, said)
+    return Placed(
+        tuple(sorts),
+        every,
+        refused,
+        functions[0] if functions else None,
+        declared[0] if declared else None,
+        said,
+        tuple(dict.fromkeys(groups)),
+        used,
+    )
 
 
-def _groupings(b: Builder, asked: Asked, *, grouping: bool) -> tuple[tuple[str, ...], bool]:
-    """The 按 / "by" fields that sort the answer, and whether one asked for groups."""
+def _by_fields(
+    b: Builder,
+    ent: EntitySpec,
+    asked: Asked,
+    spans: list[G.Period],
+    groups: list[G.Key],
+    *,
+    grouped: bool,
+    refusing: bool,
+) -> tuple[list[str], bool]:
+    """按 / "by" before a field: a grouping of a count (into `groups`), a sort, or a
+    problem; the sorts and whether anything was refused."""
+    pieces = b.pieces
+    sorted_ = bool(SORT_WORDS.search(b.text))
     sorts: list[str] = []
     refused = False
     for i, fname in asked.groupings:
-        p = b.pieces[i]
-        if grouping and not SORT_WORDS.search(b.text):
-            words = p.text if fname is None else b.text[p.start : b.pieces[i + 1].end]
+        p = pieces[i]
+        key = G.field_key(ent, fname) if grouped and not sorted_ else None
+        if key is None and grouped and not sorted_ and fname is None:
+            key = _period_at(b, ent, p.end, spans)
+        if key is not None:
+            groups.append(key)
+        elif refusing and not sorted_:
+            words = p.text if fname is None else b.text[p.start : pieces[i + 1].end]
             b.problem(words, "unsupported", (fname,) if fname else (), "grouping")
             refused = True
         elif fname is not None:
             sorts.append(fname)
-    return tuple(sorts), refused
+    return sorts, refused
+
+
+def _loose_periods(
+    b: Builder, ent: EntitySpec, asked: Asked, spans: list[G.Period]
+) -> list[G.Key | None]:
+    """ "monthly", "每月" where no per-word or 按 / "by" piece stood for the period."""
+    return [
+        G.period_key(b, ent, span)
+        for span in spans
+        if span.start not in asked.taken and not span.text.startswith(("per", "by", "按", "各"))
+    ]
+
+
+def _per_key(
+    b: Builder, ent: EntitySpec, asked: Asked, i: int, spans: list[G.Period]
+) -> G.Key | None:
+    """The grouping a per-word leads to: the field after it, or the period it starts."""
+    key = G.field_key(ent, asked.per_fields.get(i))
+    return key if key is not None else _period_at(b, ent, b.pieces[i].start, spans, asked)
+
+
+def _period_at(
+    b: Builder,
+    ent: EntitySpec,
+    at: int,
+    spans: list[G.Period],
+    asked: Asked | None = None,
+) -> G.Key | None:
+    for span in spans:
+        if span.start == at or (span.start < at <= span.end):
+            if asked is not None:
+                asked.taken.add(span.start)
+            return G.period_key(b, ent, span)
+    return None
 
 
 def _declared(b: Builder, main: str, p: Piece, declared: list[str], measuring: bool) -> bool:

@@ -14,6 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
+from qdsl.dsl.grain import Grain
 from qdsl.dsl.ir import Operator, QueryType, SortDirection, Value
 from qdsl.dsl.linking import LinkedValue
 
@@ -123,6 +124,8 @@ class Reading:
     sort: tuple[tuple[str, SortDirection], ...] = ()
     limit: int | None = None
     projection: tuple[str, ...] = ()
+    # What a count is broken down by: (field, grain or None), at most two.
+    group_by: tuple[tuple[str, Grain | None], ...] = ()
     # The question points at an object of the conversation (它, this project).
     pronoun: bool = False
     # Unknown words searched as text (explain topics, text fallback).

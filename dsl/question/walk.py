@@ -11,8 +11,10 @@ import re
 from collections.abc import Callable
 
 from qdsl.dsl.catalog import FieldType
-from qdsl.dsl.ir import Operator, QueryType, SortDirection
+from qdsl.dsl.grain import Grain
+from qdsl.dsl.ir import MAX_GROUPINGS, Operator, QueryType, SortDirection
 from qdsl.dsl.kinds import PlannerPolicy, kind_of
+from qdsl.dsl.kinds.breakdown import groupable
 from qdsl.dsl.question import flags, measures, related
 from qdsl.dsl.question.conditions import (
     Builder,
@@ -23,7 +25,7 @@ from qdsl.dsl.question.conditions import (
 from qdsl.dsl.question.labels import TextPieces
 from qdsl.dsl.question.model import Condition, Kind, Piece, Reading, Sense
 from qdsl.dsl.question.target import entity_senses, sense_for
-from qdsl.dsl.question.words import ASCENDING, DESCENDING, STANDALONE_PRONOUNS
+from qdsl.dsl.question.words import ASCENDING, DESCENDING, GROUP_WORDS, STANDALONE_PRONOUNS
 
 # what the reader does when no query-type cue was found
 _NO_POLICY = PlannerPolicy()
@@ -218,6 +220,20 @@ class Walk(TextPieces):
 
     def on_aggregate(self, i: int, p: Piece) -> None:
         self.asked.words.append(i)
+        nxt = self.next_piece(i)
+        leads = p.op in ("per", "group")
+        s = sense_for(nxt, self.main, None) if nxt is not None and leads else None
+        if (
+            nxt is not None
+            and s is not None
+            and s.kind is Kind.FIELD
+            and s.field
+            and not self.b.gap(p, nxt).strip()
+        ):
+            # "每个城市", "per channel": the field a count per group is grouped by
+            # (`measures.place` decides whether the question counts)
+            self.asked.per_fields[i] = s.field
+            self.b.used.add(i + 1)
 
     def on_id(self, i: int, p: Piece) -> None:
         if p.entity != self.main:
@@ -386,6 +402,38 @@ class Walk(TextPieces):
             for s, negated, _ in self.values
         )
         return bool(self.ids) or self.pronoun or named
+    def grouped(
+        self, qt: QueryType | None, placed: measures.Placed
+    ) -> tuple[QueryType | None, tuple[tuple[str, Grain | None], ...]]:
+        """A count per group is a breakdown; a breakdown asked for without a field
+        to group by is a problem, and "统计工单数量" (no 按) a count."""
+        group_by = placed.groups
+        if group_by and not placed.refused and qt in (QueryType.COUNT, QueryType.BREAKDOWN):
+            if len(group_by) > MAX_GROUPINGS:
+                self.b.problem(self.b.text, "unsupported", (), "grouping")
+            self.drop_periods(placed.periods)
+            return QueryType.BREAKDOWN, group_by[:MAX_GROUPINGS]
+        if qt is QueryType.BREAKDOWN:
+            if GROUP_WORDS.search(self.b.text):
+                self.b.problem(self.b.text, "unplaced", tuple(groupable(self.ent)), "grouping")
+                return qt, ()
+            return QueryType.COUNT, ()
+        return qt, ()
+
+    def drop_periods(self, spans: tuple[tuple[int, int], ...]) -> None:
+        """The period words a breakdown groups by are not unknown words ("每月", "monthly");
+        what else a residual piece holds stays one."""
+        for p in self.pieces:
+            if p.kind is not Kind.RESIDUAL:
+                continue
+            for start, end in spans:
+                if p.start < end and start < p.end:
+                    term = self.display[p.start : p.end]
+                    rest = (self.display[p.start : start] + self.display[end : p.end]).strip()
+                    if term in self.residuals:
+                        self.residuals.remove(term)
+                        if rest:
+                            self.residuals.append(rest)
 
     def finish(self) -> Reading:
         b = self.b
@@ -411,6 +459,9 @@ class Walk(TextPieces):
         )
         if placed.every and qt is None and projection and not pointed:
             qt = QueryType.LIST  # "每个项目的状态": every project, the field shown
+        qt, group_by = self.grouped(qt, placed)
+        # "how many projects were created per quarter": the grouped field is named
+        projection = [f for f in projection if f not in {g for g, _ in group_by}]
         if self.top and not self.sort:
             b.problem("top", "unplaced", tuple(self.ent.sorts), "sort")
         self.place_residuals(qt)
@@ -462,6 +513,7 @@ class Walk(TextPieces):
             sort=sort,
             limit=limit,
             projection=tuple(dict.fromkeys(projection)),
+            group_by=group_by if qt is QueryType.BREAKDOWN else (),
             pronoun=self.pronoun,
             text_terms=tuple(self.text_terms),
             problems=tuple(b.problems),

@@ -86,6 +86,8 @@ VALUE_ASKED_EN = re.compile(r"\bwhat(?:'s|\s+is|\s+was|\s+are|\s+were)\s+(?:the\
 HOLDER_ASKED = re.compile(
     r"哪|谁|列出|列举|^\W*(?:which|who|whose|list|show|find|name|tell me (?:which|who))\b"
 )
+# Words that ask for groups whatever the question counts (a breakdown, not a count).
+GROUP_WORDS = re.compile(r"分组|\bgroup(?:ed)? by\b|\bbreak(?:s|ing)? ?down\b|\bbroken down\b")
 # After 按 / "by", a field groups the answer when the question counts or
 # aggregates; these words make it a sort whatever the question asks.
 SORT_WORDS = re.compile(r"排序|排列|排名|\bsort(?:ed)?\b|\border(?:ed)?\b|\brank(?:ed)?\b")

@@ -18,6 +18,7 @@ from qdsl.dsl.ir import (
     Aggregation,
     Filter,
     Measure,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -55,7 +56,7 @@ def plan_from_reading(
     """The plan a reading states; `unknown` when the reading is not understood.
 
     Built once per distinct input: the plan depends only on the reading's
-    conditions (values with their types), sort, limit, projection, ids, entity
+    conditions (values with their types), sort, limit, projection, grouping, ids, entity
     and query type, the objects referenced, and the catalog's content; plans
     are immutable, so one is shared."""
     refs = _referenced(reading, context)
@@ -72,6 +73,7 @@ def plan_from_reading(
         reading.sort,
         reading.limit,
         reading.projection,
+        reading.group_by,
         refs,
         (reading.function, reading.measure),
     )
@@ -142,6 +144,7 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
         scope=Scope(referenced_objects=refs),
         projection=projection,
         sort=tuple(sort),
+        group_by=tuple(Grouping(field=f, grain=g) for f, g in reading.group_by),
         limit=limit,
         retrieval_policy=RetrievalPolicy(allow_fallback_text=fallback),
         measure=measure,

@@ -2,9 +2,10 @@
 
 `qdsl.dsl.plan.schema.plan_json_schema` describes any plan; here the entity, field
 and operator names become enums of the catalog at hand (sensitive fields left
-out), so an API that constrains output to a schema cannot name a field the
-catalog lacks. The normalizer still judges every plan: the schema narrows
-what the model writes, it is not the check.
+out; a breakdown's fields and grains those it may group by), so an API that
+constrains output to a schema cannot name a field the catalog lacks. The
+normalizer still judges every plan: the schema narrows what the model writes,
+it is not the check.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.catalog.relations import MAX_HOPS
 from qdsl.dsl.catalog.types import Cardinality
+from qdsl.dsl.grain import Grain
+from qdsl.dsl.ir import QueryType
+from qdsl.dsl.kinds.breakdown import groupable
 from qdsl.dsl.plan.schema import plan_json_schema
 
 
@@ -60,6 +64,31 @@ def related_fields(catalog: Catalog, *, one_each: bool = False) -> list[str]:
     return sorted(out)[:MAX_RELATED_FIELDS]
 
 
+def _grouping(catalog: Catalog, schema: dict[str, Any]) -> None:
+    """A breakdown's fields and grains: those of the entities that enable it (no
+    grouping at all where none does: an empty enum is no schema every API takes)."""
+    defs = schema["$defs"]
+    fields: set[str] = set()
+    grains: set[str] = set()
+    for ent in catalog.entities.values():
+        if QueryType.BREAKDOWN in ent.query_types:
+            for name in groupable(ent):
+                fields.add(name)
+                grains.update(g.value for g in ent.fields[name].grains)
+    if not fields:
+        schema["properties"]["group_by"]["maxItems"] = 0
+        return
+    props = defs["Grouping"]["properties"]
+    props["field"] = {
+        "title": "Field",
+        "description": "a column field of the entity to group by (a date field by a grain)",
+        "type": "string",
+        "enum": sorted(fields),
+    }
+    if grains:
+        defs["Grain"]["enum"] = [g.value for g in Grain if g.value in grains]
+
+
 def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
     """The plan schema with the catalog's entity, field and operator names as enums."""
     schema = plan_json_schema()
@@ -77,6 +106,7 @@ def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
     defs["Sort"]["properties"]["field"] = {"title": "Field", **field_enum}
     shown = sorted({*fields, *related_fields(catalog, one_each=True)})
     props["projection"]["items"] = {"type": "string", "enum": shown}
+    _grouping(catalog, schema)
     if operators:
         known = set(defs["Operator"].get("enum", operators))
         defs["Operator"]["enum"] = [o for o in operators if o in known]

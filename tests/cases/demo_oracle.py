@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Any
+
 from cases.demo_conditions import add_conditions
 from cases.demo_rows import (
     A_SHARE,
@@ -117,12 +120,19 @@ def build(data: dict[str, dict[str, Entity]]) -> CaseFile:  # noqa: PLR0915
     add("所有项目的预算合计是多少", **pj.aggregate("budget", "sum"))
     add("项目的平均预算是多少", **pj.aggregate("budget", "avg"))
     add("How many tasks does each project have?", status=["clarify"], mentions=["each"])
-    add("How many projects by status?", status=["clarify"], mentions=["by status"])
+    # a count per group is a breakdown
+    add("How many projects by status?", **_per_status(pj))
     # ... and where the same words ask nothing more
     add("每个项目的状态", **pj.listing())
     add("List every project", **pj.listing())
     add("What is the total number of projects?", **pj.count())
     return cf
+
+
+def _per_status(pj: Entity) -> dict[str, Any]:
+    by_status = Counter(str(r["status"]) for r in pj.rows)
+    groups = {k: float(v) for k, v in sorted(by_status.items())}
+    return {"contract": "breakdown_table", "groups": groups}
 
 
 HEADER = """

@@ -18,6 +18,8 @@ from qdsl.dsl.ir import (
     AnswerContract,
     Filter,
     Measure,
+    Grain,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -87,6 +89,11 @@ sorts: st.SearchStrategy[Sort] = st.builds(
     Sort, field=names, direction=st.sampled_from(list(SortDirection))
 )
 
+# a breakdown's keys: any name, with or without a grain
+groupings: st.SearchStrategy[Grouping] = st.builds(
+    Grouping, field=names, grain=st.none() | st.sampled_from(list(Grain))
+)
+
 object_refs: st.SearchStrategy[ObjectRef] = st.builds(
     ObjectRef,
     entity_type=names,
@@ -123,6 +130,7 @@ plans: st.SearchStrategy[Plan] = st.builds(
     scope=scopes,
     projection=st.lists(names, max_size=4).map(tuple),
     sort=st.lists(sorts, max_size=3).map(tuple),
+    group_by=st.lists(groupings, max_size=2).map(tuple),
     limit=st.none() | st.integers(min_value=1, max_value=10**9),
     retrieval_policy=retrieval_policies,
     verifier_checks=st.lists(st.sampled_from(list(VerifierCheck)), max_size=4).map(tuple),

@@ -75,12 +75,16 @@ def test_query_type_the_entity_does_not_answer_is_not_covered() -> None:
         "code": "not_covered/unsupported_query_type",
         "message": "entity `project` does not answer `explain` questions",
         "retryable": False,
-        "hint": "query types of project: existence, count, list, status, compare, aggregate",
+        "hint": (
+            "query types of project: existence, count, list, status, compare, aggregate, breakdown"
+        ),
         "details": {
             "path": "query_type",
             "query_type": "explain",
             "entity": "project",
-            "allowed": ["existence", "count", "list", "status", "compare", "aggregate"],
+            "allowed": [
+                *("existence", "count", "list", "status", "compare", "aggregate", "breakdown")
+            ],
         },
     }
 

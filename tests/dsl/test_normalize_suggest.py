@@ -43,6 +43,7 @@ def test_default_rules_are_named_and_ordered() -> None:
         "normalize_values",
         "bind_projection",
         "bind_measure",
+        "bind_grouping",
         "bind_sort",
         "fill_limit",
         "fill_retrieval_policy",

@@ -120,6 +120,7 @@ def test_unknown_query_type_suggests() -> None:
             "suggestions": ["existence"],
             "allowed": [
                 "aggregate",
+                "breakdown",
                 "compare",
                 "count",
                 "diagnose",
@@ -300,6 +301,7 @@ def test_misspelled_keyword_suggests_the_keyword() -> None:
             "about",
             "contract",
             "end of input",
+            "group",
             "limit",
             "measure",
             "on_empty",

@@ -1,13 +1,14 @@
 """Words that ask for a sum, an average or one answer per group are never filler.
 
-Where the catalog lets no named field be aggregated so, or the question asks one
-answer per group (which no plan of these kinds states), such a question is not
-understood: each word is a problem (reason `unsupported`) whose sentence, in the
-question's language, names what cannot be answered; where it does, the question
-reads as an aggregate with its function (tests/dsl/test_question_functions.py).
-Read on four catalogs (an insurer's premiums, the HR catalog, the demo, the
-support desk), with the words' harmless uses ("每个项目的状态", "List the top 3
-projects by budget", "by phone", "the total number of") read as before.
+A count per group is a breakdown (its grouping read). Where the catalog lets no
+named field be aggregated so, or the question asks a sum or average per group
+(which no plan states yet), such a question is not understood: each word is a
+problem (reason `unsupported`) whose sentence, in the question's language, names
+what cannot be answered; where it does, the question reads as an aggregate with
+its function (tests/dsl/test_question_functions.py). Read on four catalogs (an
+insurer's premiums, the HR catalog, the demo, the support desk), with the words'
+harmless uses ("每个项目的状态", "List the top 3 projects by budget", "by phone",
+"the total number of") read as before.
 """
 
 from __future__ import annotations
@@ -45,24 +46,37 @@ ASKING_MORE: list[tuple[str, str, set[str]]] = [
     ("premiums", "What is the average premium amount?", {"average"}),
     ("premiums", "What is the mean amount of premiums?", {"average"}),
     ("premiums", "保费的平均金额是多少", {"average"}),
-    ("premiums", "How many premiums per channel?", {"breakdown"}),
-    ("premiums", "各渠道的保费分别有多少", {"breakdown"}),
-    ("premiums", "Give me a breakdown of premiums by channel", {"breakdown", "grouping"}),
     ("premiums", "How much premium was paid online?", {"sum"}),
     ("staff", "员工的平均工资是多少", {"average"}),
-    ("staff", "How many employees by city?", {"grouping"}),
-    ("staff", "每个城市有多少员工", {"breakdown"}),
     ("staff", "上海员工的工资总额是多少", {"sum"}),
     ("demo", "How many tasks does each project have?", {"breakdown"}),
-    ("demo", "How many projects by status?", {"grouping"}),
-    ("demo", "各状态的项目分别有多少个", {"breakdown"}),
     ("tickets", "退款总额是多少", {"sum"}),
     ("tickets", "What is the total refund amount of urgent tickets?", {"sum"}),
     ("tickets", "What is the average refund?", {"average"}),
-    ("tickets", "How many tickets per channel?", {"breakdown"}),
-    ("tickets", "每个渠道有多少个工单", {"breakdown"}),
-    ("tickets", "按优先级统计工单数量", {"grouping"}),
 ]
+
+
+# A count per group is a breakdown: (catalog, question, the field it groups by)
+BREAKDOWNS: list[tuple[str, str, str]] = [
+    ("premiums", "How many premiums per channel?", "channel"),
+    ("premiums", "各渠道的保费分别有多少", "channel"),
+    ("premiums", "Give me a breakdown of premiums by channel", "channel"),
+    ("staff", "How many employees by city?", "city"),
+    ("staff", "每个城市有多少员工", "city"),
+    ("demo", "How many projects by status?", "status"),
+    ("demo", "各状态的项目分别有多少个", "status"),
+    ("tickets", "How many tickets per channel?", "channel"),
+    ("tickets", "每个渠道有多少个工单", "channel"),
+    ("tickets", "按优先级统计工单数量", "priority"),
+    ("demo", "How many projects by budget?", "budget"),
+]
+
+
+@pytest.mark.parametrize(("cat", "question", "field"), BREAKDOWNS)
+def test_a_count_per_group_is_a_breakdown(cat: str, question: str, field: str) -> None:
+    r = read_question(question, CATALOGS[cat], now=NOW)
+    assert r.understood, problems_text(r.problems, r.entity, r.language)
+    assert (r.query_type, r.group_by) == (QueryType.BREAKDOWN, ((field, None),))
 
 
 @pytest.mark.parametrize(("cat", "question", "asks"), ASKING_MORE)
@@ -145,7 +159,8 @@ def test_by_a_field_sorts_a_list_and_groups_a_count() -> None:
     demo = CATALOGS["demo"]
     r = read_question("List the top 3 projects by budget", demo, now=NOW)
     assert (r.sort, r.limit) == ((("budget", SortDirection.DESC),), 3)
-    assert not read_question("How many projects by budget?", demo, now=NOW).understood
+    r = read_question("How many projects by budget?", demo, now=NOW)
+    assert (r.query_type, r.group_by) == (QueryType.BREAKDOWN, (("budget", None),))
 
 
 def test_respectively_over_named_objects_is_each_of_them() -> None:

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldType, demo_catalog
 from qdsl.dsl.ir import (
     Filter,
+    Grouping,
     ObjectRef,
     Operator,
     Plan,
@@ -98,6 +99,14 @@ def sample_plan(entity_type: str, query_type: QueryType) -> Plan:
     # an aggregate sums the first field that allows it
     summed = [n for n, f in entity.fields.items() if "sum" in f.aggregations]
     projection = tuple(summed[:1]) if query_type is QueryType.AGGREGATE else ()
+    # a breakdown groups by the first field with grains (by its first) and an enum
+    group_by: tuple[Grouping, ...] = ()
+    if query_type is QueryType.BREAKDOWN:
+        timed = [Grouping(field=n, grain=f.grains[0]) for n, f in entity.fields.items() if f.grains]
+        enums = [
+            Grouping(field=n) for n, f in entity.fields.items() if f.type == "enum" and f.column
+        ]
+        group_by = (*timed[:1], *enums[:1])
     return Plan(
         query_type=query_type,
         entity_type=entity_type,
@@ -105,6 +114,7 @@ def sample_plan(entity_type: str, query_type: QueryType) -> Plan:
         scope=scope,
         sort=sort,
         projection=projection,
+        group_by=group_by,
         limit=10,
         retrieval_policy=policy,
     )

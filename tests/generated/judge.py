@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from generated import breakdowns
 from generated.model import Deployment, Entity
 from generated.oracle import Expected, Snapshot
 from generated.questions import Question
@@ -44,6 +45,7 @@ CONTRACT = {
     "explain": "explanation_with_citations",
     "top": "entity_list",
     "measure": "aggregate_with_basis",
+    "breakdown": "breakdown_table",
 }
 # docs/catalog.md, `passage`: a passage is quoted up to this many characters, then "…"
 EXCERPT = 200
@@ -388,6 +390,11 @@ def judge(dep: Deployment, q: Question, res: AnswerResult, want: Expected) -> Ve
         problems = _top_problems(dep, q, data, want)
     elif q.qtype == "measure":
         problems = _measure_problems(dep, q, data, want)
+    elif q.qtype == "breakdown":
+        name = next(t.removeprefix("group:") for t in q.tags if t.startswith("group:"))
+        period = any(t.startswith("grain:") for t in q.tags)
+        kind = kind_of(ent, name)
+        problems = breakdowns.problems(kind, data, want.groups, same_value, period=period)
     else:
         problems = _row_problems(q, data, want)
     return Verdict("wrong", "; ".join(problems)) if problems else Verdict("right")

@@ -181,6 +181,8 @@ def _field_mapping(f: Field) -> dict[str, Any]:
         out["link_values"] = True
     if f.kind == "number":
         out["aggregations"] = list(AGGREGATIONS)
+    if f.kind in ("date", "datetime"):
+        out["grains"] = ["month", "year"]  # generated/breakdowns.py asks per month or year
     return out
 
 
@@ -193,7 +195,15 @@ def _entity_mapping(e: Entity) -> dict[str, Any]:
         "label": "name",
         "text_search": ["name"],
         "default_projection": ["id", "name"],
-        "query_types": ["existence", "count", "list", "status", "compare", "aggregate"],
+        "query_types": [
+            "existence",
+            "count",
+            "list",
+            "status",
+            "compare",
+            "aggregate",
+            "breakdown",
+        ],
         "sorts": ["name", *(n for n in columns if e.field(n).kind != "bool")],
         "max_limit": 100,
         "default_limit": 50,

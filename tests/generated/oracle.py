@@ -13,12 +13,14 @@ surely out, and the answer may count it either way.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from generated import breakdowns
 from generated.model import Deployment, Row, Value
 from generated.periods import Range, moment_of
 from generated.questions import Cond, Question
@@ -44,6 +46,8 @@ class Expected:
     possible: frozenset[str] = frozenset()
     # status: the object (None: the tenant has no such object); compare: both
     subjects: tuple[Snapshot | None, ...] = ()
+    # breakdown: the tenant's rows counted per group key
+    groups: Counter[Any] = field(default_factory=Counter)
 
 
 def _in(moment: datetime, span: Range) -> bool:
@@ -132,6 +136,8 @@ def _top(dep: Deployment, q: Question) -> Expected:
 
 
 def expected(dep: Deployment, q: Question) -> Expected:
+    if q.qtype == "breakdown":
+        return Expected(q.qtype, groups=breakdowns.groups(dep.rows_of(q.tenant, q.entity), q))
     if q.qtype == "top":
         return _top(dep, q)
     if q.qtype == "status" and "by:label" in q.tags and not q.ids:

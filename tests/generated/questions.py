@@ -55,7 +55,7 @@ class Cond:
 class Question:
     text: str
     lang: str
-    qtype: str  # count / existence / list / status / compare / explain / top
+    qtype: str  # count / existence / list / status / compare / explain / top / breakdown
     entity: str
     tenant: str
     conds: tuple[Cond, ...] = ()
@@ -571,6 +571,7 @@ QTYPES = (
     "explain",
     "top",
     "measure",
+    "breakdown",
 )
 
 
@@ -593,6 +594,13 @@ def questions(
         if at.ent.passages is not None:
             return draw(explain_question(at))
         qtype = "list"
+    if qtype == "breakdown":
+        from generated.breakdowns import breakdown_question  # it builds on this module
+
+        grouped = draw(breakdown_question(at))
+        if grouped is not None:
+            return grouped
+        qtype = "count"
     if qtype == "top":
         top = draw(top_question(at))
         if top is not None:

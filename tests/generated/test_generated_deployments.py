@@ -121,6 +121,7 @@ def _required_shapes(tally: Tally) -> set[str]:
     shapes = {f"qtype:{q}" for q in ("count", "existence", "list", "status", "compare")}
     shapes |= {"qtype:explain", "qtype:top", "qtype:measure"}
     shapes |= {f"function:{f}" for f in ("sum", "avg", "max", "min")}
+    shapes |= {"qtype:explain", "qtype:top", "qtype:breakdown", "grain:month", "grain:year"}
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
     shapes.add("cond:label")
@@ -168,8 +169,9 @@ def test_generated_deployments_answer_right_or_safe(
         f"generated deployments on {dialect}: {tally.asked} questions in {elapsed:.0f} s, "
         f"{dict(sorted(tally.outcomes.items()))}"
     )
+    grouped = {o: tally.by_shape["qtype:breakdown", o] for o in ("right", "safe")}
     with capsys.disabled():
-        print(f"\n{summary}")
+        print(f"\n{summary}; breakdowns {grouped}")
     assert tally.asked >= AT_LEAST[dialect] * scale, summary
     assert right >= RIGHT_SHARE * tally.asked, summary
     if dialect == "sqlite":
@@ -454,3 +456,49 @@ def test_the_judge_checks_each_passage_against_the_declared_columns() -> None:
     assert outcome(right, {**right, "id": "E-2", "title": "李娜"}) == "wrong"
     assert outcome() == "wrong"
     assert judge(dep, q, _fake("insufficient_evidence", None, {}), want).outcome == "safe"
+
+
+def test_the_judge_wants_every_group_with_its_count() -> None:
+    from generated.oracle import expected
+
+    dep = _tiny_deployment()
+    per_level = Question(
+        "How many employees per level?",
+        "en",
+        "breakdown",
+        "employee",
+        "tenant-a",
+        tags=frozenset({"group:level"}),
+    )
+    want = expected(dep, per_level)
+    right = {"groups": [{"keys": ["junior"], "value": 1}, {"keys": ["senior"], "value": 1}]}
+    right |= {"total": 2, "other": 0, "truncated": False}
+
+    def outcome(data: dict[str, Any], contract: str = "breakdown_table") -> str:
+        return judge(dep, per_level, _fake("answered", contract, data), want).outcome
+
+    assert outcome(right) == "right"
+    assert outcome({**right, "total": 3}) == "wrong"
+    assert outcome({**right, "groups": right["groups"][:1]}) == "wrong"  # a group lost
+    assert outcome({**right, "groups": [{"keys": ["senior"], "value": 2}]}) == "wrong"
+    other = [{"keys": ["lead"], "value": 1}, {"keys": ["senior"], "value": 1}]
+    assert outcome({**right, "groups": other}) == "wrong"  # a key the rows lack
+    assert outcome({"count": 2}, "count_scalar") == "wrong"  # the grouping dropped
+    monthly = Question(
+        "How many employees per month?",
+        "en",
+        "breakdown",
+        "employee",
+        "tenant-a",
+        tags=frozenset({"group:hired_on", "grain:month"}),
+    )
+    want = expected(dep, monthly)
+    by_month = {"groups": [{"keys": ["2026-03"], "value": 1}, {"keys": [None], "value": 1}]}
+    by_month |= {"total": 2, "other": 0, "truncated": False}
+    assert judge(dep, monthly, _fake("answered", "breakdown_table", by_month), want).outcome == (
+        "right"
+    )
+    by_day = {**by_month, "groups": [{"keys": ["2026-03-02"], "value": 1}, by_month["groups"][1]]}
+    assert judge(dep, monthly, _fake("answered", "breakdown_table", by_day), want).outcome == (
+        "wrong"
+    )

@@ -214,6 +214,7 @@ def _plan_issues(
         if i in used or i in problems_carried or f.value_source is not ValueSource.USER_TEXT:
             continue
         yield _unasked(reading, f)
+    yield from _grouping_issues(reading, plan)
     have = {(s.field, s.direction) for s in plan.sort}
     for field, direction in reading.sort:
         if (field, direction) not in have:
@@ -241,6 +242,40 @@ def _plan_issues(
             "问题指向上下文中的对象，计划没有限定它"
             if _zh(reading)
             else "the question points at an object of the conversation; the plan ignores it"
+        )
+
+
+def _groups_text(groups: Sequence[tuple[str, Any]]) -> str:
+    return ", ".join(f if g is None else f"{f} {getattr(g, 'value', g)}" for f, g in groups)
+
+
+def _grouping_issues(reading: Reading, plan: Plan) -> Iterator[str]:
+    """A question asking per group is answered per those groups, and only such a one."""
+    want = {(f, g) for f, g in reading.group_by}
+    got = {(g.field, g.grain) for g in plan.group_by}
+    if want == got:
+        return
+    zh = _zh(reading)
+    if not got:
+        yield (
+            f"问题按 {_groups_text(reading.group_by)} 分组，计划没有分组"
+            if zh
+            else f"the question asks per {_groups_text(reading.group_by)}; the plan does not group"
+        )
+    elif not want:
+        stated = _groups_text([(g.field, g.grain) for g in plan.group_by])
+        yield (
+            f"计划按 {stated} 分组，问题没有要求分组"
+            if zh
+            else f"the plan groups by {stated}; the question asks for no groups"
+        )
+    else:
+        stated = _groups_text([(g.field, g.grain) for g in plan.group_by])
+        asked = _groups_text(reading.group_by)
+        yield (
+            f"问题按 {asked} 分组，计划按 {stated} 分组"
+            if zh
+            else f"the question asks per {asked}; the plan groups by {stated}"
         )
 
 

@@ -1,0 +1,111 @@
+"""Breakdown questions about a generated deployment: how many objects per value of one
+field, or per month / year of its one time field; the oracle's groups; the judge.
+
+A question names a column field by one of its nouns (每个X有多少Y, 各X的Y数,
+按X统计Y, "How many Y per X?", "How many Y are there by X?", "a breakdown of Y by
+X") or a period (每月有多少Y, "How many Y per month?", 每年…, "yearly"). The
+oracle counts the tenant's rows per stored value (NULL its own group) or per
+UTC calendar month / year (generated catalogs keep the default zone); the judge
+wants exactly those groups, their counts and the total, keys read by meaning.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date, datetime
+from typing import Any
+
+from generated.model import Field
+from generated.periods import moment_of
+from generated.questions import At, Question, _nouns, _pick
+from hypothesis import strategies as st
+
+GROUP_TEMPLATES = {
+    "zh": ("每个{f}有多少{p}", "各{f}的{p}数", "按{f}统计{p}"),
+    "en": (
+        "How many {p} per {f}?",
+        "How many {p} are there by {f}?",
+        "Give me a breakdown of {p} by {f}",
+    ),
+}
+PERIOD_TEMPLATES = {
+    ("zh", "month"): ("每月有多少{p}", "每个月有多少{p}"),
+    ("zh", "year"): ("每年有多少{p}",),
+    ("en", "month"): ("How many {p} per month?", "monthly count of {p}"),
+    ("en", "year"): ("How many {p} per year?",),
+}
+GRAINS = ("month", "year")
+
+
+def _groupable(f: Field) -> bool:
+    return f.sql is not None and f.kind in ("enum", "text", "bool", "number", "date")
+
+
+@st.composite
+def breakdown_question(draw: st.DrawFn, at: At) -> Question | None:
+    noun = at.ent.noun.zh if at.zh else at.ent.noun.en_plural
+    timed = [f for f in at.ent.fields if f.sql is not None and f.kind in ("date", "datetime")]
+    if len(timed) == 1 and draw(st.booleans()):
+        grain = draw(st.sampled_from(GRAINS))
+        text = _pick(draw, PERIOD_TEMPLATES[at.lang, grain]).format(p=noun)
+        tags = frozenset({f"group:{timed[0].name}", f"grain:{grain}"})
+        return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, tags=tags)
+    fields = [f for f in at.ent.fields if _groupable(f) and _nouns(f.concept, at.lang)]
+    if not fields:
+        return None
+    f = draw(st.sampled_from(fields))
+    name = _pick(draw, _nouns(f.concept, at.lang))
+    text = _pick(draw, GROUP_TEMPLATES[at.lang]).format(f=name, p=noun)
+    tags = frozenset({f"group:{f.name}"})
+    return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, tags=tags)
+
+
+def _tag(q: Question, prefix: str) -> str | None:
+    return next((t.removeprefix(prefix) for t in q.tags if t.startswith(prefix)), None)
+
+
+def _period(value: Any, grain: str) -> str | None:
+    moment = moment_of(value)
+    if moment is None:
+        return None
+    day = moment.date() if isinstance(moment, datetime) else moment
+    assert isinstance(day, date)
+    return f"{day.year}-{day.month:02d}" if grain == "month" else str(day.year)
+
+
+def groups(rows: list[dict[str, Any]], q: Question) -> Counter[Any]:
+    """The tenant's rows counted per group key."""
+    name, grain = _tag(q, "group:"), _tag(q, "grain:")
+    assert name is not None
+    if grain is not None:
+        return Counter(_period(r.get(name), grain) for r in rows)
+    return Counter(r.get(name) for r in rows)
+
+
+def problems(
+    kind: str, data: dict[str, Any], want: Counter[Any], same: Any, *, period: bool
+) -> list[str]:
+    """What the answer's groups state other than the oracle's counts."""
+    found = data.get("groups") or []
+    out: list[str] = []
+    if data.get("total") != sum(want.values()):
+        out.append(f"total {data.get('total')!r}, the rows hold {sum(want.values())}")
+    if data.get("truncated") or data.get("other"):
+        out.append("groups cut (the generated rows hold fewer than the default limit)")
+    left = dict(want)
+    for g in found:
+        keys = g.get("keys") or [None]
+        key = keys[0]
+        hit = next(
+            (k for k in left if (key == k if period else same(kind, key, k))),
+            _MISSING,
+        )
+        if hit is _MISSING:
+            out.append(f"group {key!r} is no value the rows hold")
+        elif g.get("value") != left.pop(hit):
+            out.append(f"group {key!r} counts {g.get('value')}, the rows {want[hit]}")
+    out.extend(f"group {k!r} ({n}) missing" for k, n in left.items())
+    return out
+
+
+_MISSING = object()
