@@ -37,8 +37,8 @@ from qdsl.dsl.catalog.types import (
     FieldType,
     alias_index,
 )
-from qdsl.dsl.ir import Aggregation
 from qdsl.dsl.grain import Grain
+from qdsl.dsl.ir import Aggregation
 
 __all__ = [
     "DEFAULT_TIMEZONE",

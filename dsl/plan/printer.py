@@ -16,8 +16,8 @@ from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import (
     LIST_OPERATORS,
     Filter,
-    Measure,
     Grouping,
+    Measure,
     ObjectRef,
     Operator,
     Plan,

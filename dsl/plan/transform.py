@@ -22,8 +22,8 @@ from qdsl.dsl.errors import InternalError, PlanError, QdslError
 from qdsl.dsl.ir import (
     EmptyPolicy,
     Filter,
-    Measure,
     Grouping,
+    Measure,
     ObjectRef,
     Operator,
     Plan,

@@ -17,8 +17,8 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import (
     Aggregation,
     Filter,
-    Measure,
     Grouping,
+    Measure,
     ObjectRef,
     Operator,
     Plan,

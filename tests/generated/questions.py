@@ -611,13 +611,20 @@ def questions(
         if measured is not None:
             return measured
         qtype = "count"
-    if qtype == "status" and not _shows_gap(at) and draw(st.integers(0, 2)) == 0:
-        named = draw(label_question(at))
-        if named is not None:
-            return named
     if qtype in ("status", "compare"):
-        q = None if _shows_gap(at) else draw(object_question(at, qtype))
+        q = None if _shows_gap(at) else draw(_one_object(at, qtype))
         if q is not None:
             return q
         qtype = "list"
     return draw(row_question(at, qtype))
+
+
+@st.composite
+def _one_object(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
+    """A status or compare question: a third of the status ones name the object by
+    its label, the rest by id."""
+    if qtype == "status" and draw(st.integers(0, 2)) == 0:
+        named = draw(label_question(at))
+        if named is not None:
+            return named
+    return draw(object_question(at, qtype))
