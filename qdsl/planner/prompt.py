@@ -27,8 +27,11 @@ Rules:
 {kinds}
 - An existence question is never a count plan. Keep every condition the question states.
 - A bool field is a condition: "remote" is `remote = true`, "not remote" `remote = false`.
-- No plan states a sum, an average or one answer per group (total, average, each, per,
-  by <field>): for such a question write `unknown <entity>`.
+- A count per group (how many per / by <field>, 每个, 各, 按, monthly) is a breakdown:
+  `breakdown <entity> group by <field>`, a date field by one of its grains
+  (`group by <field> month`); `limit N` keeps the N largest groups.
+- No plan states a sum or an average, per group or not (total, average): for such
+  a question write `unknown <entity>`.
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer
@@ -68,6 +71,8 @@ def _field_line(fname: str, spec: FieldSpec, max_values: int | None) -> str:
         extra += f"; aliases: {groups}"
     if spec.references:
         extra += f"; references {spec.references}"
+    if spec.grains:
+        extra += f"; grains: {', '.join(g.value for g in spec.grains)}"
     return f"  field {fname} ({spec.type.value}; operators: {ops}{extra})"
 
 
