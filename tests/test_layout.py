@@ -48,6 +48,7 @@ DSL_SHARED = {
     "bound",
     "errors",
     "freshness",
+    "grain",  # the IR's and the catalog's calendar periods, like `operators`
     "ir",
     "linking",
     "numerals",

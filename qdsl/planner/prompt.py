@@ -31,8 +31,11 @@ Rules:
   min, max or count_distinct of a field listing it in its aggregations; count() counts
   rows) or `measure <name>` of a measure the catalog declares; the highest value asked
   as a value is max, "which one has the highest" a sorted list.
-- No plan states one answer per group (each, per, by <field>): for such a question
-  write `unknown <entity>`.
+- A count per group (how many per / by <field>, 每个, 各, 按, monthly) is a breakdown:
+  `breakdown <entity> group by <field>`, a date field by one of its grains
+  (`group by <field> month`); `limit N` keeps the N largest groups.
+- No plan states a sum or an average per group (total per, average by): for such a
+  question write `unknown <entity>`.
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer
@@ -75,6 +78,8 @@ def _field_line(fname: str, spec: FieldSpec, max_values: int | None) -> str:
         extra += f"; references {spec.references}"
     if spec.aggregations:
         extra += f"; aggregations: {', '.join(a.value for a in spec.aggregations)}"
+    if spec.grains:
+        extra += f"; grains: {', '.join(g.value for g in spec.grains)}"
     return f"  field {fname} ({spec.type.value}; operators: {ops}{extra})"
 
 

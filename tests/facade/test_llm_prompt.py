@@ -50,3 +50,13 @@ def test_the_bounded_prompt_still_plans(tickets_catalog: Catalog) -> None:
 
     draft = LLMPlanner(complete, prompt_budget=2000).plan(question, catalog=WIDE)
     assert draft.text == 'count gadget7 where stage = "review"' and len(prompts) == 1
+
+
+def test_the_prompt_says_how_a_count_per_group_is_planned() -> None:
+    from qdsl.planner.prompt import build_prompt
+
+    summary = catalog_summary(demo_catalog())
+    line = "field created_at (datetime; operators: gt, gte, lt, lte, between; grains: "
+    assert line + "month, quarter, year)" in summary
+    prompt = build_prompt("每个状态有多少项目", demo_catalog())
+    assert "`breakdown <entity> group by <field>`" in prompt
