@@ -100,8 +100,12 @@ def _invalid(problems: list[Problem]) -> PlanError:
 
 
 def _pointer_key(where: str) -> list[tuple[int, int, str]]:
-    """Document order: array indexes compare as numbers."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in where.split("/")]
+    """Document order: array indexes compare as numbers. An index is ASCII digits:
+    `str.isdigit` also holds for "¹" or "٣", which a key may be and int() refuses."""
+    return [
+        (0, int(part), "") if part.isascii() and part.isdigit() else (1, 0, part)
+        for part in where.split("/")
+    ]
 
 
 def _pydantic_problems(error: ValidationError) -> list[Problem]:

@@ -248,6 +248,14 @@ def test_every_json_problem_is_reported_sorted_by_pointer() -> None:
     }
 
 
+@pytest.mark.parametrize("key", ["\u00b9", "\u0663", "1\u00b2", "\uff11"])
+def test_a_key_of_digits_that_are_not_ascii_is_an_unknown_key(key: str) -> None:
+    """Keys are sorted in document order, array indexes as numbers: "¹" or "٣" are
+    digits to `str.isdigit` but no index, and must not crash the sort."""
+    error = error_of(parse_json, {key: None, "query_type": "count", "entity_type": "project"})
+    assert error["details"]["problems"][0]["pointer"] == f"/{key}"
+
+
 def test_seed_json_and_spec_text_agree() -> None:
     seed = (
         '{"plan_version": "v1", "query_type": "existence", "entity_type": "project",'
