@@ -189,11 +189,12 @@ def _named(c: RenderContext, read: Mapping[str, Any]) -> str:
     word = measure_words(function, c.zh)
     if field is None:
         return word
+    shown = c.field(field)
+    if function == "count_distinct":
+        return f"不同{shown}数" if c.zh else f"Number of distinct {shown} values"
     if c.zh:
-        return f"{c.field(field)}{word}" if function == "sum" else f"{word}{c.field(field)}"
-    return (
-        f"{word} {c.field(field)}" if function != "count_distinct" else f"distinct {c.field(field)}"
-    )
+        return f"{shown}{word}" if function == "sum" else f"{word}{shown}"
+    return f"{word} {shown}"
 
 
 def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:

@@ -24,7 +24,7 @@ _WORDS: dict[str, tuple[str, str]] = {
     "min": ("最低", "Minimum"),
     "max": ("最高", "Maximum"),
     "count": ("数量", "Number"),
-    "count_distinct": ("不同值数", "Distinct"),
+    "count_distinct": ("不同值数", "Number of distinct"),
 }
 
 

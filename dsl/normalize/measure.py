@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from qdsl.dsl.catalog import EntitySpec, MeasureSpec
 from qdsl.dsl.errors import PlanError, PolicyError
-from qdsl.dsl.ir import Aggregation, Measure, Plan
+from qdsl.dsl.ir import Aggregation, Measure, Plan, QueryType
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.kinds.aggregate import measure_of
 from qdsl.dsl.normalize.entity import entity_of
@@ -27,16 +27,17 @@ _PATH = "measure"
 
 
 def bind_measure(plan: Plan, env: Env) -> Plan:
+    if plan.measure is None and plan.query_type is not QueryType.AGGREGATE:
+        return plan  # (another measure kind reads its own projection)
     if not kind_of(plan.query_type).policy.measure:
-        if plan.measure is not None:
-            raise PlanError(
-                "measure_not_allowed",
-                f"a {plan.query_type.value} plan computes no measure",
-                hint="write `aggregate <entity> ... measure <function>(<field>)`, "
-                "or leave the measure out",
-                details=where(_PATH, plan.measure.span),
-            )
-        return plan
+        assert plan.measure is not None
+        raise PlanError(
+            "measure_not_allowed",
+            f"a {plan.query_type.value} plan computes no measure",
+            hint="write `aggregate <entity> ... measure <function>(<field>)`, "
+            "or leave the measure out",
+            details=where(_PATH, plan.measure.span),
+        )
     ent = entity_of(plan, env)
     if plan.measure is None:
         field = measure_of(ent, plan.projection)

@@ -402,6 +402,7 @@ class Walk(TextPieces):
             for s, negated, _ in self.values
         )
         return bool(self.ids) or self.pronoun or named
+
     def grouped(
         self, qt: QueryType | None, placed: measures.Placed
     ) -> tuple[QueryType | None, tuple[tuple[str, Grain | None], ...]]:
@@ -434,6 +435,24 @@ class Walk(TextPieces):
                         self.residuals.remove(term)
                         if rest:
                             self.residuals.append(rest)
+
+    def measured(
+        self,
+        placed: measures.Placed,
+        qt: QueryType | None,
+        sort: tuple[tuple[str, SortDirection], ...],
+        projection: list[str],
+        policy: PlannerPolicy,
+    ) -> str:
+        """The function a measure kind's question asks; a problem when no field (or
+        none the catalog lets it aggregate) is named: ask, never guess."""
+        function = policy.measure_aggregation
+        if qt is QueryType.AGGREGATE:  # the kind the measure words ask for
+            function = placed.function or _extreme(sort) or function
+        measures.need_measure(
+            self.b, self.ent, projection, function, qt, declared=placed.declared, words=placed.words
+        )
+        return function
 
     def finish(self) -> Reading:
         b = self.b
@@ -480,14 +499,10 @@ class Walk(TextPieces):
         sort = tuple(dict.fromkeys(self.sort))
         function: str | None = None
         if policy.measure:
-            function = placed.function or _extreme(sort) or policy.measure_aggregation
             # "the highest salary": the superlative names the kind's measure, not an order
             projection = [*projection, *(f for f, _ in sort if f not in projection)]
+            function = self.measured(placed, qt, sort, projection, policy)
             sort, limit = (), None
-            # no field (or one the catalog does not let it aggregate): ask, never guess
-            measures.need_measure(
-                b, self.ent, projection, function, qt, declared=placed.declared, words=placed.words
-            )
         one = self.singular or policy.singular
         if sort and limit is None and one and (kind is None or kind.limited):
             limit = 1

@@ -130,9 +130,12 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
         sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
         limit = 1
     projection: tuple[str, ...] = ()
-    measure = _measure(reading) if policy.measure else None
+    # the aggregate states its measure; another measure kind reads its projection
+    measure = _measure(reading) if qt is QueryType.AGGREGATE else None
     if reading.projection and measure is None:
-        projection = tuple(dict.fromkeys((*ent.default_projection, *reading.projection)))
+        # a measure is the field named, alone; a shown field joins the defaults
+        shown = () if policy.measure else ent.default_projection
+        projection = tuple(dict.fromkeys((*shown, *reading.projection)))
     fallback = policy.text_fallback or any(
         c.textual and c.field in ent.fields and ent.fields[c.field].is_fact
         for c in reading.conditions

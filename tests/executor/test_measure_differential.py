@@ -34,6 +34,7 @@ from qdsl.dsl.plan.printer import measure_text
 from qdsl.executor.run import execute
 from qdsl.facts.db import READER_ROLE, make_engine, upgrade
 from qdsl.facts.secure import secure
+from qdsl.render import render
 
 TENANTS = ("t1", "t2")
 
@@ -317,3 +318,37 @@ def test_the_oracle_is_not_the_product() -> None:
     assert oracle(catalog, "worker", Measure(name="payroll"), []) == (None, 0)
     distinct = Measure(function=Aggregation.COUNT_DISTINCT, field="grade")
     assert oracle(catalog, "worker", distinct, rows) == (1, 2)
+
+
+@pytest.mark.parametrize("dialect", _DIALECTS)
+def test_the_answer_states_the_function_and_its_basis(
+    databases: Callable[[str, str], Any], dialect: str
+) -> None:
+    engine, catalog = databases("worker", dialect)
+    rows = [
+        {"tenant_id": "t1", "grade": "a", "salary": Decimal("100.00"), "bonus": 10, "rating": 1.0},
+        {"tenant_id": "t1", "grade": "b", "salary": Decimal("200.00"), "bonus": 0, "rating": 3.0},
+        {"tenant_id": "t1", "grade": "a", "salary": None, "bonus": None, "rating": None},
+        {"tenant_id": "t2", "grade": "b", "salary": Decimal("900.00"), "bonus": 5, "rating": 2.0},
+    ]
+    _write(engine, "worker", rows)
+    said = {
+        "avg(salary)": ("的平均salary 150（共 2 条）", "Average salary of workers: 150 (over 2)"),
+        "count()": ("的数量 3（共 3 条）", "Number of workers: 3 (over 3)"),
+        "count_distinct(grade)": ("的不同grade数 2（共 3 条）", "distinct grade values of"),
+        "bonus_rate": ("的bonus rate 0.03333（共 3 条）", "bonus rate of workers: 0.03333"),
+        "max(rating)": ("的最高rating 3（共 2 条）", "Maximum rating of workers: 3 (over 2)"),
+    }
+    for measure, (zh, en) in said.items():
+        plan = compile_source(f"aggregate worker measure {measure}", catalog, None).plan
+        result = execute(plan, catalog, engine, "t1")
+        assert result.data["function"] == (
+            "ratio" if measure == "bonus_rate" else measure.split("(")[0]
+        )
+        for language, words in (("zh", zh), ("en", en)):
+            text = render(plan, result, language=language, catalog=catalog).text
+            assert words in text, (measure, text)
+    _write(engine, "worker", [])
+    plan = compile_source("aggregate worker measure bonus_rate", catalog, None).plan
+    text = render(plan, execute(plan, catalog, engine, "t1"), language="en", catalog=catalog).text
+    assert "cannot be computed" in text, text
