@@ -10,28 +10,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from qdsl.dsl.catalog import FieldType
-from qdsl.dsl.grain import Grain
-from qdsl.dsl.ir import MAX_GROUPINGS, Operator, QueryType, SortDirection
+from qdsl.dsl.ir import Operator, QueryType, SortDirection
 from qdsl.dsl.kinds import PlannerPolicy, kind_of
-from qdsl.dsl.kinds.breakdown import groupable
 from qdsl.dsl.question import flags, measures, related
 from qdsl.dsl.question.conditions import (
     Builder,
     adjust_query_type,
-    between,
     sort_field,
 )
-from qdsl.dsl.question.labels import TextPieces
 from qdsl.dsl.question.model import Condition, Kind, Piece, Reading, Sense
+from qdsl.dsl.question.number_pieces import NumberPieces
 from qdsl.dsl.question.target import entity_senses, sense_for
-from qdsl.dsl.question.words import ASCENDING, DESCENDING, GROUP_WORDS, STANDALONE_PRONOUNS
+from qdsl.dsl.question.words import ASCENDING, DESCENDING, STANDALONE_PRONOUNS
 
 # what the reader does when no query-type cue was found
 _NO_POLICY = PlannerPolicy()
 
-_CLASSIFIERS = "个项条名家篇位件份"
-_JOINS = frozenset({"和", "与", "到", "至", "-", "~", "and", "to"})
 _PLURAL_CUES = frozenset({"哪些", "有哪些", "列出", "list", "list all"})
 _PRONOUN_BEFORE_ENTITY = re.compile(r"(?:这个|该|此|那个|这|\bthis|\bthat|\bthese)\s*$")
 # A value as the last word after an auxiliary ("did Contoso open?") may be a verb.
@@ -59,7 +53,7 @@ def _naming_piece(pieces: list[Piece], main: str) -> Piece | None:
     return None
 
 
-class Walk(TextPieces):
+class Walk(NumberPieces):
     def __init__(
         self, b: Builder, qt: QueryType | None, main: str, named: bool, display: str
     ) -> None:
@@ -111,16 +105,6 @@ class Walk(TextPieces):
                     handler(i, p)
         return self.finish()
 
-    def joined_number(self, i: int) -> int | None:
-        """The number after pieces[i] joined to it by 到/and/-: a range's high end."""
-        for k in (i + 1, i + 2):
-            q = self.pieces[k] if k < len(self.pieces) else None
-            if q is not None and q.kind is Kind.NUMBER:
-                gap = self.b.gap(self.pieces[i], q).strip()
-                return k if gap in _JOINS else None
-        return None
-
-    # -- handlers --------------------------------------------------------------
     def on_cue(self, i: int, p: Piece) -> None:
         if p.text in _PLURAL_CUES:
             self.singular = False
@@ -218,23 +202,6 @@ class Walk(TextPieces):
             self.b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         self.negate = i
 
-    def on_aggregate(self, i: int, p: Piece) -> None:
-        self.asked.words.append(i)
-        nxt = self.next_piece(i)
-        leads = p.op in ("per", "group")
-        s = sense_for(nxt, self.main, None) if nxt is not None and leads else None
-        if (
-            nxt is not None
-            and s is not None
-            and s.kind is Kind.FIELD
-            and s.field
-            and not self.b.gap(p, nxt).strip()
-        ):
-            # "每个城市", "per channel": the field a count per group is grouped by
-            # (`measures.place` decides whether the question counts)
-            self.asked.per_fields[i] = s.field
-            self.b.used.add(i + 1)
-
     def on_id(self, i: int, p: Piece) -> None:
         if p.entity != self.main:
             self.ref_ids.setdefault(p.entity or "", []).append(p.text)
@@ -248,60 +215,6 @@ class Walk(TextPieces):
         nxt = self.next_piece(i)
         if p.text in STANDALONE_PRONOUNS or (nxt is not None and nxt is self.named_by):
             self.pronoun = True
-
-    def unnegatable(self) -> None:
-        """A pending negation met a condition no plan can negate (a period, a number, an
-        absence): it negates nothing, rather than the value that happens to come next."""
-        if self.negate is not None:
-            self.b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
-            self.negate = None
-
-    def on_comparison(self, i: int, p: Piece) -> None:
-        self.unnegatable()
-        after = p.entity == "True"
-        j = i + 1 if after else i - 1
-        q = self.pieces[j] if 0 <= j < len(self.pieces) else None
-        if q is not None and q.kind is Kind.NUMBER and q.number is not None:
-            k = self.joined_number(j)
-            if p.op == "between" and k is not None:
-                self.b.used.update({j, k})
-                between(self.b, self.main, i, q, self.pieces[k])
-                return
-            self.b.used.add(j)
-            words = f"{p.text} {q.text}" if after else f"{q.text} {p.text}"
-            self.b.comparison(self.main, i, p.op or "eq", q.number, words)
-        elif q is not None and q.kind is Kind.DATE:
-            return  # dates carry their own direction
-        elif p.op != "between":  # "between project 64 and 65" compares objects
-            could = self.b.could(self.main, (FieldType.NUMBER,))
-            self.b.problem(p.text, "unplaced", could, "comparison")
-
-    def on_number(self, i: int, p: Piece) -> None:
-        self.unnegatable()
-        k = self.joined_number(i)
-        if k is not None:
-            self.b.used.add(k)
-            between(self.b, self.main, i, p, self.pieces[k])
-            return
-        nxt_text = self.b.text[p.end : p.end + 2].strip()[:1]
-        nxt = self.next_piece(i)
-        counted = (
-            nxt is not None
-            and not self.b.gap(p, nxt).strip()
-            and (nxt.kind is Kind.SORT or nxt is self.named_by)
-        )  # "the 3 most recent tickets", "the 2 tickets with ..."
-        if (counted or (nxt_text and nxt_text in _CLASSIFIERS)) and self.limit is None:
-            self.limit = int(p.number or 0)
-            return
-        if [j for j in self.b.near(i, (Kind.FIELD,), span=1) if j not in self.b.used]:
-            self.b.comparison(self.main, i, "eq", p.number or 0, p.text)
-            return
-        could = self.b.could(self.main, (FieldType.NUMBER,))
-        self.b.problem(p.text, "unplaced", could, "number")
-
-    def on_date(self, i: int, p: Piece) -> None:
-        self.unnegatable()
-        self.b.dates(self.main, i, p)
 
     def on_absence(self, i: int, p: Piece) -> None:
         self.unnegatable()
@@ -403,57 +316,6 @@ class Walk(TextPieces):
         )
         return bool(self.ids) or self.pronoun or named
 
-    def grouped(
-        self, qt: QueryType | None, placed: measures.Placed
-    ) -> tuple[QueryType | None, tuple[tuple[str, Grain | None], ...]]:
-        """A count per group is a breakdown; a breakdown asked for without a field
-        to group by is a problem, and "统计工单数量" (no 按) a count."""
-        group_by = placed.groups
-        if group_by and not placed.refused and qt in (QueryType.COUNT, QueryType.BREAKDOWN):
-            if len(group_by) > MAX_GROUPINGS:
-                self.b.problem(self.b.text, "unsupported", (), "grouping")
-            self.drop_periods(placed.periods)
-            return QueryType.BREAKDOWN, group_by[:MAX_GROUPINGS]
-        if qt is QueryType.BREAKDOWN:
-            if GROUP_WORDS.search(self.b.text):
-                self.b.problem(self.b.text, "unplaced", tuple(groupable(self.ent)), "grouping")
-                return qt, ()
-            return QueryType.COUNT, ()
-        return qt, ()
-
-    def drop_periods(self, spans: tuple[tuple[int, int], ...]) -> None:
-        """The period words a breakdown groups by are not unknown words ("每月", "monthly");
-        what else a residual piece holds stays one."""
-        for p in self.pieces:
-            if p.kind is not Kind.RESIDUAL:
-                continue
-            for start, end in spans:
-                if p.start < end and start < p.end:
-                    term = self.display[p.start : p.end]
-                    rest = (self.display[p.start : start] + self.display[end : p.end]).strip()
-                    if term in self.residuals:
-                        self.residuals.remove(term)
-                        if rest:
-                            self.residuals.append(rest)
-
-    def measured(
-        self,
-        placed: measures.Placed,
-        qt: QueryType | None,
-        sort: tuple[tuple[str, SortDirection], ...],
-        projection: list[str],
-        policy: PlannerPolicy,
-    ) -> str:
-        """The function a measure kind's question asks; a problem when no field (or
-        none the catalog lets it aggregate) is named: ask, never guess."""
-        function = policy.measure_aggregation
-        if qt is QueryType.AGGREGATE:  # the kind the measure words ask for
-            function = placed.function or _extreme(sort) or function
-        measures.need_measure(
-            self.b, self.ent, projection, function, qt, declared=placed.declared, words=placed.words
-        )
-        return function
-
     def finish(self) -> Reading:
         b = self.b
         if self.negate is not None:
@@ -535,10 +397,3 @@ class Walk(TextPieces):
             function=None if placed.declared else function,
             measure=placed.declared,
         )
-
-
-def _extreme(sort: tuple[tuple[str, SortDirection], ...]) -> str | None:
-    """ "the highest salary" asked as a value: max (min for the lowest)."""
-    if len(sort) != 1:
-        return None
-    return "max" if sort[0][1] is SortDirection.DESC else "min"
