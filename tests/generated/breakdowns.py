@@ -50,7 +50,7 @@ def breakdown_question(draw: st.DrawFn, at: At) -> Question | None:
     if len(timed) == 1 and draw(st.integers(0, 3)):
         grain = draw(st.sampled_from(GRAINS))
         text = _pick(draw, PERIOD_TEMPLATES[at.lang, grain]).format(p=noun)
-        tags = frozenset({f"group:{timed[0].name}", f"grain:{grain}"})
+        tags = frozenset({f"group:{timed[0].name}", f"grain:{grain}", "period"})
         return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, tags=tags)
     fields = [f for f in at.ent.fields if _groupable(f) and _nouns(f.concept, at.lang)]
     if not fields:
