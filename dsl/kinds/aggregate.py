@@ -168,7 +168,7 @@ def _scalar(value: Any) -> float | int | None:
     return float(value)
 
 
-def _rounded(value: Any) -> Any:
+def rounded(value: Any) -> Any:
     """An average or a ratio as the sentence states it (data.value keeps every digit)."""
     if not isinstance(value, float) or value.is_integer():
         return value
@@ -179,7 +179,7 @@ def _basis(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _named(c: RenderContext, read: Mapping[str, Any]) -> str:
+def measure_named(c: RenderContext, read: Mapping[str, Any]) -> str:
     """The measure as the answer names it: a declared one by its words, else the
     function's word with the field's name."""
     name, function, field = read["measure"], read["function"], read.get("field")
@@ -210,7 +210,7 @@ def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
         "filters": filters,
         "rows": {"ids": read["rows"], "count": read["values"]},
     }
-    what, n = _named(c, read), read["values"]
+    what, n = measure_named(c, read), read["values"]
     if read["value"] is None:
         if read["function"] == RATIO:
             text = (
@@ -228,7 +228,7 @@ def _render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
             )
         return text, data, []
     cites = c.evidence_ids()
-    value = c.shown(_rounded(read["value"]))
+    value = c.shown(rounded(read["value"]))
     if c.zh:
         text = f"{c.many}{c.where()}的{what} {value}（共 {n} 条）。依据：{c.cite(cites)}"
     else:

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.grain import Grain
+from qdsl.dsl.kinds import breakdown_measure as BM
+from qdsl.dsl.kinds.aggregate_measure import computed
 from qdsl.dsl.kinds.breakdown_text import render
 from qdsl.dsl.kinds.hooks import (
     ROW_ID,
@@ -153,18 +155,16 @@ def check_groupings(spec: EntitySpec, group_by: Sequence[Grouping]) -> tuple[Gro
     return tuple(out)
 
 
-def value_of(ctx: StatementContext) -> Any:
-    """The value of one group: its rows counted (a measure would replace this)."""
-    return ctx.sql.func.count()
-
-
 def _build(ctx: StatementContext) -> KindStatements:
     sql = ctx.sql
     groupings = check_groupings(ctx.entity, ctx.plan.group_by)
     n = len(groupings)
+    measure = None if ctx.plan.measure is None else computed(ctx.entity, ctx.plan.measure)
+    measured = [] if measure is None else BM.fields_of(measure)
     members = (
         sql.select(
             *(ctx.group_key(g.field, g.grain).label(key_name(i)) for i, g in enumerate(groupings)),
+            *(ctx.column(f).label(BM.member_column(f)) for f in measured),
             *ctx.row_columns(),
         )
         .select_from(ctx.table)
@@ -172,22 +172,27 @@ def _build(ctx: StatementContext) -> KindStatements:
         .subquery("breakdown_members")
     )
     keys = [members.c[key_name(i)] for i in range(n)]
-    value = value_of(ctx)
     key_order = [
         ctx.key_order(g.field, g.grain, keys[i]).asc().nulls_last() for i, g in enumerate(groupings)
     ]
+    if measure is None:
+        value = sql.func.count()
+        values = [value.label(_VALUE), sql.func.sum(value).over().label(_TOTAL)]
+        rank = value.desc()
+    else:
+        values = BM.group_columns(sql, measure, members)
+        rank = BM.group_order(sql, measure, members)
     groups = (
         sql.select(
             *keys,
-            value.label(_VALUE),
-            sql.func.sum(value).over().label(_TOTAL),
+            *values,
             sql.func.count().over().label(_GROUPS),
             # the bound cap (one past the plan's limit), read back: the statements are
             # cached per shape, the limit is a parameter
             sql.cast(ctx.limit(), sql.Integer).label(_PROBE),
         )
         .group_by(*keys)
-        .order_by(value.desc(), *key_order)
+        .order_by(rank, *key_order)
         .limit(ctx.limit())
     )
     top = groups.subquery("breakdown_top")
@@ -196,12 +201,17 @@ def _build(ctx: StatementContext) -> KindStatements:
         members.c[ROW_TENANT],
         members.c[ROW_ID],
         members.c[ROW_LABEL],
+        *(members.c[BM.member_column(f)] for f in measured),
         sql.func.row_number()
         .over(partition_by=keys, order_by=members.c[ROW_ID].asc())
         .label(_RANK),
     ).subquery("breakdown_ranked")
     cited = (
-        sql.select(*(ranked.c[key_name(i)] for i in range(n)), *(ranked.c[c] for c in _ROW))
+        sql.select(
+            *(ranked.c[key_name(i)] for i in range(n)),
+            *(ranked.c[c] for c in _ROW),
+            *(ranked.c[BM.member_column(f)] for f in measured),
+        )
         .select_from(
             ranked.join(
                 top,
@@ -216,38 +226,77 @@ def _build(ctx: StatementContext) -> KindStatements:
         .where(ranked.c[_RANK] <= CITED_PER_GROUP)
         .order_by(ranked.c[ROW_ID])
     )
+    statements: list[tuple[str, Any]] = [("main", groups), ("rows", cited)]
+    if measure is not None:
+        # the groups shown: the top less the one read past the cap
+        shown = groups.limit(ctx.limit() - 1).subquery("breakdown_shown")
+        names = [key_name(i) for i in range(n)]
+        statements.append(("basis", BM.basis(sql, measure, members, shown, names)))
+
+    def key_of(r: Any) -> tuple[Any, ...]:
+        return tuple(_key(g, r[key_name(i)]) for i, g in enumerate(groupings))
 
     def read(rows: RowsByRole) -> KindRead:
         found = rows["main"]
         cap = int(found[0][_PROBE]) - 1 if found else 0
         shown = found[:cap]
-        total = int(found[0][_TOTAL]) if found else 0
         many = int(found[0][_GROUPS]) if found else 0
         ids: dict[tuple[Any, ...], list[str]] = {}
         refs: list[tuple[tuple[Any, ...], RowRef]] = []
         for r in rows["rows"]:
-            key = tuple(_key(g, r[key_name(i)]) for i, g in enumerate(groupings))
+            key = key_of(r)
             ids.setdefault(key, []).append(str(r[ROW_ID]))
-            refs.append((key, RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL])))
+            values = {f: _cited(r[BM.member_column(f)]) for f in measured}
+            refs.append((key, RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], values)))
         out: list[dict[str, Any]] = []
         for r in shown:
-            key = tuple(_key(g, r[key_name(i)]) for i, g in enumerate(groupings))
-            out.append({"keys": list(key), "value": int(r[_VALUE]), "ids": ids.get(key, [])})
-        kept = sum(g["value"] for g in out)
+            key = key_of(r)
+            group: dict[str, Any] = {"keys": list(key)}
+            if measure is None:
+                group["value"] = int(r[_VALUE])
+            else:
+                group["value"] = BM.value_of(measure, r)
+                group["rows"] = BM.group_rows(r)
+            group["ids"] = ids.get(key, [])
+            out.append(group)
+        truncated = many > len(out)
+        if measure is None:
+            total = int(found[0][_TOTAL]) if found else 0
+            other: Any = total - sum(g["value"] for g in out)
+            counted = total
+        else:
+            total, other, counted = BM.totals(measure, rows["basis"][0])
+            other = other if truncated else None
         shown_keys: set[tuple[Any, ...]] = {tuple(g["keys"]) for g in out}
         # the cut groups' members are not this answer's evidence
         cited_refs = tuple(ref for key, ref in refs if key in shown_keys)
-        data = {
+        data: dict[str, Any] = {
             "groups": out,
             "total": total,
-            "other": total - kept,
-            "truncated": many > len(out),
+            "other": other,
+            "truncated": truncated,
             "group_by": [{"field": g.field, "grain": _grain(g)} for g in groupings],
             "groups_in_all": many,
         }
-        return KindRead(data=data, rows=cited_refs, count=total, truncated=many > len(out))
+        data |= {
+            "measure": None if measure is None else measure.label,
+            "function": "count" if measure is None else measure.function,
+            "field": None if measure is None else measure.field,
+            "rows": counted,
+        }
+        return KindRead(data=data, rows=cited_refs, count=counted, truncated=truncated)
 
-    return KindStatements((("main", groups), ("rows", cited)), read)
+    return KindStatements(tuple(statements), read)
+
+
+def _cited(value: Any) -> Any:
+    """A cited member's value of the measure's field: a number as a float."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 _ROW = (ROW_TENANT, ROW_ID, ROW_LABEL)
@@ -304,7 +353,10 @@ def _agrees(c: ConsistencyContext) -> Iterator[str]:
 KIND = QueryKind(
     QueryType.BREAKDOWN,
     AnswerContract.BREAKDOWN_TABLE,
-    frozenset({"groups", "total", "other", "truncated", "group_by", "filters"}),
+    frozenset(
+        {"groups", "total", "other", "truncated", "group_by", "filters", "measure", "function"}
+        | {"rows"}
+    ),
     must_cite=True,
     default_checks=(VerifierCheck.COVERS_CONDITIONS,),
     template=TemplateShape(),
@@ -322,7 +374,7 @@ KIND = QueryKind(
     ),
     # before a count ("按城市统计有多少员工"), after a sum ("按城市统计工资总和")
     cue_rank=35,
-    policy=PlannerPolicy(),
+    policy=PlannerPolicy(optional_measure=True),
     build=_build,
     render=render,
     consistent=_agrees,

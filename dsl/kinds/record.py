@@ -99,6 +99,9 @@ class PlannerPolicy:
     measure: bool = False
     # the aggregation the measure's field must allow in the catalog ("sum"); none: any
     measure_aggregation: str = ""
+    # a measure may replace the rows the kind counts ("total paid per method"); without
+    # one it counts them
+    optional_measure: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,10 @@ plan (typed, with the alternatives in the hint), not when it runs:
 * a declared measure must be one of the entity's, its function (or ratio)
   coming from the catalog only;
 * the legacy `aggregate <entity> select <field>` means `sum(<field>)`: it is
-  rewritten into the measure, so a normalized aggregate always states one.
+  rewritten into the measure, so a normalized aggregate always states one;
+* a breakdown's measure (a sum or an average per group) is checked the same way;
+  `count()` is what a breakdown computes without one, and is dropped so that a
+  count per group has one normalized form.
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ _PATH = "measure"
 def bind_measure(plan: Plan, env: Env) -> Plan:
     if plan.measure is None and plan.query_type is not QueryType.AGGREGATE:
         return plan  # (another measure kind reads its own projection)
-    if not kind_of(plan.query_type).policy.measure:
+    policy = kind_of(plan.query_type).policy
+    if policy.optional_measure and plan.measure is not None:
+        # a breakdown's measure; `count()` is what it computes without one: one shape
+        bound = bound_measure(entity_of(plan, env), plan.measure)
+        counts = bound.function is Aggregation.COUNT and bound.field is None
+        kept = None if counts else bound
+        return plan if kept == plan.measure else plan.model_copy(update={"measure": kept})
+    if not policy.measure:
         assert plan.measure is not None
         raise PlanError(
             "measure_not_allowed",

@@ -13,66 +13,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from breakdown_support import SHOP, STAFF, TENANTS, load
+from breakdown_support import SHOP, STAFF, TENANTS, key_order, load, oracle_key, rows
 from breakdown_support import bd_engine as bd_engine  # noqa: PLC0414 - a fixture
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.grain import Grain
-from qdsl.dsl.kinds.breakdown import CITED_PER_GROUP, period_key
+from qdsl.dsl.kinds.breakdown import CITED_PER_GROUP
 from qdsl.dsl.plan.plan_cache import compile_source
-from qdsl.executor.grains import truncate
 from qdsl.executor.run import execute
-
-_EDGE = datetime(2024, 12, 31, 12, 0, tzinfo=UTC)
-instants = st.one_of(
-    st.none(),
-    st.integers(min_value=-40 * 24, max_value=40 * 24).map(lambda h: _EDGE + timedelta(hours=h)),
-)
-rows = st.lists(
-    st.fixed_dictionaries(
-        {
-            "tenant_id": st.sampled_from(TENANTS),
-            "kind": st.one_of(st.none(), st.sampled_from(["a", "b", "c"])),
-            "city": st.one_of(st.none(), st.sampled_from(["Ürümqi", "berlin", "Berlin", "上海"])),
-            "flag": st.one_of(st.none(), st.booleans()),
-            "n": st.one_of(st.none(), st.integers(min_value=-2, max_value=3)),
-            "day": st.one_of(
-                st.none(),
-                st.integers(min_value=-50, max_value=50).map(
-                    lambda d: date(2025, 1, 1) + timedelta(days=d)
-                ),
-            ),
-            "at_ts": instants,
-            "at_tz": instants,
-            "secret": st.just("x"),
-        }
-    ),
-    max_size=30,
-)
-
-
-def _oracle_key(row: dict[str, Any], column: str, grain: Grain | None, zone: str) -> Any:
-    value = row[column]
-    if value is None:
-        return None
-    if column in ("at_ts", "at_tz"):
-        day = value.astimezone(ZoneInfo(zone)).date()
-        return period_key(truncate(day, grain), grain)
-    if column == "day":
-        return period_key(truncate(value, grain), grain)
-    return value
-
-
-def _order(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple((k is None, k if k is not None else 0) for k in key)
 
 
 def oracle(
@@ -87,10 +40,10 @@ def oracle(
     members: dict[tuple[Any, ...], list[str]] = {}
     for i, row in enumerate(data):
         if row["tenant_id"] == tenant and where(row):
-            key = tuple(_oracle_key(row, c, g, zone) for c, g in keys)
+            key = tuple(oracle_key(row, c, g, zone) for c, g in keys)
             members.setdefault(key, []).append(f"i-{i:04d}")
     counts = Counter({k: len(v) for k, v in members.items()})
-    ranked = sorted(counts, key=lambda k: (-counts[k], _order(k)))
+    ranked = sorted(counts, key=lambda k: (-counts[k], key_order(k)))
     shown = ranked[:cap]
     total = sum(counts.values())
     return {
