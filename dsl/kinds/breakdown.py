@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import date
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.grain import Grain
 from qdsl.dsl.kinds import breakdown_measure as BM
-from qdsl.dsl.kinds.aggregate_measure import computed
+from qdsl.dsl.kinds.aggregate_measure import Computed, computed
 from qdsl.dsl.kinds.breakdown_text import render
 from qdsl.dsl.kinds.hooks import (
     ROW_ID,
@@ -233,60 +234,69 @@ def _build(ctx: StatementContext) -> KindStatements:
         names = [key_name(i) for i in range(n)]
         statements.append(("basis", BM.basis(sql, measure, members, shown, names)))
 
+    read = partial(_read, groupings, measure, measured)
+    return KindStatements(tuple(statements), read)
+
+
+def _read(
+    groupings: tuple[Grouping, ...],
+    measure: Computed | None,
+    measured: list[str],
+    rows: RowsByRole,
+) -> KindRead:
+    """The groups shown, their members cited, the total and "other"."""
+
     def key_of(r: Any) -> tuple[Any, ...]:
         return tuple(_key(g, r[key_name(i)]) for i, g in enumerate(groupings))
 
-    def read(rows: RowsByRole) -> KindRead:
-        found = rows["main"]
-        cap = int(found[0][_PROBE]) - 1 if found else 0
-        shown = found[:cap]
-        many = int(found[0][_GROUPS]) if found else 0
-        ids: dict[tuple[Any, ...], list[str]] = {}
-        refs: list[tuple[tuple[Any, ...], RowRef]] = []
-        for r in rows["rows"]:
-            key = key_of(r)
-            ids.setdefault(key, []).append(str(r[ROW_ID]))
-            values = {f: _cited(r[BM.member_column(f)]) for f in measured}
-            refs.append((key, RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], values)))
-        out: list[dict[str, Any]] = []
-        for r in shown:
-            key = key_of(r)
-            group: dict[str, Any] = {"keys": list(key)}
-            if measure is None:
-                group["value"] = int(r[_VALUE])
-            else:
-                group["value"] = BM.value_of(measure, r)
-                group["rows"] = BM.group_rows(r)
-            group["ids"] = ids.get(key, [])
-            out.append(group)
-        truncated = many > len(out)
+    found = rows["main"]
+    cap = int(found[0][_PROBE]) - 1 if found else 0
+    shown = found[:cap]
+    many = int(found[0][_GROUPS]) if found else 0
+    ids: dict[tuple[Any, ...], list[str]] = {}
+    refs: list[tuple[tuple[Any, ...], RowRef]] = []
+    for r in rows["rows"]:
+        key = key_of(r)
+        ids.setdefault(key, []).append(str(r[ROW_ID]))
+        values = {f: _cited(r[BM.member_column(f)]) for f in measured}
+        refs.append((key, RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], values)))
+    out: list[dict[str, Any]] = []
+    for r in shown:
+        key = key_of(r)
+        group: dict[str, Any] = {"keys": list(key)}
         if measure is None:
-            total = int(found[0][_TOTAL]) if found else 0
-            other: Any = total - sum(g["value"] for g in out)
-            counted = total
+            group["value"] = int(r[_VALUE])
         else:
-            total, other, counted = BM.totals(measure, rows["basis"][0])
-            other = other if truncated else None
-        shown_keys: set[tuple[Any, ...]] = {tuple(g["keys"]) for g in out}
-        # the cut groups' members are not this answer's evidence
-        cited_refs = tuple(ref for key, ref in refs if key in shown_keys)
-        data: dict[str, Any] = {
-            "groups": out,
-            "total": total,
-            "other": other,
-            "truncated": truncated,
-            "group_by": [{"field": g.field, "grain": _grain(g)} for g in groupings],
-            "groups_in_all": many,
-        }
-        data |= {
-            "measure": None if measure is None else measure.label,
-            "function": "count" if measure is None else measure.function,
-            "field": None if measure is None else measure.field,
-            "rows": counted,
-        }
-        return KindRead(data=data, rows=cited_refs, count=counted, truncated=truncated)
-
-    return KindStatements(tuple(statements), read)
+            group["value"] = BM.value_of(measure, r)
+            group["rows"] = BM.group_rows(r)
+        group["ids"] = ids.get(key, [])
+        out.append(group)
+    truncated = many > len(out)
+    if measure is None:
+        total = int(found[0][_TOTAL]) if found else 0
+        other: Any = total - sum(g["value"] for g in out)
+        counted = total
+    else:
+        total, other, counted = BM.totals(measure, rows["basis"][0])
+        other = other if truncated else None
+    shown_keys: set[tuple[Any, ...]] = {tuple(g["keys"]) for g in out}
+    # the cut groups' members are not this answer's evidence
+    cited_refs = tuple(ref for key, ref in refs if key in shown_keys)
+    data: dict[str, Any] = {
+        "groups": out,
+        "total": total,
+        "other": other,
+        "truncated": truncated,
+        "group_by": [{"field": g.field, "grain": _grain(g)} for g in groupings],
+        "groups_in_all": many,
+    }
+    data |= {
+        "measure": None if measure is None else measure.label,
+        "function": "count" if measure is None else measure.function,
+        "field": None if measure is None else measure.field,
+        "rows": counted,
+    }
+    return KindRead(data=data, rows=cited_refs, count=counted, truncated=truncated)
 
 
 def _cited(value: Any) -> Any:

@@ -68,9 +68,7 @@ def group_order(sql: Any, measure: Computed, members: Any) -> Any:
     return value.desc().nulls_last()
 
 
-def basis(
-    sql: Any, measure: Computed, members: Any, shown: Any, keys: Sequence[str]
-) -> Any:
+def basis(sql: Any, measure: Computed, members: Any, shown: Any, keys: Sequence[str]) -> Any:
     """The statement of the measure over every member (the total) and over the members
     of no shown group ("other"). `shown`: the shown groups, a subquery of their keys."""
     marked = sql.select(*(shown.c[k] for k in keys), sql.literal(1).label(_SHOWN)).subquery(

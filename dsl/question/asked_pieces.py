@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from qdsl.dsl.grain import Grain
 from qdsl.dsl.ir import MAX_GROUPINGS, QueryType, SortDirection
-from qdsl.dsl.kinds import PlannerPolicy
+from qdsl.dsl.kinds import PlannerPolicy, kind_of
 from qdsl.dsl.kinds.breakdown import groupable
 from qdsl.dsl.question import measures
 from qdsl.dsl.question.labels import TextPieces
@@ -42,10 +42,11 @@ class AskedPieces(TextPieces):
     def grouped(
         self, qt: QueryType | None, placed: measures.Placed
     ) -> tuple[QueryType | None, tuple[tuple[str, Grain | None], ...]]:
-        """A count per group is a breakdown; a breakdown asked for without a field
-        to group by is a problem, and "统计工单数量" (no 按) a count."""
+        """A count or a measure per group is a breakdown; a breakdown asked for without
+        a field to group by is a problem, and "统计工单数量" (no 按) a count."""
         group_by = placed.groups
-        if group_by and not placed.refused and qt in (QueryType.COUNT, QueryType.BREAKDOWN):
+        grouping = (QueryType.COUNT, QueryType.BREAKDOWN, QueryType.AGGREGATE)
+        if group_by and not placed.refused and qt in grouping:
             if len(group_by) > MAX_GROUPINGS:
                 self.b.problem(self.b.text, "unsupported", (), "grouping")
             self.drop_periods(placed.periods)
@@ -71,6 +72,23 @@ class AskedPieces(TextPieces):
                         self.residuals.remove(term)
                         if rest:
                             self.residuals.append(rest)
+
+    def measure_of(
+        self,
+        placed: measures.Placed,
+        qt: QueryType | None,
+        sort: tuple[tuple[str, SortDirection], ...],
+        projection: list[str],
+        *,
+        per_group: bool,
+    ) -> tuple[list[str], str]:
+        """The fields a measure question names and the function it asks: of the
+        aggregate kind, or of each group of a breakdown ("total paid per method")."""
+        # "the highest salary": the superlative names the kind's measure, not an order
+        named = [*projection, *(f for f, _ in sort if f not in projection)]
+        asked = QueryType.AGGREGATE if per_group else qt
+        policy = kind_of(asked).policy if asked is not None else PlannerPolicy()
+        return named, self.measured(placed, asked, sort, named, policy)
 
     def measured(
         self,

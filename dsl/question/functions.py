@@ -21,8 +21,11 @@ from qdsl.dsl.question.words import HOLDER_ASKED, VALUE_ASKED_EN, VALUE_ASKED_ZH
 # what the measure words ask, by the aggregate piece's op
 FUNCTION_OF = {"sum": "sum", "average": "avg", "distinct": "count_distinct"}
 # query types a measure question may be cued as ("What is …" reads as an explanation,
-# "项目 64 和 65 的预算合计" as a status of the objects named)
-_YIELDING = frozenset({QueryType.EXPLAIN, QueryType.STATUS, QueryType.AGGREGATE})
+# "项目 64 和 65 的预算合计" as a status of the objects named, "按城市统计工资总和" as
+# a breakdown: the grouping makes it one again, of the measure)
+_YIELDING = frozenset(
+    {QueryType.EXPLAIN, QueryType.STATUS, QueryType.AGGREGATE, QueryType.BREAKDOWN}
+)
 
 
 def is_measure_piece(p: Piece) -> bool:

@@ -8,12 +8,12 @@ apply to. "each", "per", "每个", "各", "分别", "breakdown" and 按 / "by" b
 field in a question that counts or sums ask for one answer per group. A count
 per group is a breakdown: the field after the per-word or 按 / "by" (or the
 period of 每月, "monthly", `dsl.question.grouping`) is what it groups by
-(`Placed.groups`). The plan language states no sum or average per group yet,
-so each such word, a measure word in a question asking for objects or a count,
-and a per-word that leads to nothing a breakdown can group by, becomes a
-`Problem` (reason `unsupported`) naming what cannot be answered, in the
-question's language: the rule planner then clarifies, and `question_covered`
-refuses any plan (an LLM's list or count) for the question.
+(`Placed.groups`); a measure per group ("total paid per method", "各部门的平均工资")
+is a breakdown computing that measure. A measure word in a question asking for
+objects or a count, and a per-word that leads to nothing a breakdown can group
+by, becomes a `Problem` (reason `unsupported`) naming what cannot be answered,
+in the question's language: the rule planner then clarifies, and
+`question_covered` refuses any plan (an LLM's list or count) for the question.
 
 A word is harmless only where it asks nothing more:
 * "每个项目的状态", "every project", "each ticket's status": the per-word stands
@@ -85,8 +85,8 @@ def place(
     measuring = qt is QueryType.AGGREGATE
     summing = bool(kinds & _MEASURES) or ("amount" in kinds and not attribute) or measuring
     counting = summing or qt in (QueryType.COUNT, QueryType.BREAKDOWN)
-    # a count per group is a breakdown; a sum per group is not answered yet
-    grouped = counting and not summing
+    # a count or a measure per group is a breakdown
+    grouped = counting
     ent = b.ent(main)
     spans = G.periods(b.text) if grouped else []
     numbers = b.could(main, (FieldType.NUMBER,))

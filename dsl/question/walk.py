@@ -340,7 +340,9 @@ class Walk(NumberPieces):
         )
         if placed.every and qt is None and projection and not pointed:
             qt = QueryType.LIST  # "每个项目的状态": every project, the field shown
-        qt, group_by = self.grouped(qt, placed)
+        # "total paid per method": a breakdown computing the asked measure per group
+        asked, (qt, group_by) = qt, self.grouped(qt, placed)
+        measured = asked is QueryType.AGGREGATE and qt is QueryType.BREAKDOWN
         # "how many projects were created per quarter": the grouped field is named
         projection = [f for f in projection if f not in {g for g, _ in group_by}]
         if self.top and not self.sort:
@@ -353,18 +355,17 @@ class Walk(NumberPieces):
             b.problem(b.text, "unplaced", (), qt.value)
         if qt is not None and policy.needs_subject and not pointed:
             b.problem(b.text, "unplaced", (), qt.value)
-        if projection and not policy.shows_fields:
+        if projection and not policy.shows_fields and not measured:
             for f in projection if not placed.refused else ():
                 b.problem(f, "unplaced", (), "field")
             projection = []
         limit = self.limit
         sort = tuple(dict.fromkeys(self.sort))
         function: str | None = None
-        if policy.measure:
-            # "the highest salary": the superlative names the kind's measure, not an order
-            projection = [*projection, *(f for f, _ in sort if f not in projection)]
-            function = self.measured(placed, qt, sort, projection, policy)
-            sort, limit = (), None
+        if policy.measure or measured:
+            projection, function = self.measure_of(placed, qt, sort, projection, per_group=measured)
+            # (a breakdown keeps its limit: "the 3 methods with the highest total")
+            sort, limit = (), limit if measured else None
         one = self.singular or policy.singular
         if sort and limit is None and one and (kind is None or kind.limited):
             limit = 1

@@ -130,8 +130,10 @@ def _plan_from_reading(reading: Reading, catalog: Catalog, refs: tuple[ObjectRef
         sort.append(Sort(field=ent.default_sort[0], direction=SortDirection.DESC))
         limit = 1
     projection: tuple[str, ...] = ()
-    # the aggregate states its measure; another measure kind reads its projection
-    measure = _measure(reading) if qt is QueryType.AGGREGATE else None
+    # the aggregate states its measure, a breakdown the one its question computes per
+    # group (none: it counts); another measure kind reads its projection
+    per_group = qt is QueryType.BREAKDOWN and bool(reading.function or reading.measure)
+    measure = _measure(reading) if qt is QueryType.AGGREGATE or per_group else None
     if reading.projection and measure is None:
         # a measure is the field named, alone; a shown field joins the defaults
         shown = () if policy.measure else ent.default_projection
