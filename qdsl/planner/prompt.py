@@ -34,8 +34,9 @@ Rules:
 - A count per group (how many per / by <field>, 每个, 各, 按, monthly) is a breakdown:
   `breakdown <entity> group by <field>`, a date field by one of its grains
   (`group by <field> month`); `limit N` keeps the N largest groups.
-- No plan states a sum or an average per group (total per, average by): for such a
-  question write `unknown <entity>`.
+- A measure per group (total / average ... per, by, 每个, 各, 按) is a breakdown with
+  the measure: `breakdown <entity> ... measure sum(<field>) group by <field>` (or
+  `measure <name>` of a declared one); without a measure a breakdown counts.
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer

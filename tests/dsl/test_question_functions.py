@@ -163,8 +163,6 @@ def test_who_holds_the_highest_value_is_a_ranked_list(cat: str, question: str) -
 @pytest.mark.parametrize(
     ("cat", "question", "detail"),
     [
-        ("staff", "每个城市的平均工资是多少", "breakdown"),  # per group: not this kind
-        ("staff", "What is the average salary by city?", "grouping"),
         ("demo", "项目的平均标题是多少", "average"),  # no field averages
         ("staff", "员工有多少种职级", "count_distinct"),  # level does not allow it
         ("shop", "What is the average quantity of products?", "average"),  # another entity's field
@@ -177,3 +175,11 @@ def test_what_the_catalog_or_the_kind_cannot_state_is_refused(
     r = read_question(question, CATALOGS[cat], now=NOW)
     assert not r.understood
     assert detail in {p.detail for p in r.problems}, problems_text(r.problems, r.entity, r.language)
+
+
+@pytest.mark.parametrize("question", ["每个城市的平均工资是多少", "What is the average salary by city?"])
+def test_a_function_per_group_is_a_breakdown_of_it(question: str) -> None:
+    r = read_question(question, CATALOGS["staff"], now=NOW)
+    assert r.understood, problems_text(r.problems, r.entity, r.language)
+    assert (r.query_type, r.function, r.projection) == (QueryType.BREAKDOWN, "avg", ("salary",))
+    assert r.group_by == (("city", None),)

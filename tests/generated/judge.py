@@ -19,13 +19,12 @@ an answer nor an abstention, and the property allows none.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from generated import breakdowns
+from generated import breakdowns, measures_judge
 from generated.model import Deployment, Entity
 from generated.oracle import Expected, Snapshot
 from generated.questions import Question
@@ -308,46 +307,16 @@ def _top_problems(dep: Deployment, q: Question, data: dict[str, Any], want: Expe
     return out
 
 
-def _measure_problems(
+def _breakdown_problems(
     dep: Deployment, q: Question, data: dict[str, Any], want: Expected
 ) -> list[str]:
-    """The function over the field's values of the rows the conditions select (a
-    row the oracle cannot decide may count or not: either value is right)."""
-    name = next(t.removeprefix("field:") for t in q.tags if t.startswith("field:"))
-    function = next(t.removeprefix("function:") for t in q.tags if t.startswith("function:"))
-    if data.get("function") != function or data.get("measure") != name:
-        return [f"computes {data.get('function')}({data.get('measure')}), asked {function}({name})"]
-    rows = {str(r["id"]): r for r in dep.rows_of(q.tenant, q.entity)}
-    found, counted = data.get("value"), (data.get("rows") or {}).get("count")
-    outcomes = []
-    for ids in {want.definite, want.possible}:
-        values = [rows[i][name] for i in sorted(ids) if rows[i][name] is not None]
-        outcomes.append((measure_of(function, values), len(values)))
-    for value, n in outcomes:
-        if counted == n and (
-            found is value is None
-            or (value is not None and found is not None and _near(found, value))
-        ):
-            return []
-    return [f"value {found!r} over {counted}, expected one of {outcomes}"]
-
-
-def _near(found: Any, wanted: Decimal) -> bool:
-    """A computed value: averages and REAL columns carry float rounding."""
-    if isinstance(found, bool) or not isinstance(found, int | float | Decimal):
-        return False
-    return math.isclose(float(found), float(wanted), rel_tol=1e-9, abs_tol=1e-6)
-
-
-def measure_of(function: str, values: list[Any]) -> Decimal | None:
-    if not values:
-        return None
-    numbers = [Decimal(v) for v in values]
-    if function == "sum":
-        return sum(numbers, Decimal(0))
-    if function == "avg":
-        return sum(numbers, Decimal(0)) / len(numbers)
-    return max(numbers) if function == "max" else min(numbers)
+    name = next(t.removeprefix("group:") for t in q.tags if t.startswith("group:"))
+    kind = kind_of(dep.entity(q.entity), name)
+    if "measured" in q.tags:
+        rows = dep.rows_of(q.tenant, q.entity)
+        return breakdowns.measured_problems(rows, q, data, kind, same_value)
+    period = any(t.startswith("grain:") for t in q.tags)
+    return breakdowns.problems(kind, data, want.groups, same_value, period=period)
 
 
 def _span(lo: int, hi: int) -> str:
@@ -389,12 +358,9 @@ def judge(dep: Deployment, q: Question, res: AnswerResult, want: Expected) -> Ve
     elif q.qtype == "top":
         problems = _top_problems(dep, q, data, want)
     elif q.qtype == "measure":
-        problems = _measure_problems(dep, q, data, want)
+        problems = measures_judge.problems(dep, q, data, want)
     elif q.qtype == "breakdown":
-        name = next(t.removeprefix("group:") for t in q.tags if t.startswith("group:"))
-        period = any(t.startswith("grain:") for t in q.tags)
-        kind = kind_of(ent, name)
-        problems = breakdowns.problems(kind, data, want.groups, same_value, period=period)
+        problems = _breakdown_problems(dep, q, data, want)
     else:
         problems = _row_problems(q, data, want)
     return Verdict("wrong", "; ".join(problems)) if problems else Verdict("right")

@@ -123,6 +123,7 @@ def _required_shapes(tally: Tally) -> set[str]:
     shapes |= {f"function:{f}" for f in ("sum", "avg", "max", "min")}
     # a breakdown by some calendar period (which one a run draws varies with the draw)
     shapes |= {"qtype:explain", "qtype:top", "qtype:breakdown", "period"}
+    shapes.add("measured")  # a sum or an average per group
     shapes |= {f"cond:{k}" for k in ("value", "not_value", "any_value", "number", "absent")}
     shapes |= {f"cond:{k}" for k in ("date", "fact", "not_fact", "any_fact", "name", "not_name")}
     shapes.add("cond:label")
@@ -171,8 +172,9 @@ def test_generated_deployments_answer_right_or_safe(
         f"{dict(sorted(tally.outcomes.items()))}"
     )
     grouped = {o: tally.by_shape["qtype:breakdown", o] for o in ("right", "safe")}
+    measured = {o: tally.by_shape["measured", o] for o in ("right", "safe")}
     with capsys.disabled():
-        print(f"\n{summary}; breakdowns {grouped}")
+        print(f"\n{summary}; breakdowns {grouped}, of them measures per group {measured}")
     assert tally.asked >= AT_LEAST[dialect] * scale, summary
     assert right >= RIGHT_SHARE * tally.asked, summary
     if dialect == "sqlite":
