@@ -27,6 +27,12 @@ from qdsl.dsl.kinds.hooks import ROW_ID, ROW_LABEL, ROW_TENANT, KindStatements
 from qdsl.executor import names as N
 from qdsl.executor.grains import is_time, period_of
 from qdsl.executor.predicates import is_text
+from qdsl.executor.related_groups import (
+    RelatedKey,
+    is_related_grouping,
+    related_key,
+    sorts_as_text,
+)
 from qdsl.executor.result import ExecutionResult, builder
 from qdsl.executor.rows import Rows
 
@@ -77,7 +83,19 @@ class KindContext:
             )
         return self._b.et.col(column)
 
+    def is_related(self, field: str) -> bool:
+        return is_related_grouping(self._b.catalog, self.entity, field)
+
+    def _related_key(self, field: str, grain: Grain | None) -> RelatedKey:
+        b = self._b
+        return related_key(field, grain, b.et, b.catalog, b.p, dialect=b.dialect, storage=b.storage)
+
+    def group_label(self, field: str) -> Any:
+        return self._related_key(field, None).label if self.is_related(field) else None
+
     def group_key(self, field: str, grain: Grain | None) -> Any:
+        if self.is_related(field):
+            return self._related_key(field, grain).key
         col = self.column(field)
         spec = self.entity
         name = spec.names.get(field, field)
@@ -91,6 +109,12 @@ class KindContext:
         return period_of(col, kind, stored=stored, grain=grain, zone=zone, dialect=self._b.dialect)
 
     def key_order(self, field: str, grain: Grain | None, key: Any) -> Any:
+        if self.is_related(field):
+            b = self._b
+            text = grain is None and b.dialect == "postgresql"
+            if text and sorts_as_text(field, self.entity, b.catalog, b.storage):
+                return sa.collate(key, "C")
+            return key
         spec = self.entity
         column = spec.column_for(spec.names.get(field, field))
         pg = self._b.dialect == "postgresql"

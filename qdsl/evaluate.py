@@ -330,6 +330,10 @@ def _groups(rows: Any) -> dict[str, Any] | None:
             return None
         keys = row.get("keys", row.get("key"))
         parts = keys if isinstance(keys, list | tuple) else [keys]
+        # a group of a related object is named by its label where the answer gives one
+        labels = row.get("labels")
+        if isinstance(labels, list) and len(labels) == len(parts):
+            parts = [k if label is None else label for k, label in zip(parts, labels, strict=True)]
         out[" / ".join(str(k) for k in parts)] = row.get("value")
     return out
 

@@ -24,7 +24,7 @@ the one place a measure replaces it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -68,6 +68,10 @@ def key_name(i: int) -> str:
     return f"breakdown_key_{i}"
 
 
+def label_name(i: int) -> str:
+    return f"breakdown_label_{i}"
+
+
 def groupable(spec: EntitySpec) -> list[str]:
     """The fields of `spec` a breakdown may group by: non-sensitive column fields."""
     return sorted(
@@ -85,9 +89,16 @@ def _refuse(subtype: str, message: str, hint: str, **details: Any) -> PlanError:
     return PlanError(subtype, message, hint=hint, details={"path": "group_by", **details})
 
 
-def check_groupings(spec: EntitySpec, group_by: Sequence[Grouping]) -> tuple[Grouping, ...]:
+def check_groupings(
+    spec: EntitySpec,
+    group_by: Sequence[Grouping],
+    *,
+    related: Callable[[str], bool] = lambda _field: False,
+) -> tuple[Grouping, ...]:
     """The plan's groupings bound to the catalog's field names, or the PlanError saying
-    why one cannot be grouped on. Run by the normalizer and again by the builder."""
+    why one cannot be grouped on. Run by the normalizer and again by the builder; a
+    grouping `related` says crosses relations is left to their rules
+    (`dsl.normalize.related_grouping`)."""
     allowed = groupable(spec)
     what = f"fields of {spec.name} to group by"
     if not group_by:
@@ -100,6 +111,9 @@ def check_groupings(spec: EntitySpec, group_by: Sequence[Grouping]) -> tuple[Gro
         )
     out: list[Grouping] = []
     for g in group_by:
+        if related(g.field):
+            out.append(g)
+            continue
         name = spec.names.get(g.field, g.field)
         f = spec.fields.get(name)
         if f is not None and f.is_fact:
@@ -158,13 +172,17 @@ def check_groupings(spec: EntitySpec, group_by: Sequence[Grouping]) -> tuple[Gro
 
 def _build(ctx: StatementContext) -> KindStatements:
     sql = ctx.sql
-    groupings = check_groupings(ctx.entity, ctx.plan.group_by)
+    groupings = check_groupings(ctx.entity, ctx.plan.group_by, related=ctx.is_related)
     n = len(groupings)
     measure = None if ctx.plan.measure is None else computed(ctx.entity, ctx.plan.measure)
     measured = [] if measure is None else BM.fields_of(measure)
+    # a grouping by a related object: its label, shown for its key (its id)
+    labels = {i: ctx.group_label(g.field) for i, g in enumerate(groupings) if g.grain is None}
+    labels = {i: label for i, label in labels.items() if label is not None}
     members = (
         sql.select(
             *(ctx.group_key(g.field, g.grain).label(key_name(i)) for i, g in enumerate(groupings)),
+            *(label.label(label_name(i)) for i, label in labels.items()),
             *(ctx.column(f).label(BM.member_column(f)) for f in measured),
             *ctx.row_columns(),
         )
@@ -186,6 +204,7 @@ def _build(ctx: StatementContext) -> KindStatements:
     groups = (
         sql.select(
             *keys,
+            *(sql.func.min(members.c[label_name(i)]).label(label_name(i)) for i in labels),
             *values,
             sql.func.count().over().label(_GROUPS),
             # the bound cap (one past the plan's limit), read back: the statements are
@@ -234,7 +253,7 @@ def _build(ctx: StatementContext) -> KindStatements:
         names = [key_name(i) for i in range(n)]
         statements.append(("basis", BM.basis(sql, measure, members, shown, names)))
 
-    read = partial(_read, groupings, measure, measured)
+    read = partial(_read, groupings, measure, measured, tuple(labels))
     return KindStatements(tuple(statements), read)
 
 
@@ -242,6 +261,7 @@ def _read(
     groupings: tuple[Grouping, ...],
     measure: Computed | None,
     measured: list[str],
+    labelled: tuple[int, ...],
     rows: RowsByRole,
 ) -> KindRead:
     """The groups shown, their members cited, the total and "other"."""
@@ -264,6 +284,8 @@ def _read(
     for r in shown:
         key = key_of(r)
         group: dict[str, Any] = {"keys": list(key)}
+        if labelled:
+            group["labels"] = [r[label_name(i)] if i in labelled else None for i in range(len(key))]
         if measure is None:
             group["value"] = int(r[_VALUE])
         else:

@@ -54,7 +54,7 @@ def render(c: RenderContext) -> tuple[str, dict[str, Any], list[str]]:
         return text, data, []
     sep = "，" if c.zh else ", "
     parts = [
-        f"{_keys_shown(c, groupings, g['keys'])} {_value(c, g['value'], measured)}"
+        f"{_keys_shown(c, groupings, g['keys'], g.get('labels'))} {_value(c, g['value'], measured)}"
         for g in read["groups"]
     ]
     if read["truncated"]:
@@ -120,6 +120,13 @@ def _by(c: RenderContext, g: _Read) -> str:
     return f"{name}（{_GRAIN_ZH[g.grain.value]}）" if c.zh else f"{name} ({g.grain.value})"
 
 
-def _keys_shown(c: RenderContext, groupings: Sequence[_Read], keys: Sequence[Any]) -> str:
-    words = [_key_shown(c, g, k) for g, k in zip(groupings, keys, strict=True)]
+def _keys_shown(
+    c: RenderContext, groupings: Sequence[_Read], keys: Sequence[Any], labels: Any
+) -> str:
+    """A group's keys; a related object by its label and id ("Felix Hoffmann (6)")."""
+    named = labels if isinstance(labels, list) else [None] * len(keys)
+    words = [
+        _key_shown(c, g, k) if label is None or k is None else f"{label} ({k})"
+        for g, k, label in zip(groupings, keys, named, strict=True)
+    ]
     return " / ".join(str(w) for w in words)

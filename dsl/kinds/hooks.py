@@ -57,6 +57,13 @@ class StatementContext(Protocol):
         """A field's value as a breakdown key: a time field's period (a `Grain`: its
         first day, a date, in the catalog's time zone for a datetime), else its value."""
 
+    def is_related(self, field: str) -> bool:
+        """Whether a grouping crosses declared relations (`customer.tier`, `customer`)."""
+
+    def group_label(self, field: str) -> Any:
+        """What a grouping by a related object shows each group by: its label (None
+        for any other grouping)."""
+
     def key_order(self, field: str, grain: Any, key: Any) -> Any:
         """`key` (a key column of `field`) as it sorts: text in byte order on every dialect."""
 

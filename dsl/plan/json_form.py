@@ -149,6 +149,18 @@ class _Cleaner:
             return "x"
         return value
 
+    def field_path(self, where: At, value: Any) -> Any:
+        """A field, or one reached through declared relations (`customer.city`), as the
+        text form writes it: names joined by dots."""
+        if isinstance(value, str) and not all(NAME_RE.fullmatch(p) for p in value.split(".")):
+            self.problem(
+                where,
+                f"{value!r} is not a field path (names, a letter then letters, digits or _, "
+                "joined by dots)",
+            )
+            return "x"
+        return value
+
     def unknown_keys(self, where: At, data: Mapping[str, Any]) -> None:
         # `span` is provenance of parsed text, never part of the JSON form.
         if "span" in data:
@@ -178,7 +190,7 @@ class _Cleaner:
         out["projection"] = self.each(
             "projection",
             out.get("projection"),
-            lambda i, v: self.identifier(("projection", i), v),
+            lambda i, v: self.field_path(("projection", i), v),
         )
         out["verifier_checks"] = self.each(
             "verifier_checks",
@@ -226,7 +238,7 @@ class _Cleaner:
         self.unknown_keys(at, item)
         out = {key: value for key, value in item.items() if key != "span"}
         if "field" in out:
-            out["field"] = self.identifier((*at, "field"), out["field"])
+            out["field"] = self.field_path((*at, "field"), out["field"])
         if out.get("value_source") is not None:
             out["value_source"] = self.word(
                 (*at, "value_source"), out["value_source"], closure.value_source, "default"
@@ -300,7 +312,7 @@ class _Cleaner:
         self.unknown_keys(at, item)
         out = {key: value for key, value in item.items() if key != "span"}
         if "field" in out:
-            out["field"] = self.identifier((*at, "field"), out["field"])
+            out["field"] = self.field_path((*at, "field"), out["field"])
         if out.get("grain") is not None:
             out["grain"] = self.word((*at, "grain"), out["grain"], closure.grain, "day")
         return out

@@ -114,7 +114,7 @@ def sort_text(item: Sort) -> str:
 
 
 def grouping_text(item: Grouping) -> str:
-    field = name(item.field)
+    field = path_text(item.field)
     return field if item.grain is None else f"{field} {item.grain.value}"
 
 

@@ -177,7 +177,9 @@ def test_what_the_catalog_or_the_kind_cannot_state_is_refused(
     assert detail in {p.detail for p in r.problems}, problems_text(r.problems, r.entity, r.language)
 
 
-@pytest.mark.parametrize("question", ["每个城市的平均工资是多少", "What is the average salary by city?"])
+@pytest.mark.parametrize(
+    "question", ["每个城市的平均工资是多少", "What is the average salary by city?"]
+)
 def test_a_function_per_group_is_a_breakdown_of_it(question: str) -> None:
     r = read_question(question, CATALOGS["staff"], now=NOW)
     assert r.understood, problems_text(r.problems, r.entity, r.language)
