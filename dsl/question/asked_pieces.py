@@ -13,6 +13,7 @@ from qdsl.dsl.kinds.breakdown import groupable
 from qdsl.dsl.question import measures
 from qdsl.dsl.question.labels import TextPieces
 from qdsl.dsl.question.model import Kind, Piece
+from qdsl.dsl.question.related_groups import related_group
 from qdsl.dsl.question.target import sense_for
 from qdsl.dsl.question.words import GROUP_WORDS
 
@@ -38,6 +39,39 @@ class AskedPieces(TextPieces):
             # (`measures.place` decides whether the question counts)
             self.asked.per_fields[i] = s.field
             self.b.used.add(i + 1)
+        elif nxt is not None and leads and not self.b.gap(p, nxt).strip():
+            self.related_grouping(i, i + 1, per=True)
+
+    def order_by(self, i: int) -> None:
+        """ "by budget", "按预算排序": the next field sorts or groups the answer
+        (`measures.place` decides which)."""
+        nxt = self.next_piece(i)
+        s = sense_for(nxt, self.main, None) if nxt is not None else None
+        if nxt is None or s is None or s.kind is not Kind.FIELD or not s.field:
+            if nxt is not None and self.related_grouping(i, i + 1, per=False):
+                return  # "by customer tier": across the relation reaching it
+            if self.pieces[i].text.startswith("按"):
+                self.asked.groupings.append((i, None))
+            return  # "by phone": a plain preposition
+        self.b.used.add(i + 1)
+        self.asked.groupings.append((i, s.field))
+
+    def related_grouping(self, i: int, at: int, *, per: bool) -> bool:
+        """ "each customer", "by customer tier": a grouping across the declared
+        relation reaching the entity the words after piece `i` name."""
+        after = self.pieces[at + 1] if at + 1 < len(self.pieces) else None
+        if after is not None and self.b.gap(self.pieces[at], after).strip():
+            after = None
+        found = related_group(self.b.catalog, self.main, self.pieces[at], after)
+        if found is None:
+            return False
+        self.asked.related.add(found.field)
+        if per:
+            self.asked.per_fields[i] = found.field
+        else:
+            self.asked.groupings.append((i, found.field))
+        self.b.used.update(range(at, at + found.pieces))
+        return True
 
     def grouped(
         self, qt: QueryType | None, placed: measures.Placed

@@ -11,6 +11,7 @@ entity cannot answer: either way a `Problem`, never a guess.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from qdsl.dsl.catalog import EntitySpec
@@ -72,8 +73,11 @@ def period_key(b: Builder, ent: EntitySpec, period: Period) -> Key | None:
     return None
 
 
-def field_key(ent: EntitySpec, field: str | None) -> Key | None:
-    """A field a breakdown groups by its value (a datetime only by a period: None)."""
+def field_key(ent: EntitySpec, field: str | None, related: Collection[str] = ()) -> Key | None:
+    """A field a breakdown groups by its value (a datetime only by a period: None), or
+    a grouping across relations the reader found (`related_groups`)."""
+    if field is not None and field in related:
+        return (field, None)
     if field is None or field not in groupable(ent) or ent.fields[field].type == "datetime":
         return None
     return (field, None)

@@ -55,6 +55,8 @@ class Asked:
     per_fields: dict[int, str] = field(default_factory=dict)
     # where the period words stand that a per-word or 按 / "by" took
     taken: set[int] = field(default_factory=set)
+    # the groupings across relations the per-words and 按 / "by" lead to
+    related: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def _by_fields(
     refused = False
     for i, fname in asked.groupings:
         p = pieces[i]
-        key = G.field_key(ent, fname) if grouped and not sorted_ else None
+        key = G.field_key(ent, fname, asked.related) if grouped and not sorted_ else None
         if key is None and grouped and not sorted_ and fname is None:
             key = _period_at(b, ent, p.end, spans)
         if key is not None:
@@ -191,7 +193,7 @@ def _per_key(
     b: Builder, ent: EntitySpec, asked: Asked, i: int, spans: list[G.Period]
 ) -> G.Key | None:
     """The grouping a per-word leads to: the field after it, or the period it starts."""
-    key = G.field_key(ent, asked.per_fields.get(i))
+    key = G.field_key(ent, asked.per_fields.get(i), asked.related)
     return key if key is not None else _period_at(b, ent, b.pieces[i].start, spans, asked)
 
 

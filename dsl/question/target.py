@@ -10,6 +10,7 @@ from qdsl.dsl.ir import QueryType
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.model import Kind, Piece, Sense
 from qdsl.dsl.question.related import paths_to
+from qdsl.dsl.question.related_groups import single_paths
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -32,12 +33,49 @@ def choose_entity(
                 if e not in named:
                     named.append(e)
     ids = list(dict.fromkeys(p.entity for p in pieces if p.kind is Kind.ID and p.entity))
+    measured = _measure_owner(qt, pieces, catalog, named)
+    if measured is not None and not ids:
+        return measured, True
     found = _named_entity(qt, pieces, catalog, named, ids)
     if found is not None:
         return found, True
     if context_entities and any(p.kind is Kind.PRONOUN for p in pieces):
         return context_entities[0], False
     return _default_entity(qt, pieces, catalog), False
+
+
+def _measure_owner(
+    qt: QueryType | None, pieces: Sequence[Piece], catalog: Catalog, named: list[str]
+) -> str | None:
+    """ "total paid by customer tier": a measure one entity declares, asked of the
+    entities it reaches through many-to-one relations, is that entity's (the
+    others group or filter it); None where the question asks anything else."""
+    if qt not in (None, QueryType.AGGREGATE, QueryType.BREAKDOWN):
+        return None
+    owners = {
+        s.entity
+        for p in pieces
+        if p.kind is Kind.AGGREGATE
+        for s in p.senses
+        if s.kind is Kind.AGGREGATE and s.entity and s.value
+    }
+    if len(owners) != 1:
+        return None
+    owner = owners.pop()
+    if owner in named:
+        return None
+    # the entities the question's nouns, fields and values are of (a word the owner
+    # has too is the owner's)
+    others = set(named)
+    for p in pieces:
+        if p.kind in (Kind.FIELD, Kind.VALUE, Kind.LINKED):
+            mine = {s.entity for s in p.senses if s.entity}
+            if owner not in mine:
+                others |= mine
+    if not others:
+        return None
+    ones = single_paths(catalog, owner)
+    return owner if all(e in ones for e in others) else None
 
 
 def _named_entity(

@@ -251,18 +251,6 @@ class Walk(NumberPieces):
             return
         self.sort.append((field, SortDirection(p.op or "desc")))
 
-    def order_by(self, i: int) -> None:
-        """ "by budget", "按预算排序": the next field sorts or groups the answer
-        (`measures.place` decides which)."""
-        nxt = self.next_piece(i)
-        s = sense_for(nxt, self.main, None) if nxt is not None else None
-        if nxt is None or s is None or s.kind is not Kind.FIELD or not s.field:
-            if self.pieces[i].text.startswith("按"):
-                self.asked.groupings.append((i, None))
-            return  # "by phone": a plain preposition
-        self.b.used.add(i + 1)
-        self.asked.groupings.append((i, s.field))
-
     def sort_by(self, field: str, text: str) -> None:
         if field not in self.ent.sorts:
             self.b.problem(text, "unplaced", tuple(self.ent.sorts), "sort")

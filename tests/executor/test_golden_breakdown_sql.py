@@ -24,7 +24,9 @@ from qdsl.executor.compile import compile_plan
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sql"
 TENANT = "nordwind"
 PLANS = {
-    "sum_per_method": "breakdown payment where refunded = false measure sum(amount) group by method",
+    "sum_per_method": (
+        "breakdown payment where refunded = false measure sum(amount) group by method"
+    ),
     "ratio_per_month": "breakdown payment measure average_order_value group by paid_at month",
     "by_customer_tier": "breakdown payment measure total_paid group by order.customer.tier",
     "by_customer": 'breakdown order where status = "delivered" group by customer limit 5',

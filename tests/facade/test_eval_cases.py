@@ -46,8 +46,11 @@ def _sqlite_path(url: str) -> str:
 SHOP_BREAKDOWN_CASES = {
     f"shop-{n:03d}" for n in (67, 68, 75, 76, 77, 78, 165, 166, 173, 174, 175, 176)
 }
-# a measure per group ("What is the total paid per payment method?"), per tenant
-SHOP_MEASURE_GROUP_CASES = {f"shop-{n:03d}" for n in (73, 74, 171, 172)}
+# a measure per group ("What is the total paid per payment method?"), and groups
+# across relations ("每个客户有多少订单", "the total paid by customer tier"), per tenant
+SHOP_MEASURE_GROUP_CASES = {
+    f"shop-{n:03d}" for n in (69, 70, 73, 74, 80, 81, 82, 167, 168, 171, 172, 178, 179, 180)
+}
 
 
 def test_case_files_match_their_rows(
