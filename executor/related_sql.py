@@ -37,20 +37,35 @@ def related_condition(
     """EXISTS a tenant-bound row at the end of the filter's relation path that
     satisfies the filter, correlated to the main row."""
     assert bf.path, "a related condition needs a relation path"
+    here, froms, conds = _walk(bf.path, f"rel{bf.index}", main, catalog, p, storage)
+    conds.append(column_condition(bf, here, p))
+    return sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
+
+
+def _walk(
+    path: tuple[RelationStep, ...],
+    prefix: str,
+    main: EntityTable,
+    catalog: Catalog,
+    p: Params,
+    storage: Storage | None,
+) -> tuple[EntityTable, list[Any], list[ColumnElement[bool]]]:
+    """The tables of a relation path, aliased `<prefix>_<hop>`, and the conditions
+    joining each to the one before and binding it to the caller's tenant; the last
+    table reached."""
     tenant = p(N.TENANT, type_=sa.Text())
     here = main
-    froms = []
+    froms: list[Any] = []
     conds: list[ColumnElement[bool]] = []
-    for hop, step in enumerate(bf.path):
+    for hop, step in enumerate(path):
         base = entity_table(catalog, step.target, storage)
-        alias = base.table.alias(f"rel{bf.index}_{hop}")
+        alias = base.table.alias(f"{prefix}_{hop}")
         there = dataclasses.replace(base, table=alias)  # type: ignore[arg-type]
         froms.append(alias)
         conds.append(there.col(step.target_column) == here.col(step.source_column))
         conds.append(there.col(step.target_tenant) == tenant)
         here = there
-    conds.append(column_condition(bf, here, p))
-    return sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
+    return here, froms, conds
 
 
 def related_value(
@@ -69,17 +84,6 @@ def related_value(
     repeats from failing the whole answer ("more than one row returned by a
     subquery"). (An aggregate such as max() would not do: PostgreSQL has none
     for a boolean.)"""
-    tenant = p(N.TENANT, type_=sa.Text())
-    here = main
-    froms = []
-    conds: list[ColumnElement[bool]] = []
-    for hop, step in enumerate(path):
-        base = entity_table(catalog, step.target, storage)
-        alias = base.table.alias(f"val_{column}_{hop}")
-        there = dataclasses.replace(base, table=alias)  # type: ignore[arg-type]
-        froms.append(alias)
-        conds.append(there.col(step.target_column) == here.col(step.source_column))
-        conds.append(there.col(step.target_tenant) == tenant)
-        here = there
+    here, froms, conds = _walk(path, f"val_{column}", main, catalog, p, storage)
     found = sa.select(here.col(column)).select_from(*froms).where(*conds)
     return found.limit(p(N.ONE_ROW, type_=sa.Integer())).scalar_subquery()

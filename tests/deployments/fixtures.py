@@ -157,3 +157,26 @@ def tickets_engine(tickets_url: str, _tickets_engines: dict[str, Engine]) -> Eng
     if tickets_url not in _tickets_engines:
         _tickets_engines[tickets_url] = make_engine(tickets_url)
     return _tickets_engines[tickets_url]
+
+
+@pytest.fixture
+def two_databases(dialect: str, request: pytest.FixtureRequest) -> tuple[str, str]:
+    """A primary and a "standby" holding the same demo but that the standby's
+    active projects of t1 are closed: a count of them tells where it ran."""
+    if dialect == "sqlite":
+        tmp = request.getfixturevalue("tmp_path")
+        primary, reader = (f"sqlite+pysqlite:///{tmp / name}.sqlite3" for name in "ab")
+    else:
+        make = request.getfixturevalue("pg_database_factory")
+        primary, reader = make(), make()
+    from qdsl.facts.demo.setup import ensure_demo
+
+    for url in (primary, reader):
+        ensure_demo(url)
+    engine = make_engine(reader)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE projects SET status = 'closed' WHERE tenant_id = 't1' AND status = 'active'"
+        )
+    engine.dispose()
+    return primary, reader

@@ -10,15 +10,18 @@ PostgreSQL `qdsl db secure`, then `qdsl index refresh`).
 
 Fixtures (registered from tests/conftest.py): `shop_catalog`,
 `shop_sqlite_path`, `shop_sqlite_url`, `shop_pg_url` (session-scoped built
-databases) and `shop_url` (once per dialect).
+databases), `shop_url` (once per dialect) and `shop` (an engine on it with every
+table's rows, for oracles).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from deployments.small import build
 
 from qdsl.dsl.catalog import Catalog, load_catalog
@@ -26,6 +29,8 @@ from qdsl.dsl.catalog import Catalog, load_catalog
 SHOP_DIR = Path(__file__).parent / "shop"
 SHOP_CATALOG = SHOP_DIR / "catalog.toml"
 SHOP_TENANTS: tuple[str, ...] = ("nordwind", "sunrise")
+SHOP_TABLES = ("customers", "products", "orders", "order_lines", "payments")
+Rows = dict[str, list[dict[str, Any]]]
 
 
 def build_shop_database(url: str) -> None:
@@ -60,3 +65,18 @@ def shop_pg_url(pg_database_factory: Callable[[], str]) -> str:
 def shop_url(request: pytest.FixtureRequest) -> str:
     name = "shop_sqlite_url" if request.param == "sqlite" else "shop_pg_url"
     return str(request.getfixturevalue(name))
+
+
+@pytest.fixture
+def shop(shop_url: str) -> Iterator[tuple[sa.Engine, Rows]]:
+    """An engine on the shop and every table's rows, as an oracle reads them."""
+    from qdsl.facts.db import make_engine
+
+    engine = make_engine(shop_url)
+    with engine.connect() as conn:
+        rows: Rows = {
+            name: [dict(r) for r in conn.execute(sa.text(f"SELECT * FROM {name}")).mappings()]
+            for name in SHOP_TABLES
+        }
+    yield engine, rows
+    engine.dispose()

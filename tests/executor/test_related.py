@@ -15,28 +15,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from deployments.shop import SHOP_TENANTS
+from deployments.shop import SHOP_TENANTS, Rows
 
 from qdsl.dsl.catalog import Catalog, relation_path
 from qdsl.dsl.plan.parser import parse_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute
-from qdsl.facts.db import make_engine
-
-Rows = dict[str, list[dict[str, Any]]]
-TABLES = ("customers", "products", "orders", "order_lines", "payments")
-
-
-@pytest.fixture
-def shop(shop_url: str) -> Iterator[tuple[sa.Engine, Rows]]:
-    engine = make_engine(shop_url)
-    rows: Rows = {}
-    with engine.connect() as conn:
-        for name in TABLES:
-            found = conn.execute(sa.text(f"SELECT * FROM {name}")).mappings()
-            rows[name] = [dict(r) for r in found]
-    yield engine, rows
-    engine.dispose()
 
 
 def oracle(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from deployments.shop import SHOP_TENANTS
+from deployments.shop import SHOP_TENANTS, Rows
 
 from qdsl.dsl.catalog import Catalog, relation_path
 from qdsl.dsl.errors import PlanError
@@ -27,28 +26,13 @@ from qdsl.dsl.plan.parser import parse_text
 from qdsl.dsl.plan.printer import to_text
 from qdsl.executor.compile import compile_plan
 from qdsl.executor.run import execute
-from qdsl.facts.db import make_engine
 
-Rows = dict[str, list[dict[str, Any]]]
-TABLES = ("customers", "products", "orders", "order_lines", "payments")
 # (entity, projected paths): one hop, two hops, a number, a date and a yes/no
 CASES = (
     ("order", ("customer.city", "customer.tier", "customer.signed_up", "customer.newsletter")),
     ("order_line", ("order.customer.city", "product.list_price", "product.category")),
     ("payment", ("order.status", "order.customer.name")),
 )
-
-
-@pytest.fixture
-def shop(shop_url: str) -> Iterator[tuple[sa.Engine, Rows]]:
-    engine = make_engine(shop_url)
-    rows: Rows = {}
-    with engine.connect() as conn:
-        for name in TABLES:
-            found = conn.execute(sa.text(f"SELECT * FROM {name}")).mappings()
-            rows[name] = [dict(r) for r in found]
-    yield engine, rows
-    engine.dispose()
 
 
 def reached(

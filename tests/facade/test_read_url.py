@@ -17,7 +17,7 @@ from qdsl.api import AnswerOptions, AnswerResult, aplan_and_answer, plan_and_ans
 from qdsl.cli.main import cli
 from qdsl.deployment import resolve
 from qdsl.dsl.errors import UsageError
-from qdsl.facts.db import make_async_engine, make_engine, normalize_url
+from qdsl.facts.db import make_async_engine, make_engine
 from qdsl.facts.demo.setup import ensure_demo
 from qdsl.planner import LLMPlanner
 
@@ -83,31 +83,6 @@ def test_the_cli_reads_the_read_url(two_files: tuple[str, str]) -> None:
 QUESTION = "有多少个活跃项目"
 PLAN = 'count project where status = "active"'
 FRESH_PLAN = f"{PLAN} retrieval facts_first, require_fresh_fact"
-
-
-@pytest.fixture
-def two_databases(dialect: str, request: pytest.FixtureRequest) -> tuple[str, str]:
-    """A primary and a "standby" holding the same demo but that the standby's
-    active projects of t1 are closed: a count of them tells where it ran."""
-    if dialect == "sqlite":
-        tmp = request.getfixturevalue("tmp_path")
-        primary, reader = (f"sqlite+pysqlite:///{tmp / name}.sqlite3" for name in "ab")
-    else:
-        make = request.getfixturevalue("pg_database_factory")
-        primary, reader = make(), make()
-    for url in (primary, reader):
-        ensure_demo(url)
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(normalize_url(reader))
-    with engine.begin() as conn:
-        conn.execute(
-            text(
-                "UPDATE projects SET status = 'closed' WHERE tenant_id = 't1' AND status = 'active'"
-            )
-        )
-    engine.dispose()
-    return primary, reader
 
 
 def _options(plan: str) -> AnswerOptions:

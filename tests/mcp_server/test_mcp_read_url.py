@@ -11,36 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp_helpers import ok_data, server_env, stdio_session
-from sqlalchemy import create_engine, text
-
-from qdsl.facts.db import normalize_url
-from qdsl.facts.demo.setup import ensure_demo
 
 PLAN = 'count project where status = "active"'
 FRESH_PLAN = f"{PLAN} retrieval facts_first, require_fresh_fact"
-
-
-@pytest.fixture
-def two_databases(dialect: str, request: pytest.FixtureRequest) -> tuple[str, str]:
-    if dialect == "sqlite":
-        tmp = request.getfixturevalue("tmp_path")
-        primary, reader = (f"sqlite+pysqlite:///{tmp / name}.sqlite3" for name in "ab")
-    else:
-        make = request.getfixturevalue("pg_database_factory")
-        primary, reader = make(), make()
-    for url in (primary, reader):
-        ensure_demo(url)
-    engine = create_engine(normalize_url(reader))
-    with engine.begin() as conn:
-        conn.execute(
-            text(
-                "UPDATE projects SET status = 'closed' WHERE tenant_id = 't1' AND status = 'active'"
-            )
-        )
-    engine.dispose()
-    return primary, reader
 
 
 def test_plans_read_the_read_url(two_databases: tuple[str, str], tmp_path: Path) -> None:
