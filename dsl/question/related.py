@@ -4,12 +4,23 @@ declared relation that reaches it (`customer.city`, `payments.refunded`); a
 field of a related entity with no value ("each order's customer city") as a
 field shown through many-to-one relations (a projection of `customer.city`).
 
+An object of a related entity named by its label, or by a linked text value
+("Which orders did Felix Hoffmann place?", "包含 Garden Hose 的订单"), is such a
+value: the tenant's value index ties the words to `customer.name`, and the
+condition is `customer.name = "Felix Hoffmann"`. A value two related entities
+hold is placed only where one lies on the other's path (an order's line titled
+"Garden Hose" and that line's product named so): the nearer row bears it
+(`lines.title`); paths that part stay a problem.
+
 Only declared relations are followed (at most two hops, `dsl.catalog.relations`),
 and only when exactly one path from the asked entity reaches the entity the
-word belongs to: a word two paths could carry stays a problem, so no answer is
-built on a guess of the path. A related entity named in the question with no
-condition through it is reported too ("customers with orders" states nothing
-the plan language can carry yet).
+word belongs to: a word two paths could carry is ambiguous and the problem names
+the paths (a task's `assignee.name` or its `project.owner.name`), so no answer is
+built on a guess of the path; an entity declared relations reach only in more
+hops ("products Felix Hoffmann bought": product ← lines → order → customer) is
+a problem saying so. A related entity named in the question with no condition
+through it is reported too ("customers with orders" states nothing the plan
+language can carry yet).
 """
 
 from __future__ import annotations
