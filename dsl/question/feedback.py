@@ -22,6 +22,9 @@ _EN = {
     "comparison": "“{t}” is not applied: no number follows it",
     "negation": "“{t}” is not applied: it negates nothing the catalog knows",
     "other_entity": "“{t}” is not applied: it belongs to another entity than {e}",
+    "relation_paths": "“{t}” is ambiguous: several relations of {e} lead to it; say which one",
+    "too_far": "“{t}” is not applied: it belongs to an entity more than two relations away"
+    " from {e}",
     "compare": "a comparison needs two or more {e} objects named by id",
     "status": "which {e} is meant? name it by its id",
     "field": "“{t}” is not applied: a field alone states no condition here",
@@ -55,6 +58,8 @@ _ZH = {
     "comparison": "“{t}”未被应用：后面没有数值",
     "negation": "“{t}”未被应用：它否定的内容目录中没有",
     "other_entity": "“{t}”未被应用：它属于{e}以外的对象",
+    "relation_paths": "“{t}”有歧义：{e}有多条关系通向它，请说明是哪一条",
+    "too_far": "“{t}”未被应用：它所属的对象与{e}之间隔了两层以上的关系",
     "compare": "比较需要按编号指明两个或更多{e}",
     "status": "请指明是哪个{e}（编号）",
     "field": "“{t}”未被应用：单独的字段在这里不构成条件",

@@ -12,6 +12,8 @@ from qdsl.dsl.ir import Operator, QueryType
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.question.conditions import Builder, text_field
 from qdsl.dsl.question.model import Kind, Piece
+from qdsl.dsl.question.related import SEPARATOR
+from qdsl.dsl.question.words import RELATION_VERBS
 from qdsl.dsl.textnorm import normalize_text
 
 _QUOTES = " \"'“”「」"
@@ -84,7 +86,10 @@ class TextPieces:
         where = text_field(self.ent)
         own = qt is not None and kind_of(qt).policy.residual_text
         textual = own or self.ent.text_fallback
+        across = any(SEPARATOR in c.field for c in self.b.conditions)
         for term in self.residuals:
+            if across and normalize_text(term) in RELATION_VERBS:
+                continue  # "orders Felix Hoffmann placed": the related condition says it
             if textual and where is not None:
                 self.b.add(where[0], Operator.CONTAINS, normalize_text(term), term, textual=True)
                 self.text_terms.append(term)

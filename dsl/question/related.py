@@ -4,12 +4,23 @@ declared relation that reaches it (`customer.city`, `payments.refunded`); a
 field of a related entity with no value ("each order's customer city") as a
 field shown through many-to-one relations (a projection of `customer.city`).
 
+An object of a related entity named by its label, or by a linked text value
+("Which orders did Felix Hoffmann place?", "包含 Garden Hose 的订单"), is such a
+value: the tenant's value index ties the words to `customer.name`, and the
+condition is `customer.name = "Felix Hoffmann"`. A value two related entities
+hold is placed only where one lies on the other's path (an order's line titled
+"Garden Hose" and that line's product named so): the nearer row bears it
+(`lines.title`); paths that part stay a problem.
+
 Only declared relations are followed (at most two hops, `dsl.catalog.relations`),
 and only when exactly one path from the asked entity reaches the entity the
-word belongs to: a word two paths could carry stays a problem, so no answer is
-built on a guess of the path. A related entity named in the question with no
-condition through it is reported too ("customers with orders" states nothing
-the plan language can carry yet).
+word belongs to: a word two paths could carry is ambiguous and the problem names
+the paths (a task's `assignee.name` or its `project.owner.name`), so no answer is
+built on a guess of the path; an entity declared relations reach only in more
+hops ("products Felix Hoffmann bought": product ← lines → order → customer) is
+a problem saying so. A related entity named in the question with no condition
+through it is reported too ("customers with orders" states nothing the plan
+language can carry yet).
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from qdsl.dsl.catalog import Cardinality, Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.catalog.relations import MAX_HOPS
-from qdsl.dsl.question.model import Kind, Piece, Sense
+from qdsl.dsl.question.model import Kind, Piece, Problem, Sense
 
 if TYPE_CHECKING:
     from qdsl.dsl.question.conditions import Builder
@@ -55,32 +66,91 @@ def related_spec(catalog: Catalog, ent: EntitySpec, name: str) -> FieldSpec | No
             return None
         here = step.target
     target = catalog.entities.get(here)
-    spec = target.fields.get(last) if target is not None else None
+    spec = target.filter_spec(last) if target is not None else None
     return spec if spec is not None and not spec.sensitive and spec.column else None
 
 
 def place(catalog: Catalog, main: str, p: Piece) -> Sense | None:
     """The piece as a sense on `main` through the one relation path that reaches
-    it: a value of a related field, or a related yes/no field (value "true")."""
+    it: a value of a related field (a label too: "orders Felix Hoffmann placed" is
+    `customer.name`), or a related yes/no field (value "true")."""
     paths = paths_to(catalog, main)
-    found: set[Sense] = set()
+    found: dict[str, Sense] = {}
     for s in p.senses:
         if s.entity is None or s.field is None or s.entity == main:
             continue
         reach = paths.get(s.entity, [])
         if len(reach) != 1:
             return None
-        spec = catalog.entities[s.entity].fields.get(s.field)
+        spec = catalog.entities[s.entity].filter_spec(s.field)
         if spec is None or spec.sensitive or spec.column is None:
             return None
         field = SEPARATOR.join((*reach[0], s.field))
         if s.kind in (Kind.VALUE, Kind.LINKED) and s.value is not None:
-            found.add(Sense(Kind.VALUE, main, field, s.value))
+            found[field] = Sense(Kind.VALUE, main, field, s.value)
         elif s.kind is Kind.FIELD and spec.type is FieldType.BOOL:
-            found.add(Sense(Kind.VALUE, main, field, "true"))
+            found[field] = Sense(Kind.VALUE, main, field, "true")
         else:
             return None
-    return found.pop() if len(found) == 1 else None
+    return _nearest(found)
+
+
+def _nearest(found: dict[str, Sense]) -> Sense | None:
+    """The one sense; of several, the one whose path every other continues ("Garden
+    Hose" titles an order's line and names that line's product: the line, the
+    nearer row, bears it). Two fields of one entity, or paths that part, stay
+    ambiguous."""
+    if len(set(found.values())) <= 1:
+        return next(iter(found.values()), None)
+    for field, sense in found.items():
+        path = field.split(SEPARATOR)[:-1]
+        others = [f.split(SEPARATOR)[:-1] for f in found if f != field]
+        if all(len(o) > len(path) and o[: len(path)] == path for o in others):
+            return sense
+    return None
+
+
+def unplaced(catalog: Catalog, main: str, p: Piece) -> Problem:
+    """Why a piece of other entities is not applied: several declared paths reach the
+    entity (which one is meant is not guessed), it lies beyond MAX_HOPS relations,
+    or no relation reaches it."""
+    paths = paths_to(catalog, main)
+    others = sorted({f"{x.entity}.{x.field}" if x.field else str(x.entity) for x in p.senses})
+    entities = {s.entity for s in p.senses if s.entity is not None and s.entity != main}
+    filterable = all(
+        s.entity in entities and (s.field is None or _column(catalog, s.entity, s.field))
+        for s in p.senses
+    )
+    if not entities or not filterable:
+        return Problem(p.text, "unplaced", tuple(others), "other_entity")
+    if all(len(paths.get(e, [])) > 1 for e in entities):
+        could = tuple(
+            SEPARATOR.join((*path, s.field)) if s.field else SEPARATOR.join(path)
+            for s in p.senses
+            for path in paths[s.entity or ""]
+        )
+        return Problem(p.text, "ambiguous", tuple(dict.fromkeys(could)), "relation_paths")
+    if all(e not in paths and reachable(catalog, main, e) for e in entities):
+        return Problem(p.text, "unplaced", tuple(others), "too_far")
+    return Problem(p.text, "unplaced", tuple(others), "other_entity")
+
+
+def _column(catalog: Catalog, entity: str, field: str) -> bool:
+    spec = catalog.entities[entity].filter_spec(field)
+    return spec is not None and not spec.sensitive and spec.column is not None
+
+
+def reachable(catalog: Catalog, start: str, goal: str) -> bool:
+    """Whether declared relations lead from `start` to `goal` at all."""
+    seen, todo = {start}, [start]
+    while todo:
+        for step in catalog.relation_steps.get(todo.pop(), {}).values():
+            if step.target == goal:
+                return True
+            if step.target not in seen:
+                seen.add(step.target)
+                todo.append(step.target)
+    return False
 
 
 def related_entity(catalog: Catalog, main: str, p: Piece) -> str | None:

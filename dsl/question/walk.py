@@ -176,8 +176,8 @@ class Walk(NumberPieces):
         if self.qt is not None and kind_of(self.qt).policy.text_fallback and not self.named:
             self.residuals.append(self.display[p.start : p.end])  # part of the topic
             return
-        others = sorted({f"{x.entity}.{x.field}" if x.field else str(x.entity) for x in p.senses})
-        self.b.problem(p.text, "unplaced", tuple(others), "other_entity")
+        why = related.unplaced(self.b.catalog, self.main, p)
+        self.b.problem(why.text, why.reason, why.could, why.detail)
 
     def on_field(self, i: int, s: Sense) -> None:
         if flags.is_flag(self.ent.fields[s.field or ""]):

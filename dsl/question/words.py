@@ -50,6 +50,18 @@ FUNCTION_EN = _words(
     "still ever"
 )
 
+# Verbs that say how the asked objects relate to another entity's object ("orders
+# Felix Hoffmann placed", "包含 Garden Hose 的订单"). They state no condition: a
+# condition across a declared relation carries them, and without one they stay
+# residual (`labels.TextPieces.place_residuals`).
+RELATION_VERBS = frozenset(
+    _words(
+        "包含 包括 含有 买过 买了 购买过 购买了 下过 下了",
+        "place places placed contain contains contained include includes included "
+        "buy buys bought purchase purchases purchased",
+    )
+)
+
 # "in total", "the total number of": a count said with "total", no sum.
 FUNCTION_PHRASES = (
     r"\bin total\b",

@@ -58,3 +58,16 @@ class CountingAdversary:
             if not self.keep_filters:
                 plan = plan.model_copy(update={"filters": ()})
         return PlanDraft(text=to_text(plan), planner=self.name)
+
+
+@dataclass
+class ScriptedModel:
+    """An LLM completion double for `LLMPlanner`: replies with the same plan text
+    to every prompt, feedback or not, and keeps the prompts it was sent."""
+
+    reply: str
+    prompts: list[str] = field(default_factory=list)
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.reply

@@ -32,10 +32,13 @@ from deployments.shop import SHOP_CATALOG
 from qdsl.cli.main import cli
 
 RIGHT_AT_LEAST = 0.90
-# "orders of customers in Berlin", "有退款的订单", ... on both tenants
-SHOP_RELATION_CASES = {f"shop-{n:03d}" for n in (83, 84, 85, 86, 87, 88, 91, 92)} | {
-    f"shop-{n:03d}" for n in (181, 182, 183, 184, 185, 186, 189, 190)
-}
+# "orders of customers in Berlin", "有退款的订单", "Which orders did Felix Hoffmann
+# place?", "包含 Garden Hose 的订单有哪些", ... on both tenants; "Which products has
+# Felix Hoffmann bought?" (three relations away) stays safe
+SHOP_RELATION_CASES = {
+    f"shop-{n:03d}" for n in (83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 95, 96)
+} | {f"shop-{n:03d}" for n in (181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 193, 194)}
+SHOP_TOO_FAR_CASES = {f"shop-{n:03d}" for n in (93, 94, 191, 192)}
 
 
 def _sqlite_path(url: str) -> str:
@@ -128,6 +131,13 @@ def test_curated_cases_leave_no_wrong_answer(
         right = {r["id"] for r in data["results"] if r["verdict"] == "right"}
         # the relation filters are stated (conditions across declared relations)
         assert right >= SHOP_RELATION_CASES, sorted(SHOP_RELATION_CASES - right)
+        far = {r["id"]: r for r in data["results"] if r["id"] in SHOP_TOO_FAR_CASES}
+        assert {r["verdict"] for r in far.values()} == {"safe"}, far
+        # with the reason: too many relations away, not an unknown word
+        assert all(
+            r["status"] == "clarify" and ("two relations" in r["text"] or "两层以上" in r["text"])
+            for r in far.values()
+        ), far
         assert right >= SHOP_BREAKDOWN_CASES, sorted(SHOP_BREAKDOWN_CASES - right)
         assert right >= SHOP_MEASURE_GROUP_CASES, sorted(SHOP_MEASURE_GROUP_CASES - right)
         return  # the rest abstains where the plan language cannot state it yet
