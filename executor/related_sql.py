@@ -37,7 +37,7 @@ def related_condition(
     """EXISTS a tenant-bound row at the end of the filter's relation path that
     satisfies the filter, correlated to the main row."""
     assert bf.path, "a related condition needs a relation path"
-    here, froms, conds = _walk(bf.path, f"rel{bf.index}", main, catalog, p, storage)
+    here, froms, conds = _walk(bf.path, f"rel{bf.index}", main, catalog, p, storage=storage)
     conds.append(column_condition(bf, here, p))
     return sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
 
@@ -48,6 +48,7 @@ def _walk(
     main: EntityTable,
     catalog: Catalog,
     p: Params,
+    *,
     storage: Storage | None,
 ) -> tuple[EntityTable, list[Any], list[ColumnElement[bool]]]:
     """The tables of a relation path, aliased `<prefix>_<hop>`, and the conditions
@@ -84,6 +85,6 @@ def related_value(
     repeats from failing the whole answer ("more than one row returned by a
     subquery"). (An aggregate such as max() would not do: PostgreSQL has none
     for a boolean.)"""
-    here, froms, conds = _walk(path, f"val_{column}", main, catalog, p, storage)
+    here, froms, conds = _walk(path, f"val_{column}", main, catalog, p, storage=storage)
     found = sa.select(here.col(column)).select_from(*froms).where(*conds)
     return found.limit(p(N.ONE_ROW, type_=sa.Integer())).scalar_subquery()

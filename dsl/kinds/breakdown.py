@@ -1,8 +1,10 @@
-"""The `breakdown` query kind: a count per group of one or two keys, top N plus "other".
+"""The `breakdown` query kind: a count (or a measure, `breakdown_measure`) per group
+of one or two keys, top N plus "other".
 
 Its own statements over the rows the plan reads (tenant, scope, filters), each
 row's keys computed once in a subquery (a field's value, or the calendar period
-a date field falls in, in the catalog's time zone: `StatementContext.group_key`):
+a date field falls in, in the catalog's time zone, or the same of a row a
+many-to-one relation reaches, or that row itself: `StatementContext.group_key`):
 
 * main: `SELECT keys, count(*), sum(count(*)) OVER (), ... GROUP BY keys ORDER BY
   count DESC, keys LIMIT N+1`: the window totals are computed over every group
@@ -18,8 +20,9 @@ in 28-31 ms, the grouping alone in 22-35 ms plus 33-41 ms for the second
 statement; by month in the catalog's zone, 57-66 ms. The members' statement
 ranks every matched row (140-177 ms there): the cost of citing each group.
 
-A NULL key is a group of its own. The value per group is `value_of` (count(*)),
-the one place a measure replaces it.
+A NULL key is a group of its own. With a measure, each group's value is the
+measure over its members and a third statement computes the total and "other"
+(`breakdown_measure.basis`).
 """
 
 from __future__ import annotations

@@ -250,6 +250,9 @@ class PlanTransformer(Transformer[Token, Plan]):
     def rule_shown_path(self, meta: Meta | None, children: list[Token]) -> str:
         return ".".join(str(name) for name in children)
 
+    def rule_group_path(self, meta: Meta | None, children: list[Token]) -> str:
+        return ".".join(str(name) for name in children)
+
     def rule_filter(self, meta: Meta | None, children: list[Any]) -> Filter:
         name, (operator, value), source = children
         value_source = (

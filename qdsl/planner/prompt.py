@@ -36,7 +36,9 @@ Rules:
   (`group by <field> month`); `limit N` keeps the N largest groups.
 - A measure per group (total / average ... per, by, 每个, 各, 按) is a breakdown with
   the measure: `breakdown <entity> ... measure sum(<field>) group by <field>` (or
-  `measure <name>` of a declared one); without a measure a breakdown counts.
+  `measure <name>` of a declared one); without a measure a breakdown counts. A group
+  may be a related entity's field or the related object, across many_to_one relations:
+  `group by customer.tier`, `group by customer` (one group per customer).
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer

@@ -75,18 +75,45 @@ def _grouping(catalog: Catalog, schema: dict[str, Any]) -> None:
             for name in groupable(ent):
                 fields.add(name)
                 grains.update(g.value for g in ent.fields[name].grains)
+            related, related_grains = _related_groupings(catalog, ent.name)
+            fields.update(related)
+            grains.update(related_grains)
     if not fields:
         schema["properties"]["group_by"]["maxItems"] = 0
         return
     props = defs["Grouping"]["properties"]
     props["field"] = {
         "title": "Field",
-        "description": "a column field of the entity to group by (a date field by a grain)",
+        "description": "a column field of the entity to group by (a date field by a grain), "
+        "a many-to-one relation (one group per related object) or `relation.field`",
         "type": "string",
         "enum": sorted(fields),
     }
     if grains:
         defs["Grain"]["enum"] = [g.value for g in Grain if g.value in grains]
+
+
+def _related_groupings(catalog: Catalog, entity: str) -> tuple[list[str], set[str]]:
+    """The groupings across many-to-one paths from `entity` (the related object, and
+    its groupable fields), bounded like the related filter names; their grains."""
+    out: list[str] = []
+    grains: set[str] = set()
+
+    def reach(here: str, prefix: tuple[str, ...]) -> None:
+        for rname, step in catalog.relation_steps.get(here, {}).items():
+            target = catalog.entities.get(step.target)
+            if step.cardinality is not Cardinality.MANY_TO_ONE or target is None:
+                continue
+            path = (*prefix, rname)
+            out.append(".".join(path))
+            for fname in groupable(target):
+                out.append(".".join((*path, fname)))
+                grains.update(g.value for g in target.fields[fname].grains)
+            if len(path) < MAX_HOPS:
+                reach(step.target, path)
+
+    reach(entity, ())
+    return out[:MAX_RELATED_FIELDS], grains
 
 
 def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:

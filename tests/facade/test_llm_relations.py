@@ -36,3 +36,11 @@ def test_a_catalog_without_relations_has_no_related_names() -> None:
     catalog = demo_catalog()  # declares no relation
     assert related_fields(catalog) == []
     assert "  relation " not in catalog_summary(catalog)
+
+
+def test_the_schema_groups_across_many_to_one_paths_only(shop_catalog: Catalog) -> None:
+    schema = catalog_plan_schema(shop_catalog)
+    allowed = set(schema["$defs"]["Grouping"]["properties"]["field"]["enum"])
+    assert {"customer", "customer.tier", "order.customer.tier", "product.category"} <= allowed
+    # one-to-many paths (an order's lines, a customer's orders) group nothing
+    assert not {g for g in allowed if g.split(".")[0] in ("lines", "orders", "payments")}
