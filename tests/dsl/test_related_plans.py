@@ -134,3 +134,14 @@ def test_a_sensitive_field_of_the_related_entity_is_unreachable() -> None:
     error = refusal('list bed where in_ward.secret_note = "x"', catalog)
     assert error.code in {"validation/unknown_field", "policy/sensitive_field"}
     assert "secret_note" not in (error.hint or "")
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ['contains "Fe"', '= "Felix"', '!= "x"', '~= "x"', 'in ("a", "b")', 'not in ("a")'],
+)
+def test_every_operator_parses_after_a_path_beside_a_grouping_path(condition: str) -> None:
+    # a grouping's path may be followed by a grain name: a filter's path never is
+    plan = parse_text(f"breakdown order where customer.name {condition} group by customer.tier")
+    assert plan.filters[0].field == "customer.name"
+    assert plan.group_by[0].field == "customer.tier"
