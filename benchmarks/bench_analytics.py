@@ -30,7 +30,13 @@ guards, the statements, the rows and the kind's result built), not
   READ, the reader role so row-level security applies, the tenant setting, the
   statement timeout). Per repeat every tenant's plan runs through both, the
   order flipped per tenant and per repeat (`harness.interleaved_over`). Goal
-  (issue 24): ≤ 1.3×.
+  (issue 24): ≤ 1.3×. Twice: both sides preparing server-side (qdsl from the
+  fifth run, psycopg's default; raw `prepare=True`), as deployed, where
+  PostgreSQL's choice of a generic or a custom plan for a prepared statement
+  follows each connection's history of tenants, so one statement may run with
+  different plans on the two sides; then unprepared on both sides (qdsl's
+  `prepare_threshold=none`, raw `prepare=False`), every call planned for its
+  own values: the same plans, so the ratio is qdsl's own cost.
 * **server side**: PostgreSQL's own execution time (`EXPLAIN ANALYZE`, in the
   same guards: `bench_goals.server_time`) of qdsl's statements against the
   plain SQL a person would write for the same answer without its evidence
@@ -53,6 +59,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+import sqlalchemy as sa
 
 from benchmarks import harness as H
 from benchmarks.bench_executor import ADMIN_URL, TIMEOUT_MS, Job, jobs
@@ -203,7 +210,11 @@ def check_plain(url: str, engine: Any, found: list[tuple[Analytic, Job]]) -> Non
         conn.close()
 
 
-def client_side(url: str, engine: Any, group: list[Job], repeats: int) -> list[H.Samples]:
+def client_side(
+    url: str, engine: Any, group: list[Job], repeats: int, *, prepare: bool
+) -> list[H.Samples]:
+    """`execute` and the raw replay of its statements per tenant of `group`; `engine`
+    prepares as the raw side does (psycopg's default, or never)."""
     catalog = shop_catalog()
     raw = pg_connect(url, guarded=True)
     try:
@@ -211,12 +222,21 @@ def client_side(url: str, engine: Any, group: list[Job], repeats: int) -> list[H
             group,
             [
                 lambda j: execute(j.bound, catalog, engine, j.tenant, timeout_ms=TIMEOUT_MS),
-                lambda j: pg_run_guarded(raw, j.tenant, j.statements, TIMEOUT_MS),
+                lambda j: pg_run_guarded(raw, j.tenant, j.statements, TIMEOUT_MS, prepare=prepare),
             ],
             repeats=repeats,
         )
     finally:
         raw.close()
+
+
+def unprepared(url: str) -> str:
+    """`url` with qdsl's own switch for psycopg's server-side prepares turned off."""
+    return (
+        sa.make_url(url)
+        .update_query_dict({"prepare_threshold": "none"})
+        .render_as_string(hide_password=False)
+    )
 
 
 def server_side(url: str, item: Analytic, group: list[Job], repeats: int) -> list[H.Samples]:
@@ -263,10 +283,11 @@ def explain(url: str, item: Analytic, job: Job) -> None:
         conn.close()
 
 
-def run_pg(args: Any) -> tuple[list[H.Ratio], list[H.Ratio], list[str]]:
+def run_pg(args: Any) -> tuple[list[H.Ratio], list[H.Ratio], list[H.Ratio], list[str]]:
     catalog = shop_catalog()
     items = analytics()
     client: list[H.Ratio] = []
+    each: list[H.Ratio] = []
     server: list[H.Ratio] = []
     notes: list[str] = []
     with throwaway_pg(args.admin_url) as url:
@@ -278,6 +299,7 @@ def run_pg(args: Any) -> tuple[list[H.Ratio], list[H.Ratio], list[str]]:
         )
         ranks = sample_ranks(args.tenants)
         engine = make_engine(url)
+        planned = make_engine(unprepared(url))
         try:
             groups = [jobs(engine, catalog, [(i.case, tenant(r)) for r in ranks]) for i in items]
             check_plain(
@@ -285,16 +307,19 @@ def run_pg(args: Any) -> tuple[list[H.Ratio], list[H.Ratio], list[str]]:
             )
             for item, group in zip(items, groups, strict=True):
                 label = item.case.label
-                pair = client_side(url, engine, group, args.repeats)
+                pair = client_side(url, engine, group, args.repeats, prepare=True)
                 client += rows(label, ("execute", "psycopg + guards"), pair, H.at_most(1.3))
+                pair = client_side(url, planned, group, args.repeats, prepare=False)
+                each += rows(label, ("execute", "psycopg unprepared"), pair, H.at_most(1.3))
                 pair = server_side(url, item, group, args.repeats)
                 server += rows(label, ("qdsl's statements", "plain SQL"), pair, H.at_most(1.5))
                 if args.explain:
                     explain(url, item, group[0])
         finally:
             engine.dispose()
+            planned.dispose()
     notes.append(f"tenants of ranks {ranks}, {args.repeats} repeats")
-    return client, server, notes
+    return client, each, server, notes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -316,14 +341,26 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(f"\nbench_analytics skipped: no PostgreSQL ({why})")
         return 0
-    client, server, notes = run_pg(args)
+    client, each, server, notes = run_pg(args)
     notes.append(
         f"{os.cpu_count()} cores; load average at the end "
         f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1 / 5 / 15 min)"
     )
     for i, ratio in enumerate(client):
         H.record(f"analytics_{i}", ratio)
-    H.print_ratios("Analytics on PostgreSQL, client side: execute vs raw psycopg + guards", client)
+    H.print_ratios(
+        "Analytics on PostgreSQL, client side: execute vs raw psycopg + guards",
+        client,
+        "Both prepare server-side (qdsl from the fifth run, psycopg's default; raw "
+        "prepare=True); PostgreSQL then picks a custom or a generic plan per connection "
+        "from its history, so the two sides may run one statement with different plans.",
+    )
+    H.print_ratios(
+        "Analytics on PostgreSQL, client side, unprepared: execute vs raw psycopg + guards",
+        each,
+        "qdsl with prepare_threshold=none in its URL, raw prepare=False: every call is "
+        "planned for its own values on both sides (the same plans).",
+    )
     H.print_ratios(
         "Analytics on PostgreSQL, server side (EXPLAIN ANALYZE): qdsl's statements vs plain SQL",
         server,

@@ -159,7 +159,10 @@ def test_the_analytics_benchmark_runs_quick(pg_admin_url: str) -> None:
     )
     client = out.split("### Analytics on PostgreSQL, client side", 1)[1].split("###", 1)[0]
     server = out.split("### Analytics on PostgreSQL, server side", 1)[1].split("## Summary")[0]
-    for table, alternative in ((client, "psycopg + guards"), (server, "plain SQL")):
+    each = out.split("### Analytics on PostgreSQL, client side, unprepared", 1)[1]
+    each = each.split("###", 1)[0]
+    tables = ((client, "psycopg + guards"), (each, "psycopg unprepared"), (server, "plain SQL"))
+    for table, alternative in tables:
         lines = [x for x in table.splitlines() if x.startswith("| ") and "×" in x]
         assert len(lines) == 10, table
         assert all(alternative in x and "met" in x for x in lines), table
