@@ -32,6 +32,7 @@ ORDER = (
     "bench_llm_prompt",
     "bench_facts_load",
     "bench_mcp",
+    "bench_analytics",
 )
 
 

@@ -121,7 +121,7 @@ def callers_compare(
     return walls[0], walls[1], each[0], each[1]
 
 
-def _server_ms(conn: psycopg.Connection[Any], tenant_id: str, statements: list[Any]) -> float:
+def server_time(conn: psycopg.Connection[Any], tenant_id: str, statements: list[Any]) -> float:
     """PostgreSQL's execution time of `statements` in the executor's guards."""
     conn.execute(GUARDS, (READER_ROLE, tenant_id, str(TIMEOUT_MS)))
     total = 0.0
@@ -160,11 +160,11 @@ def big_list(url: str, job: Job, case: Case, repeats: int, catalog: Catalog) -> 
             repeats=repeats,
         )
         server = [H.Samples(), H.Samples()]
-        _server_ms(explain, job.tenant, job.statements)
+        server_time(explain, job.tenant, job.statements)
         for r in range(repeats):
             for index in H.rotation(r, 2):
                 statements = job.statements if index == 0 else plain
-                server[index].repeats.append([_server_ms(explain, job.tenant, statements)])
+                server[index].repeats.append([server_time(explain, job.tenant, statements)])
     finally:
         raw.close()
         explain.close()

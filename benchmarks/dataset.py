@@ -46,10 +46,15 @@ class Shape:
         return max(self.tenants, self.facts // len(PREDICATES))
 
     def sizes(self) -> list[int]:
-        """Projects per tenant, rank 0 the largest (Zipf, exponent 1, at least 1)."""
-        weights = [1 / (k + 1) for k in range(self.tenants)]
-        total = sum(weights)
-        return [max(1, round(self.projects * w / total)) for w in weights]
+        """Projects per tenant, rank 0 the largest."""
+        return zipf_sizes(self.projects, self.tenants)
+
+
+def zipf_sizes(total: int, tenants: int) -> list[int]:
+    """`total` shared out to `tenants`, rank 0 the largest (Zipf, exponent 1, at least 1)."""
+    weights = [1 / (k + 1) for k in range(tenants)]
+    scale = sum(weights)
+    return [max(1, round(total * w / scale)) for w in weights]
 
 
 def tenant(rank: int) -> str:

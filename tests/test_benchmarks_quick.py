@@ -12,14 +12,21 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from benchmarks import harness as H
+from benchmarks.bench_analytics import analytics, check_plain
+from benchmarks.bench_executor import jobs
+from benchmarks.dataset import tenant as tenant_of
+from benchmarks.shop_data import ShopShape, load_shop_pg, shop_catalog
 from benchmarks.sqlguard import GuardError, Whitelist, guard
 from benchmarks.workload import demo_cases, demo_questions
 from qdsl.dsl.catalog import demo_catalog
+from qdsl.facts.db import make_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 SQLITE_ROWS = (
@@ -56,8 +63,13 @@ def _summary(out: str) -> str:
 
 def test_every_benchmark_runs_quick_without_postgres() -> None:
     out = _run("--skip-pg", "--no-pg")
-    for name in ("bench_compile", "bench_executor", "bench_answer", "bench_startup",
-                 "bench_ask_startup"):
+    for name in (
+        "bench_compile",
+        "bench_executor",
+        "bench_answer",
+        "bench_startup",
+        "bench_ask_startup",
+    ):
         assert f"## {name}" in out
     summary = _summary(out)
     for row in SQLITE_ROWS:
@@ -67,7 +79,10 @@ def test_every_benchmark_runs_quick_without_postgres() -> None:
 
 def test_postgres_benchmarks_run_quick(pg_admin_url: str) -> None:
     out = _run(
-        "--only", "executor,values,facts_load", "--admin-url", pg_admin_url,
+        "--only",
+        "executor,values,facts_load",
+        "--admin-url",
+        pg_admin_url,
         env={"QDSL_TEST_PG_URL": pg_admin_url},
     )
     summary = _summary(out)
@@ -129,3 +144,50 @@ def test_interleaving_alternates_the_order() -> None:
     calls: list[str] = []
     H.interleaved([lambda: calls.append("a"), lambda: calls.append("b")], repeats=4, warmup=0)
     assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+
+
+def test_the_analytics_benchmark_runs_quick(pg_admin_url: str) -> None:
+    out = _run(
+        "--only",
+        "analytics",
+        "--lines",
+        "2000",
+        "--tenants",
+        "8",
+        "--admin-url",
+        pg_admin_url,
+    )
+    client = out.split("### Analytics on PostgreSQL, client side", 1)[1].split("###", 1)[0]
+    server = out.split("### Analytics on PostgreSQL, server side", 1)[1].split("## Summary")[0]
+    each = out.split("### Analytics on PostgreSQL, client side, unprepared", 1)[1]
+    each = each.split("###", 1)[0]
+    tables = ((client, "psycopg + guards"), (each, "psycopg unprepared"), (server, "plain SQL"))
+    for table, alternative in tables:
+        lines = [x for x in table.splitlines() if x.startswith("| ") and "×" in x]
+        assert len(lines) == 10, table
+        assert all(alternative in x and "met" in x for x in lines), table
+    for kind in ("aggregate", "by status", "by month", "many-to-one", "one-to-many"):
+        assert sum(kind in x for x in _summary(out).splitlines()) == 2, kind
+    assert "order_lines" in server and "skipped" not in out
+
+
+def test_the_analytics_plain_sql_must_answer_as_qdsl_does(
+    pg_database_factory: Callable[[], str],
+) -> None:
+    url = pg_database_factory()
+    load_shop_pg(url, ShopShape(lines=400, tenants=3))
+    engine = make_engine(url)
+    try:
+        items = analytics()
+        found = jobs(
+            engine, shop_catalog(), [(i.case, tenant_of(r)) for i in items for r in (0, 2)]
+        )
+        check_plain(url, engine, list(zip([i for i in items for _ in (0, 2)], found, strict=True)))
+        card, *_ = items
+        paypal = replace(
+            card, plain=lambda t: [(s.replace("'card'", "'paypal'"), p) for s, p in card.plain(t)]
+        )
+        with pytest.raises(RuntimeError, match="the plain SQL answers otherwise"):
+            check_plain(url, engine, [(paypal, found[0])])
+    finally:
+        engine.dispose()
