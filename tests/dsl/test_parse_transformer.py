@@ -57,3 +57,22 @@ def test_parser_is_built_once() -> None:
 
 def test_bom_is_dropped() -> None:
     assert parse_text("\ufeffcount project") == parse_text("count project")
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('list product where name contains "Hose"', "name"),
+        ('list order where customer.name contains "Felix"', "customer.name"),
+        ('list order where lines.product.name contains "Hose"', "lines.product.name"),
+    ],
+)
+def test_contains_after_a_field_path_is_the_operator(text: str, field: str) -> None:
+    # a grouping's grain (a NAME) may follow a field path, so `contains` competes with it
+    (only,) = parse_text(text).filters
+    assert (only.field, only.operator.value) == (field, "contains")
+
+
+def test_a_name_beginning_with_contains_stays_a_name() -> None:
+    (only,) = parse_text('list product where contains_x = "a"').filters
+    assert (only.field, only.operator.value) == ("contains_x", "equals")

@@ -36,6 +36,9 @@ STATED_AT_LEAST = 0.92
 # Right plans the verifier asks back for: its question reader leaves a word of the
 # question unapplied. Gaps of the verifier, not of the plans; each one answered
 # later must leave this list.
+# the value index ties these names to an order line's title and its product's name; the
+# reader binds the nearer row (the line), so a plan naming the product's is asked back
+_NEARER = "the reader binds the name to the line's title, not its product's name"
 ASKED_BACK = {
     "图书类的商品有哪些": "“类” of 图书类 is read as a word no field carries",
     "How many payments were made by card?": "“made” is read as a word no field carries",
@@ -46,14 +49,10 @@ ASKED_BACK = {
         "“units sold” is not read as units_sold, so “per” is not read as a grouping"
     ),
     "退款总额是多少": "“总额” is read as a sum of no field, not of the amount",
-    "Which orders did Felix Hoffmann place?": "a name across a relation is not read",
-    "Felix Hoffmann 的订单有哪些": "a name across a relation is not read",
-    "Which orders did Zhang Wei place?": "a name across a relation is not read",
-    "Zhang Wei 的订单有哪些": "a name across a relation is not read",
-    "Which orders contain Garden Hose?": "a name two relations away is not read",
-    "包含 Garden Hose 的订单有哪些": "a name two relations away is not read",
-    "Which orders contain Smart Watch?": "a name two relations away is not read",
-    "包含 Smart Watch 的订单有哪些": "a name two relations away is not read",
+    "Which orders contain Garden Hose?": _NEARER,
+    "包含 Garden Hose 的订单有哪些": _NEARER,
+    "Which orders contain Smart Watch?": _NEARER,
+    "包含 Smart Watch 的订单有哪些": _NEARER,
 }
 
 
