@@ -31,14 +31,10 @@ Rules:
   min, max or count_distinct of a field listing it in its aggregations; count() counts
   rows) or `measure <name>` of a measure the catalog declares; the highest value asked
   as a value is max, "which one has the highest" a sorted list.
-- A count per group (how many per / by <field>, 每个, 各, 按, monthly) is a breakdown:
-  `breakdown <entity> group by <field>`, a date field by one of its grains
-  (`group by <field> month`); `limit N` keeps the N largest groups.
-- A measure per group (total / average ... per, by, 每个, 各, 按) is a breakdown with
-  the measure: `breakdown <entity> ... measure sum(<field>) group by <field>` (or
-  `measure <name>` of a declared one); without a measure a breakdown counts. A group
-  may be a related entity's field or the related object, across many_to_one relations:
-  `group by customer.tier`, `group by customer` (one group per customer).
+- A count or a measure per group (per / by <field>, 每个, 各, 按, monthly) is a breakdown:
+  `breakdown <entity> [measure sum(<field>)] group by <field>` (a date field by a grain:
+  `<field> month`; a many_to_one `<relation>.<field>`, or `<relation>` for one group per
+  related object); `limit N` keeps the N largest groups.
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer

@@ -59,4 +59,4 @@ def test_the_prompt_says_how_a_count_per_group_is_planned() -> None:
     line = "field created_at (datetime; operators: gt, gte, lt, lte, between; grains: "
     assert line + "month, quarter, year)" in summary
     prompt = build_prompt("每个状态有多少项目", demo_catalog())
-    assert "`breakdown <entity> group by <field>`" in prompt
+    assert "`breakdown <entity> [measure sum(<field>)] group by <field>`" in prompt
