@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from breakdown_support import SHOP, STAFF, load
 from breakdown_support import bd_engine as bd_engine  # noqa: PLC0414 - a fixture
+from fixed_planner import FixedPlanner
 from sqlalchemy import Engine
 
 from qdsl.api import AnswerOptions, plan_and_answer
@@ -20,7 +21,6 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import QdslError
 from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.executor.run import execute
-from qdsl.planner.base import PlanContext, PlanDraft
 from qdsl.render import render
 from qdsl.verifier import Outcome, VerifyContext, verify
 
@@ -126,7 +126,7 @@ def test_a_cap_keeps_the_largest_groups_and_states_the_rest(data: Engine) -> Non
         data,
         SHOP,
         "how many orders per channel?",
-        _Fixed("breakdown order group by channel limit 2"),
+        FixedPlanner("breakdown order group by channel limit 2"),
     )
     assert res.status == "answered", res.text
     assert _groups(res) == {"a": 3, "b": 2}
@@ -134,25 +134,6 @@ def test_a_cap_keeps_the_largest_groups_and_states_the_rest(data: Engine) -> Non
     assert "other 2; 7 in all" in res.text
     cited = {i for g in res.data["groups"] for i in g["ids"]}
     assert cited == {"i-0000", "i-0001", "i-0002", "i-0003", "i-0004"}
-
-
-class _Fixed:
-    """A planner writing one plan whatever it is asked (as a careless LLM might)."""
-
-    name = "fixed"
-
-    def __init__(self, plan: str) -> None:
-        self.text = plan
-
-    def plan(
-        self,
-        question: str,
-        *,
-        catalog: Catalog,
-        context: PlanContext | None = None,
-        feedback: str | None = None,
-    ) -> PlanDraft:
-        return PlanDraft(self.text, self.name)
 
 
 _PER_CHANNEL = "how many orders per channel?"
@@ -179,7 +160,7 @@ _PER_CHANNEL = "how many orders per channel?"
 def test_a_careless_plan_for_a_breakdown_is_never_answered(
     data: Engine, question: str, plan: str
 ) -> None:
-    res = _ask(data, SHOP, question, _Fixed(plan))
+    res = _ask(data, SHOP, question, FixedPlanner(plan))
     assert res.status in {"clarify", "refused"}, (question, plan, res.status, res.text)
 
 
@@ -197,12 +178,12 @@ def test_a_careless_plan_for_a_breakdown_is_never_answered(
 )
 def test_a_plan_that_cannot_group_is_refused_typed(data: Engine, plan: str, subtype: str) -> None:
     with pytest.raises(QdslError) as err:
-        _ask(data, SHOP, _PER_CHANNEL, _Fixed(plan))
+        _ask(data, SHOP, _PER_CHANNEL, FixedPlanner(plan))
     assert err.value.subtype == subtype, err.value
 
 
 def test_the_right_plan_from_a_planner_is_answered(data: Engine) -> None:
-    res = _ask(data, SHOP, _PER_CHANNEL, _Fixed("breakdown order group by channel"))
+    res = _ask(data, SHOP, _PER_CHANNEL, FixedPlanner("breakdown order group by channel"))
     assert res.status == "answered", res.text
     assert _groups(res) == {"a": 3, "b": 2, "c": 1, "None": 1}
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from fixed_planner import FixedPlanner
 from test_breakdown_related import LIBRARY, _load
 from test_breakdown_related import library as library  # noqa: PLC0414 - a fixture
 
@@ -21,26 +22,6 @@ from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.ir import QueryType
 from qdsl.dsl.question import read_question
 from qdsl.facts.db import make_engine
-from qdsl.planner.base import PlanContext, PlanDraft
-
-
-class _Fixed:
-    """A planner writing one plan whatever it is asked (as a careless LLM might)."""
-
-    name = "fixed"
-
-    def __init__(self, plan: str) -> None:
-        self.text = plan
-
-    def plan(
-        self,
-        question: str,
-        *,
-        catalog: Catalog,
-        context: PlanContext | None = None,
-        feedback: str | None = None,
-    ) -> PlanDraft:
-        return PlanDraft(self.text, self.name)
 
 
 @pytest.mark.parametrize(
@@ -159,7 +140,7 @@ _TIER = "What is the total paid by customer tier?"
 def test_a_careless_plan_grouped_across_relations_is_never_answered(
     shop_engine: sa.Engine, shop_catalog: Catalog, plan: str
 ) -> None:
-    options = AnswerOptions(planner=_Fixed(plan), catalog=shop_catalog)
+    options = AnswerOptions(planner=FixedPlanner(plan), catalog=shop_catalog)
     res = plan_and_answer(_TIER, "nordwind", engine=shop_engine, options=options)
     assert res.status in {"clarify", "refused"}, (plan, res.status, res.text)
 
@@ -168,6 +149,6 @@ def test_the_right_plan_grouped_across_relations_is_answered(
     shop_engine: sa.Engine, shop_catalog: Catalog
 ) -> None:
     plan = "breakdown payment measure sum(amount) group by order.customer.tier"
-    options = AnswerOptions(planner=_Fixed(plan), catalog=shop_catalog)
+    options = AnswerOptions(planner=FixedPlanner(plan), catalog=shop_catalog)
     res = plan_and_answer(_TIER, "nordwind", engine=shop_engine, options=options)
     assert res.status == "answered", res.text

@@ -9,12 +9,11 @@ rewrites them (as tests/executor/test_golden_sql.py does); review the diff.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from deployments.shop import SHOP_CATALOG
-from test_golden_sql import render_golden
+from test_golden_sql import assert_golden, render_golden
 
 from qdsl.dsl.catalog import Catalog, load_catalog
 from qdsl.dsl.ir import Aggregation, QueryType
@@ -54,12 +53,7 @@ def test_golden_measure_sql(case: str, dialect: str) -> None:
         assert st.params.get("tenant_id") == TENANT, st.role
         assert f"'{TENANT}'" not in st.sql and "'card'" not in st.sql
     text = render_golden(compiled)
-    path = GOLDEN / f"measure_sql__{case}__{dialect}.sql"
-    if os.environ.get("QDSL_UPDATE_GOLDEN") == "1" or not path.exists():
-        if os.environ.get("CI") and not path.exists():
-            pytest.fail(f"missing golden file {path.name}; run with QDSL_UPDATE_GOLDEN=1")
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
+    assert_golden(GOLDEN / f"measure_sql__{case}__{dialect}.sql", text)
 
 
 def test_no_stale_measure_goldens() -> None:

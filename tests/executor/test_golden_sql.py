@@ -34,6 +34,17 @@ def render_golden(compiled: CompiledPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def assert_golden(path: Path, text: str) -> None:
+    """`text` is the golden file at `path`; QDSL_UPDATE_GOLDEN=1 (or a file not yet
+    written, outside CI) writes it instead."""
+    if os.environ.get("QDSL_UPDATE_GOLDEN") == "1" or not path.exists():
+        if os.environ.get("CI") and not path.exists():
+            pytest.fail(f"missing golden file {path.name}; run with QDSL_UPDATE_GOLDEN=1")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
 @pytest.mark.parametrize(("entity", "query_type"), PAIRS)
 def test_golden_sql(entity: str, query_type: QueryType, dialect: str) -> None:
@@ -45,13 +56,7 @@ def test_golden_sql(entity: str, query_type: QueryType, dialect: str) -> None:
         assert st.params.get("tenant_id") == TENANT, st.role
         assert f"'{TENANT}'" not in st.sql
     text = render_golden(compiled)
-    path = GOLDEN / f"test_golden_sql__{entity}.{query_type.value}__{dialect}.sql"
-    if os.environ.get("QDSL_UPDATE_GOLDEN") == "1" or not path.exists():
-        if os.environ.get("CI") and not path.exists():
-            pytest.fail(f"missing golden file {path.name}; run with QDSL_UPDATE_GOLDEN=1")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
+    assert_golden(GOLDEN / f"test_golden_sql__{entity}.{query_type.value}__{dialect}.sql", text)
 
 
 def test_no_stale_golden_files() -> None:

@@ -8,30 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fixed_planner import FixedPlanner
 from sqlalchemy import Engine, text
 
 from qdsl.api import AnswerOptions, plan_and_answer
-from qdsl.dsl.catalog import Catalog
-from qdsl.planner.base import PlanContext, PlanDraft
-
-
-class _Fixed:
-    """A planner writing one plan whatever it is asked (as a careless LLM might)."""
-
-    name = "fixed"
-
-    def __init__(self, plan: str) -> None:
-        self.text = plan
-
-    def plan(
-        self,
-        question: str,
-        *,
-        catalog: Catalog,
-        context: PlanContext | None = None,
-        feedback: str | None = None,
-    ) -> PlanDraft:
-        return PlanDraft(self.text, self.name)
 
 
 def _sum(engine: Engine, tenant: str, status: str | None) -> float:
@@ -98,7 +78,7 @@ def test_a_careless_plan_for_a_sum_is_never_answered(
     engine: Engine, question: str, plan: str
 ) -> None:
     res = plan_and_answer(
-        question, "t1", engine=engine, options=AnswerOptions(planner=_Fixed(plan))
+        question, "t1", engine=engine, options=AnswerOptions(planner=FixedPlanner(plan))
     )
     assert res.status != "answered", (question, plan, res.text)
     assert res.status in {"clarify", "refused"}, res.status
@@ -107,6 +87,6 @@ def test_a_careless_plan_for_a_sum_is_never_answered(
 def test_the_right_plan_from_a_planner_is_answered(engine: Engine) -> None:
     plan = 'aggregate project where status = "active" select budget'
     res = plan_and_answer(
-        _SUM_ACTIVE, "t1", engine=engine, options=AnswerOptions(planner=_Fixed(plan))
+        _SUM_ACTIVE, "t1", engine=engine, options=AnswerOptions(planner=FixedPlanner(plan))
     )
     assert res.status == "answered" and res.data["value"] == _sum(engine, "t1", "active")

@@ -12,32 +12,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from fixed_planner import FixedPlanner
 from sqlalchemy import Engine, text
 
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
 from qdsl.facts.db import make_engine
-from qdsl.planner.base import PlanContext, PlanDraft
-
-
-class _Fixed:
-    """A planner writing one plan whatever it is asked (as a careless LLM might)."""
-
-    name = "fixed"
-
-    def __init__(self, plan: str) -> None:
-        self.text = plan
-
-    def plan(
-        self,
-        question: str,
-        *,
-        catalog: Catalog,
-        context: PlanContext | None = None,
-        feedback: str | None = None,
-    ) -> PlanDraft:
-        return PlanDraft(self.text, self.name)
-
 
 _FUNCTIONS: dict[str, Callable[[list[float]], float]] = {
     "sum": sum,
@@ -103,7 +83,7 @@ def test_a_careless_plan_for_a_measure_per_group_is_never_answered(
     engine: Engine, question: str, plan: str
 ) -> None:
     res = plan_and_answer(
-        question, "t1", engine=engine, options=AnswerOptions(planner=_Fixed(plan))
+        question, "t1", engine=engine, options=AnswerOptions(planner=FixedPlanner(plan))
     )
     assert res.status in {"clarify", "refused"}, (question, plan, res.status, res.text)
 
@@ -166,6 +146,6 @@ _SHOP_SUM = "What is the total amount of refunded payments per method?"
 def test_a_careless_shop_plan_per_group_is_never_answered(
     shop_engine: Engine, shop_catalog: Catalog, plan: str
 ) -> None:
-    options = AnswerOptions(planner=_Fixed(plan), catalog=shop_catalog)
+    options = AnswerOptions(planner=FixedPlanner(plan), catalog=shop_catalog)
     res = plan_and_answer(_SHOP_SUM, "nordwind", engine=shop_engine, options=options)
     assert res.status in {"clarify", "refused"}, (plan, res.status, res.text)

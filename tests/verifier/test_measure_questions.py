@@ -10,30 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fixed_planner import FixedPlanner
 from sqlalchemy import Engine, text
 
 from qdsl.api import AnswerOptions, plan_and_answer
 from qdsl.dsl.catalog import Catalog
-from qdsl.planner.base import PlanContext, PlanDraft
-
-
-class _Fixed:
-    """A planner writing one plan whatever it is asked (as a careless LLM might)."""
-
-    name = "fixed"
-
-    def __init__(self, plan: str) -> None:
-        self.text = plan
-
-    def plan(
-        self,
-        question: str,
-        *,
-        catalog: Catalog,
-        context: PlanContext | None = None,
-        feedback: str | None = None,
-    ) -> PlanDraft:
-        return PlanDraft(self.text, self.name)
 
 
 def _budgets(engine: Engine, tenant: str, status: str | None) -> list[float]:
@@ -126,7 +107,7 @@ def test_a_careless_plan_for_a_measure_is_never_answered(
     engine: Engine, question: str, plan: str
 ) -> None:
     res = plan_and_answer(
-        question, "t1", engine=engine, options=AnswerOptions(planner=_Fixed(plan))
+        question, "t1", engine=engine, options=AnswerOptions(planner=FixedPlanner(plan))
     )
     assert res.status in {"clarify", "refused"}, (question, plan, res.status, res.text)
 
@@ -143,7 +124,7 @@ def test_the_right_plan_from_a_planner_is_answered(
     engine: Engine, question: str, plan: str
 ) -> None:
     res = plan_and_answer(
-        question, "t1", engine=engine, options=AnswerOptions(planner=_Fixed(plan))
+        question, "t1", engine=engine, options=AnswerOptions(planner=FixedPlanner(plan))
     )
     assert res.status == "answered", (res.status, res.text)
 
@@ -172,7 +153,7 @@ def shop_engine(shop_url: str) -> Any:
 def test_a_measure_over_another_field_or_measure_is_never_answered(
     shop_engine: Engine, shop_catalog: Catalog, question: str, plan: str
 ) -> None:
-    options = AnswerOptions(planner=_Fixed(plan), catalog=shop_catalog)
+    options = AnswerOptions(planner=FixedPlanner(plan), catalog=shop_catalog)
     res = plan_and_answer(question, "nordwind", engine=shop_engine, options=options)
     assert res.status in {"clarify", "refused"}, (question, plan, res.status, res.text)
 
