@@ -62,6 +62,12 @@ class BoundFilter:
     path: tuple[RelationStep, ...] = ()
 
     @property
+    def related_rows(self) -> bool:
+        """`payments is null`: the filter names the related rows of its path, no
+        field of them (`field` is then the related entity's id)."""
+        return len(self.path) == self.filter.field.count(RELATION_SEPARATOR) + 1
+
+    @property
     def op(self) -> Operator:
         return self.filter.operator
 
@@ -179,6 +185,13 @@ def bind_plan(plan: Plan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
     for i, flt in enumerate(plan.filters):
         path: tuple[RelationStep, ...] = ()
         owner = entity
+        rows = _related_rows(catalog, entity, flt.field)
+        if rows:
+            target = catalog.entities[rows[-1].target]
+            spec = target.filter_spec(target.id)
+            assert spec is not None  # the implicit id is always filterable
+            out.append(BoundFilter(i, flt, spec, None, rows))
+            continue
         if RELATION_SEPARATOR in flt.field:
             names = tuple(flt.field.split(RELATION_SEPARATOR))
             path = relation_path(catalog, entity.name, names[:-1])
@@ -188,6 +201,22 @@ def bind_plan(plan: Plan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
             raise _not_normalized(f"filter field `{flt.field}`")
         out.append(BoundFilter(i, flt, spec, typed_value(spec, flt), path))
     return BoundPlan(plan, catalog, entity, tuple(out), tenant_id, bind_scope(plan, catalog))
+
+
+def _related_rows(catalog: Catalog, entity: EntitySpec, field: str) -> tuple[RelationStep, ...]:
+    """The steps of a normalized filter on related rows (every name a relation, the
+    first no field of the entity); empty for a filter on a field."""
+    if entity.filter_spec(field.split(RELATION_SEPARATOR, 1)[0]) is not None:
+        return ()
+    steps: list[RelationStep] = []
+    here = entity.name
+    for name in field.split(RELATION_SEPARATOR):
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None:
+            return ()
+        steps.append(step)
+        here = step.target
+    return tuple(steps)
 
 
 def _not_normalized(what: str) -> InternalError:

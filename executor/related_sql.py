@@ -38,6 +38,10 @@ def related_condition(
     satisfies the filter, correlated to the main row."""
     assert bf.path, "a related condition needs a relation path"
     here, froms, conds = _walk(bf.path, f"rel{bf.index}", main, catalog, p, storage=storage)
+    if bf.related_rows:
+        # `payments is null`: no related row at all; `is not null`: some row
+        found = sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
+        return found if bf.filter.value is False else ~found
     conds.append(column_condition(bf, here, p))
     return sa.exists(sa.select(here.id).select_from(*froms).where(*conds))
 

@@ -138,8 +138,33 @@ def related_label(
     return spec, " ".join((*(w.replace("_", " ") for w in words), label))
 
 
+def related_rows(
+    catalog: Catalog, entity: EntitySpec, path: str, flt: Filter, lang: Language
+) -> str:
+    """A filter on related rows in words: "没有支付", "with no payments"."""
+    words: list[str] = []
+    here = entity.name
+    for name in path.split("."):
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None:
+            return path
+        zh_word = _first(step.synonyms, cjk=True) or entity_name(catalog, step.target, lang)
+        words.append(zh_word if lang == "zh" else name.replace("_", " "))
+        here = step.target
+    none = flt.value is not False
+    if lang == "zh":
+        return ("没有" if none else "有") + "的".join(words)
+    return ("with no " if none else "with ") + " of ".join(reversed(words))
+
+
 def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -> str:
     entity = catalog.entities.get(entity_type)
+    if (
+        entity is not None
+        and flt.operator is Operator.IS_NULL
+        and _names_rows(catalog, entity, flt.field)
+    ):
+        return related_rows(catalog, entity, flt.field, flt, lang)
     spec = field_spec(entity, flt.field)
     label = field_name(spec, flt.field, lang)
     if "." in flt.field and entity is not None:
@@ -178,3 +203,11 @@ def conditions(
 ) -> str:
     parts = [condition(catalog, entity_type, f, lang) for f in filters]
     return ("，".join(parts)) if lang == "zh" else " and ".join(parts)
+
+
+def _names_rows(catalog: Catalog, entity: EntitySpec, field: str) -> bool:
+    """Whether a normalized filter's field is a path of relations alone."""
+    first = field.split(".", 1)[0]
+    return entity.filter_spec(first) is None and first in catalog.relation_steps.get(
+        entity.name, {}
+    )

@@ -10,6 +10,7 @@ from qdsl.dsl.normalize.entity import entity_of
 from qdsl.dsl.normalize.env import Env, where
 from qdsl.dsl.normalize.names import field_spec, filterable, resolve_filter_field
 from qdsl.dsl.normalize.related import is_related, resolve_related
+from qdsl.dsl.normalize.related_rows import names_relations, related_rows_spec
 from qdsl.dsl.suggest import did_you_mean, suggest
 
 _MAX_BINDINGS = 1024
@@ -22,6 +23,8 @@ def spec_for(
 
     With the catalog, a path through declared relations (`customer.city`) binds
     to the related entity's field (`dsl.normalize.related`)."""
+    if catalog is not None and names_relations(catalog, ent, f.field):
+        return related_rows_spec(catalog, ent, f, index)
     if catalog is not None and is_related(f.field):
         related, related_spec, _ = resolve_related(catalog, ent, f, index)
         return related, related_spec
@@ -58,7 +61,7 @@ def bind_filters(plan: Plan, env: Env) -> Plan:
     out: list[Filter] = []
     for i, f in enumerate(plan.filters):
         name, spec = spec_for(ent, f, i, env.catalog)
-        if f.operator not in spec.operators:
+        if f.operator not in spec.operators and not names_relations(env.catalog, ent, name):
             allowed = [op.value for op in spec.operators]
             suggestions = suggest(f.operator.value, allowed)
             raise PlanError(

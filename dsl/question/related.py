@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from qdsl.dsl.catalog import Cardinality, Catalog, EntitySpec, FieldSpec, FieldType
 from qdsl.dsl.catalog.relations import MAX_HOPS
+from qdsl.dsl.ir import Operator
 from qdsl.dsl.question.model import Kind, Piece, Problem, Sense
 
 if TYPE_CHECKING:
@@ -164,12 +165,56 @@ def related_entity(catalog: Catalog, main: str, p: Piece) -> str | None:
 
 
 def through(catalog: Catalog, main: str, entity: str, fields: set[str]) -> bool:
-    """Whether some condition field goes through the path reaching `entity`."""
+    """Whether some condition field goes through the path reaching `entity` (or
+    is that path: a condition on the related rows themselves)."""
     reach = paths_to(catalog, main).get(entity, [])
     if len(reach) != 1:
         return False
-    prefix = SEPARATOR.join(reach[0]) + SEPARATOR
-    return any(f.startswith(prefix) for f in fields)
+    path = SEPARATOR.join(reach[0])
+    return any(f == path or f.startswith(path + SEPARATOR) for f in fields)
+
+
+def rows_path(catalog: Catalog, main: str, p: Piece) -> str | None:
+    """The relation path to the one related entity an absence or presence piece
+    names ("without a payment": `payments`), when one declared path reaches it."""
+    named = {s.entity for s in p.senses if s.kind is Kind.ENTITY and s.entity}
+    if len(named) != 1 or main in named:
+        return None
+    reach = paths_to(catalog, main).get(named.pop(), [])
+    return SEPARATOR.join(reach[0]) if len(reach) == 1 else None
+
+
+def settle_rows(b: Builder, main: str) -> None:
+    """Conditions on related rows beside conditions through the same path: some
+    row is implied by a condition on a field of it ("orders with a payment by
+    card": the card payment is one), so it goes; no row beside a field of them
+    ("orders without a card payment") is a "none of them" the plan language
+    cannot state, so it stays a problem rather than a contradiction."""
+    rows = [
+        c
+        for c in b.conditions
+        if c.operator is Operator.IS_NULL and _is_rows(b.catalog, main, c.field)
+    ]
+    for c in rows:
+        others = [o for o in b.conditions if o is not c and o.field.startswith(c.field + SEPARATOR)]
+        if not others:
+            continue
+        b.conditions.remove(c)
+        if c.value is not False:
+            b.problem(c.text, "unplaced", (c.field,), "negation")
+
+
+def _is_rows(catalog: Catalog, main: str, field: str) -> bool:
+    """Whether a condition's field is a path of relations alone (no field at its end)."""
+    here = main
+    for name in field.split(SEPARATOR):
+        if name in catalog.entities[here].fields:
+            return False
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None:
+            return False
+        here = step.target
+    return True
 
 
 def shown_field(catalog: Catalog, main: str, p: Piece) -> str | None:

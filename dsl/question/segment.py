@@ -192,6 +192,20 @@ _AROUND_FIELD = (
 )
 
 
+# No / some rows of a related entity around its name ("orders without a payment",
+# "未付款的订单", "有退款记录的订单"): the walk reads them as a condition on the
+# related rows themselves when a relation reaches the entity.
+_AROUND_ENTITY = (
+    (r"(?:" + W.ABSENCE_BEFORE + r"|未)\s*", "", Kind.ABSENCE),
+    (r"(?<![没所])有\s*", r"(?=\s*的)", Kind.PRESENCE),
+    (
+        r"(?<![a-z])(?:with|having|that have|which have|who have) (?:an? |any |some )?",
+        "",
+        Kind.PRESENCE,
+    ),
+)
+
+
 def _catalog_pieces(
     text: str,
     senses: Mapping[str, tuple[Sense, ...]],
@@ -204,6 +218,12 @@ def _catalog_pieces(
         meant = senses[spelling]
         for s, e in find(text, spelling, squeezed):
             yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
+        if any(m.kind is Kind.ENTITY for m in meant):
+            # before the field's own: a spelling of both (付款, an entity and a date
+            # field's verb) keeps every sense, and the walk prefers the field's
+            for before, after, kind in _AROUND_ENTITY:
+                for m in around(spelling, before, after).finditer(text):
+                    yield Piece(m.start(), m.end(), m.group(), kind, senses=meant)
     for spelling in present(field_senses, squeezed):
         meant = field_senses[spelling]
         for before, after, kind in _AROUND_FIELD:

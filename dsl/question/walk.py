@@ -228,6 +228,12 @@ class Walk(NumberPieces):
             named=self.related_named,
         ):
             return  # "有退款的订单": a related yes/no field
+        if s is not None and s.kind is Kind.ENTITY and p.kind is Kind.PRESENCE:
+            return  # the asked entity named again: "compare project 64 with project 65"
+        rows = related.rows_path(self.b.catalog, self.main, p) if s is None else None
+        if rows is not None:  # "没有付款的订单": no related row at all
+            self.b.add(rows, Operator.IS_NULL, p.kind is Kind.ABSENCE, p.text)
+            return
         if s is None or s.field is None:
             self.b.problem(p.text, "unplaced", self.b.could(self.main, None))
             return
@@ -309,6 +315,7 @@ class Walk(NumberPieces):
         if self.negate is not None:
             b.problem(self.pieces[self.negate].text, "unplaced", (), "negation")
         b.values(self.main, self.values)
+        related.settle_rows(b, self.main)
         shown = tuple(f for _, f in self.fields if related.SEPARATOR in f)
         related.check_named(b, self.main, self.related_named, shown)
         placed = self.place_flags_and_measures()

@@ -38,8 +38,9 @@ Rules:
 - Use only the entities, fields, operators and values listed in the catalog below.
 - A condition on a related entity names its relation, never a table or a key:
   `<relation>.<field>` (e.g. orders of customers in a city: the order's customer
-  relation, then the customer's field), at most two relations deep. `select` may
-  name one too (each order's customer city), across many_to_one relations only.
+  relation, then the customer's field), at most two relations deep; `<relation> is null`
+  is "with no related row". `select` may name one too (each order's customer city),
+  across many_to_one relations only.
 {values}
 - Never set a tenant: the caller binds it."""
 

@@ -41,8 +41,9 @@ MAX_RELATED_FIELDS = 400
 
 def related_fields(catalog: Catalog, *, one_each: bool = False) -> list[str]:
     """`relation.field` and `relation.relation.field` names a filter may use: column
-    fields, not sensitive, of the entity a declared path reaches (at most two hops).
-    `one_each`: only paths of many-to-one steps, the ones a projection may show."""
+    fields, not sensitive, of the entity a declared path reaches (at most two hops),
+    and the paths themselves (`payments is null`: no related row).
+    `one_each`: only fields across many-to-one steps, the ones a projection may show."""
     out: set[str] = set()
 
     def reach(entity: str, prefix: tuple[str, ...]) -> None:
@@ -53,6 +54,8 @@ def related_fields(catalog: Catalog, *, one_each: bool = False) -> list[str]:
             target = catalog.entities.get(step.target)
             if target is None:
                 continue
+            if not one_each:
+                out.add(".".join(path))
             for fname, spec in target.fields.items():
                 if not spec.sensitive and spec.column is not None:
                     out.add(".".join((*path, fname)))
@@ -127,7 +130,8 @@ def catalog_plan_schema(catalog: Catalog) -> dict[str, Any]:
     filter_enum = {"type": "string", "enum": sorted({*fields, *related_fields(catalog)})}
     defs["Filter"]["properties"]["field"] = {
         "title": "Field",
-        "description": "a field of the entity, or `relation.field` of a related entity",
+        "description": "a field of the entity, `relation.field` of a related entity, or "
+        "`relation` alone with is_null (true: no related row; false: some related row)",
         **filter_enum,
     }
     defs["Sort"]["properties"]["field"] = {"title": "Field", **field_enum}

@@ -181,6 +181,8 @@ ROWS: tuple[tuple[str, str, tuple[tuple[Any, ...], ...]], ...] = (
             ("north", 1, "Looks good", 1),
             ("north", 2, "Needs tests", 3),
             ("south", 1, "Done soon", 1),
+            # no south task 4: only a careless join lets it give north's task 4 a comment
+            ("south", 2, "Stray note", 4),
         ),
     ),
 )
