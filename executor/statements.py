@@ -11,6 +11,8 @@ Every statement binds `:tenant_id` on every table it reads.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -244,6 +246,28 @@ class StatementBuilder:
             cols.append(sa.func.count().over().label(N.ROW_TOTAL))
         return sa.select(*cols).select_from(et.table)
 
+    def match_count(self, bound: tuple[BoundFilter, ...], *, has_subjects: bool) -> Any:
+        """How many rows match, as a subquery of its own over another alias of the
+        table: where a condition crosses a relation, a window count over the page's
+        pass makes PostgreSQL test the relation row by row in the page's order for
+        every match (a nested loop it costs as if the LIMIT stopped it early);
+        apart, each half is planned for what it does (the count by a hash semi
+        join, the page stopping at its limit). Uncorrelated: evaluated once."""
+        alias = self.et.table.alias("matched")
+        counter = copy.copy(self)
+        counter.et = dataclasses.replace(self.et, table=alias)  # type: ignore[arg-type]
+        where = counter.conditions(bound, skip_positive_facts=False)
+        if has_subjects:
+            where.append(counter.et.id.in_(counter.subject_ids()))
+        return (
+            sa.select(sa.func.count())
+            .select_from(alias)
+            .where(*where)
+            .correlate(None)
+            .scalar_subquery()
+            .label(N.ROW_TOTAL)
+        )
+
     def value_of(self, s: Selected) -> ColumnElement[Any]:
         """A selected column: the entity's own, or a related row's (`customer.city`)."""
         if not s.path:
@@ -296,12 +320,15 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     # the baseline guard (the tenant's unfiltered count) is read when the plan
     # filters or is scoped: a narrowed answer must not be the tenant's total
     guard = bool(bound) or scope is not None
+    apart = template.shape.counts and any(bf.path for bf in bound)
     main = (
-        b.entity_select(selected, baseline=False, total=template.shape.counts)
+        b.entity_select(selected, baseline=False, total=template.shape.counts and not apart)
         .where(*where)
         .order_by(*b.order_by())
         .limit(b.limit())
     )
+    if apart:
+        main = main.add_columns(b.match_count(bound, has_subjects=has_subjects))
     baseline = sa.select(sa.func.count().label(N.COUNT)).select_from(et.table).where(b.tenant())
     joined = wrap_main(b, main, bound, guard=guard)
     rows_by_id = (

@@ -3,7 +3,11 @@
 
 -- role: main
 WITH m AS 
-(SELECT orders.tenant_id AS q_tenant, orders.id AS q_id, orders.number AS q_label, orders.id AS v_id, orders.number AS v_number, orders.status AS v_status, orders.ordered_at AS v_ordered_at, count(*) OVER () AS q_total, orders.id AS q_k0 
+(SELECT orders.tenant_id AS q_tenant, orders.id AS q_id, orders.number AS q_label, orders.id AS v_id, orders.number AS v_number, orders.status AS v_status, orders.ordered_at AS v_ordered_at, (SELECT count(*) AS count_1 
+FROM orders AS matched 
+WHERE matched.tenant_id = %(tenant_id)s::VARCHAR AND (EXISTS (SELECT rel0_0.id 
+FROM payments AS rel0_0 
+WHERE rel0_0.order_id = matched.id AND rel0_0.tenant_id = %(tenant_id)s::VARCHAR AND rel0_0.refunded = %(f0)s))) AS q_total, orders.id AS q_k0 
 FROM orders 
 WHERE orders.tenant_id = %(tenant_id)s::VARCHAR AND (EXISTS (SELECT rel0_0.id 
 FROM payments AS rel0_0 

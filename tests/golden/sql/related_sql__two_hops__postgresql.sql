@@ -3,7 +3,11 @@
 
 -- role: main
 WITH m AS 
-(SELECT customers.tenant_id AS q_tenant, customers.id AS q_id, customers.name AS q_label, customers.id AS v_id, customers.name AS v_name, customers.city AS v_city, customers.tier AS v_tier, count(*) OVER () AS q_total, customers.id AS q_k0 
+(SELECT customers.tenant_id AS q_tenant, customers.id AS q_id, customers.name AS q_label, customers.id AS v_id, customers.name AS v_name, customers.city AS v_city, customers.tier AS v_tier, (SELECT count(*) AS count_1 
+FROM customers AS matched 
+WHERE matched.tenant_id = %(tenant_id)s::VARCHAR AND (EXISTS (SELECT rel0_1.id 
+FROM orders AS rel0_0, payments AS rel0_1 
+WHERE rel0_0.customer_id = matched.id AND rel0_0.tenant_id = %(tenant_id)s::VARCHAR AND rel0_1.order_id = rel0_0.id AND rel0_1.tenant_id = %(tenant_id)s::VARCHAR AND rel0_1.method IN (__[POSTCOMPILE_f0])))) AS q_total, customers.id AS q_k0 
 FROM customers 
 WHERE customers.tenant_id = %(tenant_id)s::VARCHAR AND (EXISTS (SELECT rel0_1.id 
 FROM orders AS rel0_0, payments AS rel0_1 
