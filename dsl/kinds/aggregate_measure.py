@@ -9,6 +9,7 @@ it), so it cannot import the IR's enums at run time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +31,18 @@ _WORDS: dict[str, tuple[str, str]] = {
 
 @dataclass(frozen=True)
 class Part:
-    """One SQL aggregate: `function` over `field`, or over the rows (`count`)."""
+    """One SQL aggregate: `function` over `field` (× `times`, a declared product), or
+    over the rows (`count`)."""
 
     function: str
     field: str | None
+    times: str | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The columns the part reads, each once."""
+        named = (self.field, self.times)
+        return tuple(dict.fromkeys(f for f in named if f is not None))
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,12 @@ class Computed:
     parts: tuple[Part, ...]
 
     @property
+    def product(self) -> Part | None:
+        """The one part when it multiplies two fields: its cited rows carry the product."""
+        part = self.parts[0]
+        return part if len(self.parts) == 1 and part.times is not None else None
+
+    @property
     def label(self) -> str | None:
         """What `data.measure` names: the declared measure, else the field."""
         return self.name or self.field
@@ -53,7 +68,7 @@ class Computed:
 
 def _part(m: MeasureSpec) -> Part:
     assert m.function is not None  # the catalog checks refuse a measure without one
-    return Part(str(m.function), m.field)
+    return Part(str(m.function), m.field, m.times)
 
 
 def computed(spec: EntitySpec, measure: Measure) -> Computed:
@@ -68,6 +83,16 @@ def computed(spec: EntitySpec, measure: Measure) -> Computed:
     assert measure.function is not None  # the IR holds a name or a function
     part = Part(str(measure.function), measure.field)
     return Computed(part.function, part.field, None, (part,))
+
+
+def part_value(part: Part, column: Callable[[str], Any]) -> Any:
+    """The value a row gives the part: its field's column (`column(field)`), the two
+    columns multiplied for a product (NULL in either: no value), None to count rows."""
+    if part.field is None:
+        return None
+    if part.times is None:
+        return column(part.field)
+    return column(part.field) * column(part.times)
 
 
 def sql_aggregate(sql: Any, part: Part, column: Any) -> Any:
