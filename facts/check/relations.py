@@ -187,8 +187,8 @@ def _numeric_columns(catalog: Catalog, name: str) -> list[tuple[str, str]]:
             continue
         key = f"entities.{name}.measures.{mname}"
         # a product's second factor is read like its first
-        for factor, fname in ((key, m.field), (f"{key}.times", m.times)):
-            spec = e.fields.get(fname or "")
+        for factor, named in ((key, m.field), (f"{key}.times", m.times)):
+            spec = e.fields.get(named or "")
             if spec is not None and spec.column is not None:
                 out.append((factor, spec.column))
     return out
