@@ -12,12 +12,13 @@ consistency rule. The breakdown kind (SPEC §3) is not this one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.kinds.aggregate_measure import (
     RATIO,
+    Part,
     computed,
     declared_label,
     measure_words,
@@ -101,9 +102,9 @@ def _build(ctx: StatementContext) -> KindStatements:
     # what a cited row carries: the field, or a declared product's value of the row
     col = None if measure.field is None else ctx.column(measure.field)
     if product is not None:
-        col = part_value(product, ctx.column)
+        col = part_value(product, ctx.factor)
     values = [
-        sql_aggregate(sql, part, part_value(part, ctx.column)).label(_label(i))
+        sql_aggregate(sql, part, part_value(part, _reader(ctx, part))).label(_label(i))
         for i, part in enumerate(measure.parts)
     ]
     total = (
@@ -167,6 +168,11 @@ def _build(ctx: StatementContext) -> KindStatements:
         return KindRead(data=data, rows=refs, count=n, truncated=len(refs) < n)
 
     return KindStatements((("main", total), ("rows", cited)), read)
+
+
+def _reader(ctx: StatementContext, part: Part) -> Callable[[str], Any]:
+    """How the part reads its fields: a product's factors widened (`ctx.factor`)."""
+    return ctx.column if part.times is None else ctx.factor
 
 
 def _factor_label(field: str) -> str:

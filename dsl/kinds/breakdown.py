@@ -179,7 +179,8 @@ def _build(ctx: StatementContext) -> KindStatements:
     n = len(groupings)
     measure = None if ctx.plan.measure is None else computed(ctx.entity, ctx.plan.measure)
     measured = [] if measure is None else BM.fields_of(measure)
-    product = [] if measure is None else BM.product_member(measure, ctx.column)
+    product = [] if measure is None else BM.product_member(measure, ctx.factor)
+    factors = set() if measure is None else BM.factors_of(measure)
     # a grouping by a related object: its label, shown for its key (its id)
     labels = {i: ctx.group_label(g.field) for i, g in enumerate(groupings) if g.grain is None}
     labels = {i: label for i, label in labels.items() if label is not None}
@@ -187,7 +188,11 @@ def _build(ctx: StatementContext) -> KindStatements:
         sql.select(
             *(ctx.group_key(g.field, g.grain).label(key_name(i)) for i, g in enumerate(groupings)),
             *(label.label(label_name(i)) for i, label in labels.items()),
-            *(ctx.column(f).label(BM.member_column(f)) for f in measured),
+            # a product's factors widened where the database could overflow them
+            *(
+                (ctx.factor(f) if f in factors else ctx.column(f)).label(BM.member_column(f))
+                for f in measured
+            ),
             *product,
             *ctx.row_columns(),
         )

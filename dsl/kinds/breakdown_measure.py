@@ -47,6 +47,11 @@ def fields_of(measure: Computed) -> list[str]:
     return list(dict.fromkeys(f for p in measure.parts for f in p.fields))
 
 
+def factors_of(measure: Computed) -> set[str]:
+    """The fields some part of the measure multiplies."""
+    return {f for p in measure.parts if p.times is not None for f in p.fields}
+
+
 def product_member(measure: Computed, column: Callable[[str], Any]) -> list[Any]:
     """A declared product's value of each member (cited with its row), labelled: none
     for another measure."""

@@ -2,14 +2,16 @@
 
 On the shop (both dialects, both tenants): revenue = quantity × unit_price per
 order line, as an aggregate and per product, every cited line carrying its
-revenue and both factors. On a table of its own with NULLs: a row with either
+revenue and both factors. On a table of its own, both dialects: a row with either
 factor missing gives no value, is not counted among the values and is not cited,
-as SQL multiplies.
+as SQL multiplies; a product of SMALLINT or INTEGER columns past their type's
+range is computed whole (PostgreSQL would overflow the column's own type).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ from deployments.shop import SHOP_TENANTS, Rows
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping
 from qdsl.dsl.plan.plan_cache import compile_source
 from qdsl.executor.run import execute
+from qdsl.facts.db import READER_ROLE, make_engine, upgrade
+from qdsl.facts.secure import secure
 
 
 def _lines(rows: Rows, tenant: str) -> list[dict[str, Any]]:
@@ -87,43 +91,77 @@ _ITEMS: dict[str, Any] = {
                 "kind": {"column": "kind"},
                 "qty": {"column": "qty", "type": "number"},
                 "price": {"column": "price", "type": "number"},
+                "width": {"column": "width", "type": "number"},
+                "depth": {"column": "depth", "type": "number"},
             },
-            "measures": {"worth": {"field": "qty", "times": "price", "function": "sum"}},
+            "measures": {
+                "worth": {"field": "qty", "times": "price", "function": "sum"},
+                "packs": {"field": "qty", "times": "qty", "function": "sum"},
+                "area": {"field": "width", "times": "depth", "function": "sum"},
+            },
         }
     }
 }
-# (id, kind, qty, price): rows 2 and 3 miss a factor and give no value
-_ROWS = [(1, "a", 2, 1.5), (2, "a", None, 4.0), (3, "b", 3, None), (4, "b", 1, 10.0)]
+# (id, kind, qty SMALLINT, price NUMERIC, width INTEGER, depth INTEGER): rows 2 and 3
+# miss a factor of `worth`; 300 × 300 is past SMALLINT, 60000 × 60000 past INTEGER
+_ROWS = [
+    (1, "a", 2, 1.5, 60000, 60000),
+    (2, "a", None, 4.0, 3, 4),
+    (3, "b", 300, None, None, 7),
+    (4, "b", 1, 10.0, 50000, 70000),
+]
+_DDL = (
+    "CREATE TABLE items (tenant_id VARCHAR(16) NOT NULL, id INTEGER NOT NULL, "
+    "title VARCHAR(20), kind VARCHAR(4), qty SMALLINT, price NUMERIC(10, 2), "
+    "width INTEGER, depth INTEGER, PRIMARY KEY (tenant_id, id))"
+)
 
 
-@pytest.fixture
-def items(tmp_path: Path) -> sa.Engine:
-    engine = sa.create_engine(f"sqlite+pysqlite:///{tmp_path / 'items.sqlite3'}")
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)])
+def items(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sa.Engine]:
+    if request.param == "sqlite":
+        url = f"sqlite+pysqlite:///{tmp_path / 'items.sqlite3'}"
+    else:
+        url = request.getfixturevalue("pg_database_factory")()
+    upgrade(url)
+    engine = make_engine(url)
     with engine.begin() as conn:
-        conn.execute(
-            sa.text(
-                "CREATE TABLE items (tenant_id TEXT NOT NULL, id INTEGER NOT NULL, "
-                "title TEXT, kind TEXT, qty INTEGER, price REAL, PRIMARY KEY (tenant_id, id))"
-            )
-        )
-        for i, kind, qty, price in _ROWS:
+        conn.execute(sa.text(_DDL))
+        for i, kind, qty, price, width, depth in _ROWS:
             for tenant in ("t1", "t2"):
                 conn.execute(
-                    sa.text("INSERT INTO items VALUES (:t, :i, :title, :k, :q, :p)"),
-                    {"t": tenant, "i": i, "title": f"item {i}", "k": kind, "q": qty, "p": price},
+                    sa.text("INSERT INTO items VALUES (:t, :i, :title, :k, :q, :p, :w, :d)"),
+                    {"t": tenant, "i": i, "title": f"item {i}", "k": kind}
+                    | {"q": qty, "p": price, "w": width, "d": depth},
                 )
-    return engine
+    if engine.dialect.name == "postgresql":
+        secure(engine, catalog_from_mapping(_ITEMS), reader=READER_ROLE, apply=True)
+    yield engine
+    engine.dispose()
+
+
+def _run(catalog: Catalog, engine: sa.Engine, source: str) -> dict[str, Any]:
+    return dict(execute(compile_source(source, catalog, None).plan, catalog, engine, "t1").data)
 
 
 def test_a_missing_factor_gives_no_value_and_is_not_cited(items: sa.Engine) -> None:
     catalog = catalog_from_mapping(_ITEMS)
-    plan = compile_source("aggregate item measure worth", catalog, None).plan
-    data = dict(execute(plan, catalog, items, "t1").data)
+    data = _run(catalog, items, "aggregate item measure worth")
     assert data["value"] == pytest.approx(2 * 1.5 + 1 * 10.0)
     assert data["values"] == 2
     assert set(data["rows"]) == {"1", "4"}
-    grouped = compile_source("breakdown item group by kind measure worth", catalog, None).plan
-    groups = {
-        g["keys"][0]: g["value"] for g in execute(grouped, catalog, items, "t1").data["groups"]
-    }
+    grouped = _run(catalog, items, "breakdown item group by kind measure worth")
+    groups = {g["keys"][0]: g["value"] for g in grouped["groups"]}
     assert groups == pytest.approx({"a": 3.0, "b": 10.0})
+
+
+def test_a_product_of_integers_does_not_overflow_its_columns_type(items: sa.Engine) -> None:
+    catalog = catalog_from_mapping(_ITEMS)
+    # 300 × 300 in SMALLINT columns, 60000 × 60000 in INTEGER ones
+    assert _run(catalog, items, "aggregate item measure packs")["value"] == 4 + 90000 + 1 + 0
+    area = 60000 * 60000 + 3 * 4 + 50000 * 70000
+    assert _run(catalog, items, "aggregate item measure area")["value"] == area
+    grouped = _run(catalog, items, "breakdown item group by kind measure area")
+    groups = {g["keys"][0]: g["value"] for g in grouped["groups"]}
+    assert groups == {"a": 60000 * 60000 + 12, "b": 50000 * 70000}
+    assert grouped["total"] == area
