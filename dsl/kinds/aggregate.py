@@ -139,16 +139,14 @@ def _build(ctx: StatementContext) -> KindStatements:
         field = measure.field
 
         def carried(r: Any) -> dict[str, Any]:
-            if field is None:
-                return {}
-            if product is None:
-                return {field: _cited(r[_CITED])}
-            # the product under the measure's name (never a field's: the checks keep
-            # measure and field names apart), each factor under its field
-            return {
-                **{f: _cited(r[_factor_label(f)]) for f in factors},
-                str(measure.label): _cited(r[_CITED]),
-            }
+            if product is not None:
+                # the product under the measure's name (never a field's: the checks
+                # keep measure and field names apart), each factor under its field
+                return {
+                    **{f: _cited(r[_factor_label(f)]) for f in factors},
+                    str(measure.label): _cited(r[_CITED]),
+                }
+            return {} if field is None else {field: _cited(r[_CITED])}
 
         refs = tuple(
             RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], carried(r)) for r in rows["rows"][:cap]

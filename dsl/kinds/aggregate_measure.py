@@ -50,7 +50,7 @@ class Computed:
     """What a plan's measure computes: one part, or a ratio's numerator and denominator."""
 
     function: str  # an aggregation's value, or "ratio": what `data.function` reports
-    field: str | None  # the field the cited rows carry; None: the rows themselves
+    field: str | None  # the field the cited rows carry; None: the rows, a ratio, a product
     name: str | None  # the declared measure the plan named, if it named one
     parts: tuple[Part, ...]
 
@@ -79,7 +79,9 @@ def computed(spec: EntitySpec, measure: Measure) -> Computed:
             parts = (_part(spec.measures[m.numerator]), _part(spec.measures[m.denominator]))
             return Computed(RATIO, None, measure.name, parts)
         part = _part(m)
-        return Computed(part.function, part.field, measure.name, (part,))
+        # a product is over no one field: the answer names the measure, as a ratio's does
+        field = part.field if part.times is None else None
+        return Computed(part.function, field, measure.name, (part,))
     assert measure.function is not None  # the IR holds a name or a function
     part = Part(str(measure.function), measure.field)
     return Computed(part.function, part.field, None, (part,))

@@ -95,6 +95,7 @@ def test_the_careful_plan_for_the_revenue_ranking_is_answered(
         "aggregate order_line measure revenue",  # the grouping dropped
         "breakdown order_line group by order measure revenue limit 5",  # another grouping
         "breakdown order_line group by product measure revenue limit 3",  # another number
+        "breakdown order_line group by product measure revenue",  # no number
         "list product limit 5",
     ],
 )
