@@ -249,6 +249,19 @@ def as_text(col: ColumnElement[Any], stored: Stored | None) -> ColumnElement[Any
     return col if stored in _TEXTUAL else sa.cast(col, sa.Text())
 
 
+def product_factor(
+    col: ColumnElement[Any], stored: Stored | None, dialect: str
+) -> ColumnElement[Any]:
+    """A number column as a factor of a declared product (`times`): on PostgreSQL an
+    integer column is widened to BIGINT, since SMALLINT × SMALLINT and INTEGER ×
+    INTEGER are computed in their own type and overflow (300 × 300, 60000 × 60000)
+    long before a sum of them would; SQLite's integers are 64-bit already. The
+    value is read as the column's field type reads it."""
+    if dialect == "postgresql" and stored is Stored.INTEGER:
+        return sa.type_coerce(sa.cast(col, sa.BigInteger()), col.type)
+    return col
+
+
 def compared(
     col: ColumnElement[Any], kind: FieldType, stored: Stored | None, dialect: str
 ) -> ColumnElement[Any]:

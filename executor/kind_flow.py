@@ -24,6 +24,7 @@ from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Plan
 from qdsl.dsl.kinds import kind_of
 from qdsl.dsl.kinds.hooks import ROW_ID, ROW_LABEL, ROW_TENANT, KindStatements
+from qdsl.executor import column_types as CT
 from qdsl.executor import names as N
 from qdsl.executor.grains import is_time, period_of
 from qdsl.executor.predicates import is_text
@@ -82,6 +83,11 @@ class KindContext:
                 hint=f"name a column field of {spec.name}",
             )
         return self._b.et.col(column)
+
+    def factor(self, field: str) -> Any:
+        col = self.column(field)
+        stored = self._b.et.stored.get(col.name)
+        return CT.product_factor(col, stored, self._b.dialect)
 
     def is_related(self, field: str) -> bool:
         return is_related_grouping(self._b.catalog, self.entity, field)

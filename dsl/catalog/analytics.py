@@ -132,8 +132,9 @@ def _check_measure(
     if mname in e.fields:
         return [(key, f"`{mname}` is also a field of `{name}`: rename the measure")]
     if m.is_ratio:
-        if m.function is not None or m.field is not None:
-            return [(key, "a ratio has `numerator` and `denominator`, no `function` or `field`")]
+        if m.function is not None or m.field is not None or m.times is not None:
+            what = "no `function`, `field` or `times`"
+            return [(key, f"a ratio has `numerator` and `denominator`, {what}")]
         if m.numerator is None or m.denominator is None:
             return [(key, "a ratio needs both `numerator` and `denominator`")]
         return [
@@ -145,10 +146,41 @@ def _check_measure(
     if m.function is Aggregation.COUNT:
         if m.field is not None:
             return [(f"{key}.field", "`count` counts rows; use `count_distinct` over a field")]
+        if m.times is not None:
+            return [(f"{key}.times", "`count` counts rows; it multiplies no fields")]
         return []
     if m.field is None:
         return [(f"{key}.field", f"`{m.function.value}` needs a `field`")]
+    if m.times is not None:
+        return _check_product(key, e, m.field, m.times, m.function)
     return _check_measure_field(f"{key}.field", e, m.field, m.function)
+
+
+def _check_product(key: str, e: EntitySpec, fname: str, times: str, fn: Aggregation) -> Problems:
+    """`field` × `times`: two number columns of the row. The fields' own `aggregations`
+    do not apply: they bound what a plan may apply to the field, the product is the
+    deployer's own value."""
+    if fn not in NUMERIC_AGGREGATIONS:
+        # distinct products are no quantity anyone asks for; refusing keeps the meaning plain
+        allowed = ", ".join(sorted(a.value for a in NUMERIC_AGGREGATIONS))
+        return [(f"{key}.function", f"a product of two fields is aggregated by {allowed}")]
+    return [
+        *_check_factor(f"{key}.field", e, fname),
+        *_check_factor(f"{key}.times", e, times),
+    ]
+
+
+def _check_factor(key: str, e: EntitySpec, fname: str) -> Problems:
+    spec = e.fields.get(fname)
+    if spec is None:
+        return [(key, f"no field `{fname}`")]
+    if spec.column is None:
+        return [(key, f"`{fname}` is a fact field; a product multiplies columns")]
+    if spec.sensitive:
+        return [(key, f"`{fname}` is sensitive and is never aggregated")]
+    if spec.type is not FieldType.NUMBER:
+        return [(key, f"a product multiplies number fields; `{fname}` is {spec.type.value}")]
+    return []
 
 
 def _check_measure_field(key: str, e: EntitySpec, fname: str, fn: Aggregation) -> Problems:

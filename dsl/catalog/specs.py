@@ -24,10 +24,13 @@ from qdsl.dsl.textnorm import normalize_text
 class MeasureSpec(Strict):
     """A named aggregate: `function` over `field` (none for `count`), or the ratio
     of two declared aggregates (`numerator` / `denominator`), each written
-    `measure`, `relation.measure` or `relation.relation.measure`."""
+    `measure`, `relation.measure` or `relation.relation.measure`. With `times`, the
+    value aggregated is each row's `field` × `times` (revenue = quantity × unit_price):
+    a derived value only the deployer declares, never a plan."""
 
     name: str = ""
     field: str | None = None
+    times: str | None = None
     function: Aggregation | None = None
     numerator: str | None = None
     denominator: str | None = None

@@ -12,15 +12,17 @@ consistency rule. The breakdown kind (SPEC §3) is not this one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.kinds.aggregate_measure import (
     RATIO,
+    Part,
     computed,
     declared_label,
     measure_words,
+    part_value,
     ratio,
     sql_aggregate,
 )
@@ -96,11 +98,13 @@ def _build(ctx: StatementContext) -> KindStatements:
     plan = ctx.plan
     assert plan.measure is not None  # the normalizer states every aggregate's measure
     measure = computed(ctx.entity, plan.measure)
+    product = measure.product
+    # what a cited row carries: the field, or a declared product's value of the row
     col = None if measure.field is None else ctx.column(measure.field)
+    if product is not None:
+        col = part_value(product, ctx.factor)
     values = [
-        sql_aggregate(sql, part, None if part.field is None else ctx.column(part.field)).label(
-            _label(i)
-        )
+        sql_aggregate(sql, part, part_value(part, _reader(ctx, part))).label(_label(i))
         for i, part in enumerate(measure.parts)
     ]
     total = (
@@ -118,7 +122,9 @@ def _build(ctx: StatementContext) -> KindStatements:
     # the rows the value was computed from (a NULL is no value and is not cited),
     # up to the plan's limit
     present = () if col is None else (col.is_not(None),)
-    shown = () if col is None else (col.label(_CITED),)
+    # a product's row shows its two factors too, so the value can be checked by hand
+    factors = () if product is None else product.fields
+    shown = () if col is None else (col.label(_CITED), *(_factor(ctx, f) for f in factors))
     cited = (
         sql.select(*ctx.row_columns(), *shown)
         .select_from(ctx.table)
@@ -131,14 +137,19 @@ def _build(ctx: StatementContext) -> KindStatements:
         found = rows["main"][0]
         n, cap = int(found[_VALUES]), int(found[_PROBE]) - 1
         field = measure.field
+
+        def carried(r: Any) -> dict[str, Any]:
+            if product is not None:
+                # the product under the measure's name (never a field's: the checks
+                # keep measure and field names apart), each factor under its field
+                return {
+                    **{f: _cited(r[_factor_label(f)]) for f in factors},
+                    str(measure.label): _cited(r[_CITED]),
+                }
+            return {} if field is None else {field: _cited(r[_CITED])}
+
         refs = tuple(
-            RowRef(
-                r[ROW_ID],
-                r[ROW_TENANT],
-                r[ROW_LABEL],
-                {} if field is None else {field: _cited(r[_CITED])},
-            )
-            for r in rows["rows"][:cap]
+            RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], carried(r)) for r in rows["rows"][:cap]
         )
         parts = [_scalar(found[_label(i)]) for i in range(len(measure.parts))]
         value = ratio(parts[0], parts[1]) if measure.function == RATIO else parts[0]
@@ -155,6 +166,19 @@ def _build(ctx: StatementContext) -> KindStatements:
         return KindRead(data=data, rows=refs, count=n, truncated=len(refs) < n)
 
     return KindStatements((("main", total), ("rows", cited)), read)
+
+
+def _reader(ctx: StatementContext, part: Part) -> Callable[[str], Any]:
+    """How the part reads its fields: a product's factors widened (`ctx.factor`)."""
+    return ctx.column if part.times is None else ctx.factor
+
+
+def _factor_label(field: str) -> str:
+    return f"{_CITED}_{field}"
+
+
+def _factor(ctx: StatementContext, field: str) -> Any:
+    return ctx.column(field).label(_factor_label(field))
 
 
 def _label(i: int) -> str:

@@ -9,6 +9,7 @@ it), so it cannot import the IR's enums at run time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +31,18 @@ _WORDS: dict[str, tuple[str, str]] = {
 
 @dataclass(frozen=True)
 class Part:
-    """One SQL aggregate: `function` over `field`, or over the rows (`count`)."""
+    """One SQL aggregate: `function` over `field` (× `times`, a declared product), or
+    over the rows (`count`)."""
 
     function: str
     field: str | None
+    times: str | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The columns the part reads, each once."""
+        named = (self.field, self.times)
+        return tuple(dict.fromkeys(f for f in named if f is not None))
 
 
 @dataclass(frozen=True)
@@ -41,9 +50,15 @@ class Computed:
     """What a plan's measure computes: one part, or a ratio's numerator and denominator."""
 
     function: str  # an aggregation's value, or "ratio": what `data.function` reports
-    field: str | None  # the field the cited rows carry; None: the rows themselves
+    field: str | None  # the field the cited rows carry; None: the rows, a ratio, a product
     name: str | None  # the declared measure the plan named, if it named one
     parts: tuple[Part, ...]
+
+    @property
+    def product(self) -> Part | None:
+        """The one part when it multiplies two fields: its cited rows carry the product."""
+        part = self.parts[0]
+        return part if len(self.parts) == 1 and part.times is not None else None
 
     @property
     def label(self) -> str | None:
@@ -53,7 +68,7 @@ class Computed:
 
 def _part(m: MeasureSpec) -> Part:
     assert m.function is not None  # the catalog checks refuse a measure without one
-    return Part(str(m.function), m.field)
+    return Part(str(m.function), m.field, m.times)
 
 
 def computed(spec: EntitySpec, measure: Measure) -> Computed:
@@ -64,10 +79,22 @@ def computed(spec: EntitySpec, measure: Measure) -> Computed:
             parts = (_part(spec.measures[m.numerator]), _part(spec.measures[m.denominator]))
             return Computed(RATIO, None, measure.name, parts)
         part = _part(m)
-        return Computed(part.function, part.field, measure.name, (part,))
+        # a product is over no one field: the answer names the measure, as a ratio's does
+        field = part.field if part.times is None else None
+        return Computed(part.function, field, measure.name, (part,))
     assert measure.function is not None  # the IR holds a name or a function
     part = Part(str(measure.function), measure.field)
     return Computed(part.function, part.field, None, (part,))
+
+
+def part_value(part: Part, column: Callable[[str], Any]) -> Any:
+    """The value a row gives the part: its field's column (`column(field)`), the two
+    columns multiplied for a product (NULL in either: no value), None to count rows."""
+    if part.field is None:
+        return None
+    if part.times is None:
+        return column(part.field)
+    return column(part.field) * column(part.times)
 
 
 def sql_aggregate(sql: Any, part: Part, column: Any) -> Any:

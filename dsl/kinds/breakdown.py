@@ -179,6 +179,8 @@ def _build(ctx: StatementContext) -> KindStatements:
     n = len(groupings)
     measure = None if ctx.plan.measure is None else computed(ctx.entity, ctx.plan.measure)
     measured = [] if measure is None else BM.fields_of(measure)
+    product = [] if measure is None else BM.product_member(measure, ctx.factor)
+    factors = set() if measure is None else BM.factors_of(measure)
     # a grouping by a related object: its label, shown for its key (its id)
     labels = {i: ctx.group_label(g.field) for i, g in enumerate(groupings) if g.grain is None}
     labels = {i: label for i, label in labels.items() if label is not None}
@@ -186,7 +188,12 @@ def _build(ctx: StatementContext) -> KindStatements:
         sql.select(
             *(ctx.group_key(g.field, g.grain).label(key_name(i)) for i, g in enumerate(groupings)),
             *(label.label(label_name(i)) for i, label in labels.items()),
-            *(ctx.column(f).label(BM.member_column(f)) for f in measured),
+            # a product's factors widened where the database could overflow them
+            *(
+                (ctx.factor(f) if f in factors else ctx.column(f)).label(BM.member_column(f))
+                for f in measured
+            ),
+            *product,
             *ctx.row_columns(),
         )
         .select_from(ctx.table)
@@ -225,6 +232,7 @@ def _build(ctx: StatementContext) -> KindStatements:
         members.c[ROW_ID],
         members.c[ROW_LABEL],
         *(members.c[BM.member_column(f)] for f in measured),
+        *(members.c[c.name] for c in product),
         sql.func.row_number()
         .over(partition_by=keys, order_by=members.c[ROW_ID].asc())
         .label(_RANK),
@@ -234,6 +242,7 @@ def _build(ctx: StatementContext) -> KindStatements:
             *(ranked.c[key_name(i)] for i in range(n)),
             *(ranked.c[c] for c in _ROW),
             *(ranked.c[BM.member_column(f)] for f in measured),
+            *(ranked.c[c.name] for c in product),
         )
         .select_from(
             ranked.join(
@@ -282,6 +291,9 @@ def _read(
         key = key_of(r)
         ids.setdefault(key, []).append(str(r[ROW_ID]))
         values = {f: _cited(r[BM.member_column(f)]) for f in measured}
+        if measure is not None and measure.product is not None:
+            # under the measure's name: the checks keep measure and field names apart
+            values[str(measure.label)] = _cited(r[BM.PRODUCT])
         refs.append((key, RowRef(r[ROW_ID], r[ROW_TENANT], r[ROW_LABEL], values)))
     out: list[dict[str, Any]] = []
     for r in shown:

@@ -16,12 +16,20 @@ its group with IS NOT DISTINCT FROM and no per-row subquery runs).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from qdsl.dsl.kinds.aggregate_measure import RATIO, Computed, Part, ratio, sql_aggregate
+from qdsl.dsl.kinds.aggregate_measure import (
+    RATIO,
+    Computed,
+    Part,
+    part_value,
+    ratio,
+    sql_aggregate,
+)
 
 MEMBER_PREFIX = "breakdown_measure_"
+PRODUCT = "breakdown_product"
 _PART = "breakdown_part_"
 _TOTAL = "breakdown_total_part_"
 _REST = "breakdown_rest_part_"
@@ -35,14 +43,26 @@ def member_column(field: str) -> str:
 
 
 def fields_of(measure: Computed) -> list[str]:
-    """The fields the measure's parts aggregate, each once, in order."""
-    return list(dict.fromkeys(p.field for p in measure.parts if p.field is not None))
+    """The fields the measure's parts aggregate (a product's two), each once, in order."""
+    return list(dict.fromkeys(f for p in measure.parts for f in p.fields))
+
+
+def factors_of(measure: Computed) -> set[str]:
+    """The fields some part of the measure multiplies."""
+    return {f for p in measure.parts if p.times is not None for f in p.fields}
+
+
+def product_member(measure: Computed, column: Callable[[str], Any]) -> list[Any]:
+    """A declared product's value of each member (cited with its row), labelled: none
+    for another measure."""
+    part = measure.product
+    return [] if part is None else [part_value(part, column).label(PRODUCT)]
 
 
 def _over(sql: Any, part: Part, source: Any, only: Any = None) -> Any:
     """The part's aggregate over `source`'s member columns; `only`: a condition a row
     must meet to be aggregated (the others count as no value)."""
-    column = None if part.field is None else source.c[member_column(part.field)]
+    column = part_value(part, lambda f: source.c[member_column(f)])
     if only is None:
         return sql_aggregate(sql, part, column)
     if column is None:

@@ -53,6 +53,10 @@ class StatementContext(Protocol):
     def column(self, field: str) -> Any:
         """The column of a catalog field (refused when the field has none)."""
 
+    def factor(self, field: str) -> Any:
+        """The column of a number field as a factor of a declared product, widened
+        where the database would compute the product in a type it overflows."""
+
     def group_key(self, field: str, grain: Any) -> Any:
         """A field's value as a breakdown key: a time field's period (a `Grain`: its
         first day, a date, in the catalog's time zone for a datetime), else its value."""

@@ -13,6 +13,7 @@ from qdsl.dsl.kinds.breakdown import groupable
 from qdsl.dsl.question import measures
 from qdsl.dsl.question.labels import TextPieces
 from qdsl.dsl.question.model import Kind, Piece
+from qdsl.dsl.question.ranked_groups import ranked_group
 from qdsl.dsl.question.related_groups import related_group
 from qdsl.dsl.question.target import sense_for
 from qdsl.dsl.question.words import GROUP_WORDS
@@ -22,6 +23,18 @@ class AskedPieces(TextPieces):
     """Aggregate words, groupings and measures of the walk."""
 
     asked: measures.Asked
+    limit: int | None
+
+    def rank_groups(self) -> None:
+        """ "Top 5 products by revenue": a declared measure per related object, the
+        highest first (`ranked_groups`); its words are read here, before the walk."""
+        found = ranked_group(self.b.catalog, self.main, self.pieces)
+        if found is None:
+            return
+        self.asked.related.add(found.field)
+        self.asked.ranked.append(found.field)
+        self.limit = found.limit
+        self.b.used.update(found.pieces)
 
     def on_aggregate(self, i: int, p: Piece) -> None:
         self.asked.words.append(i)

@@ -57,6 +57,8 @@ class Asked:
     taken: set[int] = field(default_factory=set)
     # the groupings across relations the per-words and 按 / "by" lead to
     related: set[str] = field(default_factory=set)
+    # a measure ranked over a related entity groups by the path to it (`ranked_groups`)
+    ranked: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def place(
     numbers = b.could(main, (FieldType.NUMBER,))
     refused = False
     every = False
-    groups: list[G.Key] = []
+    groups: list[G.Key] = [(f, None) for f in asked.ranked] if grouped else []
     functions: list[str] = []
     declared: list[str] = []
     for i in asked.words:
@@ -244,7 +246,8 @@ def need_measure(
     `function`, or a declared measure alone; else it is asked about, never guessed."""
     if declared is not None:
         # "the average payment amount": the measure's own field may be named with it
-        others = [f for f in fields if f != ent.measures[declared].field]
+        m = ent.measures[declared]
+        others = [f for f in fields if f not in (m.field, m.times)]
         if others:
             b.problem(", ".join(others), "unplaced", (declared,), "field")
         return

@@ -30,7 +30,7 @@ class RelatedGroup:
     pieces: int
 
 
-def _one_path(catalog: Catalog, main: str, target: str) -> tuple[str, ...] | None:
+def one_path(catalog: Catalog, main: str, target: str) -> tuple[str, ...] | None:
     """The one many-to-one relation path from `main` to `target`, if exactly one."""
     steps = catalog.relation_steps
     found = []
@@ -47,7 +47,7 @@ def _one_path(catalog: Catalog, main: str, target: str) -> tuple[str, ...] | Non
 
 def single_paths(catalog: Catalog, main: str) -> set[str]:
     """The entities one many-to-one relation path from `main` reaches."""
-    return {e for e in paths_to(catalog, main) if _one_path(catalog, main, e) is not None}
+    return {e for e in paths_to(catalog, main) if one_path(catalog, main, e) is not None}
 
 
 def _field_of(catalog: Catalog, entity: str, p: Piece | None) -> str | None:
@@ -70,7 +70,7 @@ def related_group(
             return None
         target = others.pop()
         assert target is not None
-        path = _one_path(catalog, main, target)
+        path = one_path(catalog, main, target)
         if path is None:
             return None
         field = _field_of(catalog, target, after)
@@ -83,7 +83,7 @@ def related_group(
             return None
         target = owners.pop()
         assert target is not None
-        path = _one_path(catalog, main, target)
+        path = one_path(catalog, main, target)
         field = _field_of(catalog, target, nxt)
         if path is None or field is None:
             return None

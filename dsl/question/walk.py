@@ -98,6 +98,7 @@ class Walk(NumberPieces):
         }
 
     def run(self) -> Reading:
+        self.rank_groups()
         for i, p in enumerate(self.pieces):
             if i not in self.b.used:
                 handler = self.handlers.get(p.kind)

@@ -183,7 +183,12 @@ def _numeric_columns(catalog: Catalog, name: str) -> list[tuple[str, str]]:
         if f.column is not None and NUMERIC_AGGREGATIONS & set(f.aggregations):
             out.append((f"entities.{name}.fields.{fname}.aggregations", f.column))
     for mname, m in e.measures.items():
-        spec = e.fields.get(m.field or "")
-        if m.function in NUMERIC_AGGREGATIONS and spec is not None and spec.column is not None:
-            out.append((f"entities.{name}.measures.{mname}", spec.column))
+        if m.function not in NUMERIC_AGGREGATIONS:
+            continue
+        key = f"entities.{name}.measures.{mname}"
+        # a product's second factor is read like its first
+        for factor, named in ((key, m.field), (f"{key}.times", m.times)):
+            spec = e.fields.get(named or "")
+            if spec is not None and spec.column is not None:
+                out.append((factor, spec.column))
     return out

@@ -85,7 +85,8 @@ def _field_line(fname: str, spec: FieldSpec, max_values: int | None) -> str:
 
 def _aggregate(m: MeasureSpec) -> str:
     function = m.function.value if m.function is not None else "?"
-    return f"{function}({m.field or ''})"
+    over = f"{m.field} × {m.times}" if m.times is not None else m.field or ""
+    return f"{function}({over})"
 
 
 def catalog_summary(

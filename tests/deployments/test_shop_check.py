@@ -127,3 +127,29 @@ def test_a_unique_index_and_an_indexed_key_pass_and_an_aggregated_text_column_is
     assert measure.message == (
         "entities.kid.fields.note.aggregations aggregates kids.note, a string column"
     )
+
+
+def test_a_product_measures_second_column_is_checked_like_its_first(careless_url: str) -> None:
+    engine = make_engine(careless_url)
+    raw = {
+        "entities": {
+            "kid": {
+                "table": "kids",
+                "label": "name",
+                "fields": {
+                    # an INTEGER column and a VARCHAR one, both declared numbers
+                    "guardian_id": {"column": "guardian_id", "type": "number"},
+                    "note": {"column": "note", "type": "number"},
+                },
+                "measures": {
+                    "weighted": {"field": "guardian_id", "times": "note", "function": "sum"}
+                },
+            },
+        }
+    }
+    try:
+        report = check_catalog(engine, catalog_from_mapping(raw))
+    finally:
+        engine.dispose()
+    found = [f.message for f in report.findings if f.rule == "measures"]
+    assert found == ["entities.kid.measures.weighted.times aggregates kids.note, a string column"]

@@ -345,3 +345,60 @@ def test_relation_words_name_one_relation_each_way() -> None:
     assert relation_named(c, "agent", "claims") is None
     (step,) = relation_path(c, "agent", ["policies"])
     assert step.synonyms == ("保单", "Policies")
+
+
+def _claims_with(**fields: dict[str, Any]) -> dict[str, Any]:
+    """The insurer with more fields on its claims: a rate to multiply the loss by."""
+    raw = copy.deepcopy(INSURER)
+    raw["entities"]["claim"]["fields"] |= {
+        "rate": {"column": "rate", "type": "number"},
+        "secret_rate": {"column": "secret_rate", "type": "number", "sensitive": True},
+        "noted_rate": {"fact": "noted_rate", "type": "number"},
+        "kind": {"column": "kind", "type": "enum", "values": ["fire", "flood"]},
+        **fields,
+    }
+    return raw
+
+
+def test_a_measure_may_multiply_two_number_fields_whatever_they_allow() -> None:
+    # `rate` declares no aggregations and `loss` allows only sum: the product is the
+    # deployer's own value, so neither field's list applies to its avg
+    for function in ("sum", "avg", "min", "max"):
+        raw = _with(
+            _claims_with(),
+            "entities.claim.measures.weighted_loss",
+            {"field": "loss", "times": "rate", "function": function},
+        )
+        m = catalog_from_mapping(raw).entities["claim"].measures["weighted_loss"]
+        assert (m.field, m.times, m.function.value if m.function else None) == (
+            "loss",
+            "rate",
+            function,
+        )
+
+
+PRODUCT_BAD = [
+    ({"field": "loss", "times": "rate", "function": "count_distinct"}, "function", "sum"),
+    ({"times": "rate", "function": "count"}, "times", "counts rows"),
+    ({"field": "loss", "times": "nothing", "function": "sum"}, "times", "no field `nothing`"),
+    ({"field": "nothing", "times": "rate", "function": "sum"}, "field", "no field `nothing`"),
+    ({"field": "loss", "times": "kind", "function": "sum"}, "times", "number fields"),
+    ({"field": "loss", "times": "secret_rate", "function": "sum"}, "times", "sensitive"),
+    ({"field": "loss", "times": "noted_rate", "function": "sum"}, "times", "fact field"),
+    (
+        {"numerator": "total_loss", "denominator": "policies_claimed", "times": "rate"},
+        "",
+        "`times`",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "key", "words"), PRODUCT_BAD, ids=[b[2] for b in PRODUCT_BAD])
+def test_a_wrong_product_measure_is_refused_under_its_key(
+    spec: dict[str, Any], key: str, words: str
+) -> None:
+    where = "entities.claim.measures.weighted_loss"
+    problems = _problems(_with(_claims_with(), where, spec))
+    at = f"{where}.{key}" if key else where
+    assert at in problems, problems
+    assert words in problems[at]

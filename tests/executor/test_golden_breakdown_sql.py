@@ -3,7 +3,8 @@
 One file per (plan, dialect) under tests/golden/sql/, over the online shop
 (tests/deployments/shop/): a sum and an average per group (the basis statement
 computing the total and "other"), a grouping two relations away, the related
-object itself, a related date's period. Every statement binds the tenant (on every
+object itself, a related date's period, a declared product measure per related
+object. Every statement binds the tenant (on every
 table of a relation path) and the values as parameters. QDSL_UPDATE_GOLDEN=1
 rewrites them (as tests/executor/test_golden_sql.py does); review the diff.
 """
@@ -30,6 +31,8 @@ PLANS = {
     "by_customer_tier": "breakdown payment measure total_paid group by order.customer.tier",
     "by_customer": 'breakdown order where status = "delivered" group by customer limit 5',
     "by_signup_year": "breakdown order group by customer.signed_up year",
+    # a declared product (quantity × unit_price) per related object, the top five
+    "revenue_per_product": "breakdown order_line measure revenue group by product limit 5",
 }
 
 

@@ -3,8 +3,9 @@
 One file per (measure, dialect) under tests/golden/sql/, over the online shop's
 payments (tests/deployments/shop/, answering aggregates, `method` allowing
 count_distinct): every function, count() of the rows, a declared measure and a
-declared ratio, under a filter. QDSL_UPDATE_GOLDEN=1
-rewrites them (as tests/executor/test_golden_sql.py does); review the diff.
+declared ratio, under a filter; and the order lines' declared product (revenue,
+quantity × unit_price). QDSL_UPDATE_GOLDEN=1 rewrites them (as
+tests/executor/test_golden_sql.py does); review the diff.
 """
 
 from __future__ import annotations
@@ -56,7 +57,19 @@ def test_golden_measure_sql(case: str, dialect: str) -> None:
     assert_golden(GOLDEN / f"measure_sql__{case}__{dialect}.sql", text)
 
 
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_golden_product_measure_sql(dialect: str) -> None:
+    # a declared product: each row's quantity × unit_price, a NULL in either no value
+    plan = parse_text("aggregate order_line where quantity >= 2 measure revenue")
+    compiled = compile_plan(plan, _catalog(), dialect, tenant_id=TENANT)
+    for st in compiled.statements:
+        assert st.params.get("tenant_id") == TENANT, st.role
+        assert "quantity * order_lines.unit_price" in st.sql, st.role
+    assert_golden(GOLDEN / f"measure_sql__product__{dialect}.sql", render_golden(compiled))
+
+
 def test_no_stale_measure_goldens() -> None:
-    expected = {f"measure_sql__{c}__{d}.sql" for c in MEASURES for d in ("sqlite", "postgresql")}
+    cases = (*MEASURES, "product")
+    expected = {f"measure_sql__{c}__{d}.sql" for c in cases for d in ("sqlite", "postgresql")}
     present = {p.name for p in GOLDEN.glob("measure_sql__*.sql")}
     assert present <= expected, sorted(present - expected)

@@ -57,6 +57,9 @@ SHOP_BREAKDOWN_CASES = {
 SHOP_MEASURE_GROUP_CASES = {
     f"shop-{n:03d}" for n in (69, 70, 73, 74, 80, 81, 82, 167, 168, 171, 172, 178, 179, 180)
 }
+# a declared product measure ranked over a related entity ("Top 5 products by revenue",
+# "销售额最高的 5 个商品"), per tenant
+SHOP_RANKED_MEASURE_CASES = {f"shop-{n:03d}" for n in (71, 72, 169, 170)}
 
 
 def test_case_files_match_their_rows(
@@ -143,6 +146,7 @@ def test_curated_cases_leave_no_wrong_answer(
         ), far
         assert right >= SHOP_BREAKDOWN_CASES, sorted(SHOP_BREAKDOWN_CASES - right)
         assert right >= SHOP_MEASURE_GROUP_CASES, sorted(SHOP_MEASURE_GROUP_CASES - right)
+        assert right >= SHOP_RANKED_MEASURE_CASES, sorted(SHOP_RANKED_MEASURE_CASES - right)
         return  # the rest abstains where the plan language cannot state it yet
     assert data["right_rate"] >= RIGHT_AT_LEAST, summary
     assert res.exit_code == 0

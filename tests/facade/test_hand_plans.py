@@ -5,8 +5,9 @@ case of tests/cases/shop.toml runs through the whole pipeline and the eval judge
 on SQLite and PostgreSQL: no answer is wrong, a stated plan is judged right unless
 it is one the verifier asks back for (listed below with why), and the file names
 every question once. Issue 22 asks for 95% of the questions stated; the plan
-language states 98 of the 104 (94.2%): the six in the file's `unstatable` table
-need a derived measure or a path of three relations.
+language states 100 of the 104 (96.2%): the four in the file's `unstatable` table
+need a path of three relations (revenue, quantity × unit price, is a product
+measure the shop's catalog declares; "no related row" is `payments is null`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ PLANS: dict[str, str] = _PLANS["plans"]
 UNSTATABLE: dict[str, str] = _PLANS["unstatable"]
 NOW = datetime(2026, 6, 15, 12, tzinfo=UTC)
 
-# The measured share, below the issue's 95%: raise it when the language states more.
-STATED_AT_LEAST = 0.94
+# The measured share (the issue asks 95%): raise it when the language states more.
+STATED_AT_LEAST = 0.96
 
 # Right plans the verifier asks back for: its question reader leaves a word of the
 # question unapplied. Gaps of the verifier, not of the plans; each one answered

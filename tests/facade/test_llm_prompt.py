@@ -60,3 +60,17 @@ def test_the_prompt_says_how_a_count_per_group_is_planned() -> None:
     assert line + "month, quarter, year)" in summary
     prompt = build_prompt("每个状态有多少项目", demo_catalog())
     assert "`breakdown <entity> [measure sum(<field>)] group by <field>`" in prompt
+
+
+def test_the_prompt_states_what_a_declared_product_computes(shop_catalog: Catalog) -> None:
+    from qdsl.planner.schema import catalog_plan_schema
+
+    summary = catalog_summary(shop_catalog)
+    # the LLM names the measure; it never writes the product itself
+    assert (
+        "  measure revenue (sum(quantity × unit_price); users say: 销售额, 营业额, revenue, sales)"
+        in summary
+    )
+    assert "  measure units_sold (sum(quantity); users say:" in summary
+    names = catalog_plan_schema(shop_catalog)["$defs"]["Measure"]["properties"]["name"]
+    assert "revenue" in names["anyOf"][0]["enum"]

@@ -28,6 +28,9 @@ def _meaning(
         m = ent.measures.get(name) if ent is not None else None
         if m is None or m.is_ratio or m.function is None:
             return ("ratio", name)
+        if m.times is not None:
+            # a product is not its first factor's aggregate: sum(quantity) is no revenue
+            return (m.function.value, f"{m.field} × {m.times}")
         return (m.function.value, m.field)
     return (function or "sum", field)
 
