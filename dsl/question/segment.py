@@ -192,6 +192,10 @@ _AROUND_FIELD = (
 )
 
 
+# A classifier after a Chinese value word: 图书类的商品, 图书类商品, 电子类型 (not 类似).
+_VALUE_CLASS = r"(?:类型|类别|类(?!似))"
+_CJK_END = re.compile(r"[\u4e00-\u9fff]$")
+
 # No / some rows of a related entity around its name ("orders without a payment",
 # "未付款的订单", "有退款记录的订单"): the walk reads them as a condition on the
 # related rows themselves when a relation reaches the entity.
@@ -218,6 +222,10 @@ def _catalog_pieces(
         meant = senses[spelling]
         for s, e in find(text, spelling, squeezed):
             yield Piece(s, e, text[s:e], meant[0].kind, senses=meant)
+        if meant[0].kind is Kind.VALUE and _CJK_END.search(spelling):
+            # "图书类的商品": the kind of a value said with its classifier
+            for m in around(spelling, "", _VALUE_CLASS).finditer(text):
+                yield Piece(m.start(), m.end(), m.group(), Kind.VALUE, senses=meant)
         if any(m.kind is Kind.ENTITY for m in meant):
             # before the field's own: a spelling of both (付款, an entity and a date
             # field's verb) keeps every sense, and the walk prefers the field's

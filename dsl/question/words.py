@@ -47,7 +47,7 @@ FUNCTION_EN = _words(
     "what who whom whose how much many here exist exists existing one ones item items record "
     "records entries entry assigned belong belongs belonging under related relating "
     "regarding owned handled just also so then than as into out up listed known system yet "
-    "still ever"
+    "still ever made"
 )
 
 # Verbs that say how the asked objects relate to another entity's object ("orders
