@@ -63,6 +63,7 @@ _VALUE = "breakdown_value"
 _TOTAL = "breakdown_total"
 _GROUPS = "breakdown_groups"
 _RANK = "breakdown_rank"
+_ORDER = "breakdown_order"
 _PROBE = "breakdown_probe"
 _GROUPABLE = frozenset({"enum", "text", "bool", "number", "date", "datetime"})
 
@@ -195,6 +196,7 @@ def _build(ctx: StatementContext) -> KindStatements:
             ),
             *product,
             *ctx.row_columns(),
+            ctx.id_column().label(_ORDER),
         )
         .select_from(ctx.table)
         .where(*ctx.where())
@@ -233,8 +235,10 @@ def _build(ctx: StatementContext) -> KindStatements:
         members.c[ROW_LABEL],
         *(members.c[BM.member_column(f)] for f in measured),
         *(members.c[c.name] for c in product),
+        # the first members in the id's own order: sorting every member by its
+        # text would cost most of the statement
         sql.func.row_number()
-        .over(partition_by=keys, order_by=members.c[ROW_ID].asc())
+        .over(partition_by=keys, order_by=ctx.id_order(members.c[_ORDER]).asc())
         .label(_RANK),
     ).subquery("breakdown_ranked")
     cited = (

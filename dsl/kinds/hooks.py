@@ -74,6 +74,13 @@ class StatementContext(Protocol):
     def row_columns(self) -> list[Any]:
         """A cited row's tenant, id and label, labelled ROW_TENANT, ROW_ID, ROW_LABEL."""
 
+    def id_column(self) -> Any:
+        """The id in its column's own type (cheaper to sort than its text)."""
+
+    def id_order(self, key: Any) -> Any:
+        """`key` (the id column, selected elsewhere) as it sorts: numbers as numbers,
+        text in byte order on every dialect."""
+
     def limit(self) -> Any:
         """The bound row limit: the plan's limit + 1 (one more, to know it was cut)."""
 

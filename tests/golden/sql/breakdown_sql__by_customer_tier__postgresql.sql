@@ -6,7 +6,7 @@ SELECT breakdown_members.breakdown_key_0, sum(breakdown_members.breakdown_measur
 FROM (SELECT (SELECT val_tier_1.tier 
 FROM orders AS val_tier_0, customers AS val_tier_1 
 WHERE val_tier_0.id = payments.order_id AND val_tier_0.tenant_id = %(tenant_id)s::VARCHAR AND val_tier_1.id = val_tier_0.customer_id AND val_tier_1.tenant_id = %(tenant_id)s::VARCHAR 
- LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label 
+ LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label, payments.id AS breakdown_order 
 FROM payments 
 WHERE payments.tenant_id = %(tenant_id)s::VARCHAR) AS breakdown_members GROUP BY breakdown_members.breakdown_key_0 ORDER BY sum(breakdown_members.breakdown_measure_amount) DESC NULLS LAST, breakdown_members.breakdown_key_0 COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER
@@ -14,17 +14,17 @@ WHERE payments.tenant_id = %(tenant_id)s::VARCHAR) AS breakdown_members GROUP BY
 
 -- role: rows
 SELECT breakdown_ranked.breakdown_key_0, breakdown_ranked.row_tenant, breakdown_ranked.row_id, breakdown_ranked.row_label, breakdown_ranked.breakdown_measure_amount 
-FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.row_tenant AS row_tenant, breakdown_members.row_id AS row_id, breakdown_members.row_label AS row_label, breakdown_members.breakdown_measure_amount AS breakdown_measure_amount, row_number() OVER (PARTITION BY breakdown_members.breakdown_key_0 ORDER BY breakdown_members.row_id ASC) AS breakdown_rank 
+FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.row_tenant AS row_tenant, breakdown_members.row_id AS row_id, breakdown_members.row_label AS row_label, breakdown_members.breakdown_measure_amount AS breakdown_measure_amount, row_number() OVER (PARTITION BY breakdown_members.breakdown_key_0 ORDER BY breakdown_members.breakdown_order COLLATE "C" ASC) AS breakdown_rank 
 FROM (SELECT (SELECT val_tier_1.tier 
 FROM orders AS val_tier_0, customers AS val_tier_1 
 WHERE val_tier_0.id = payments.order_id AND val_tier_0.tenant_id = %(tenant_id)s::VARCHAR AND val_tier_1.id = val_tier_0.customer_id AND val_tier_1.tenant_id = %(tenant_id)s::VARCHAR 
- LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label 
+ LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label, payments.id AS breakdown_order 
 FROM payments 
 WHERE payments.tenant_id = %(tenant_id)s::VARCHAR) AS breakdown_members) AS breakdown_ranked JOIN (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, sum(breakdown_members.breakdown_measure_amount) AS breakdown_part_0, count(*) AS breakdown_rows, count(*) OVER () AS breakdown_groups, CAST(%(limit)s::INTEGER AS INTEGER) AS breakdown_probe 
 FROM (SELECT (SELECT val_tier_1.tier 
 FROM orders AS val_tier_0, customers AS val_tier_1 
 WHERE val_tier_0.id = payments.order_id AND val_tier_0.tenant_id = %(tenant_id)s::VARCHAR AND val_tier_1.id = val_tier_0.customer_id AND val_tier_1.tenant_id = %(tenant_id)s::VARCHAR 
- LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label 
+ LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label, payments.id AS breakdown_order 
 FROM payments 
 WHERE payments.tenant_id = %(tenant_id)s::VARCHAR) AS breakdown_members GROUP BY breakdown_members.breakdown_key_0 ORDER BY sum(breakdown_members.breakdown_measure_amount) DESC NULLS LAST, breakdown_members.breakdown_key_0 COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER) AS breakdown_top ON breakdown_ranked.breakdown_key_0 IS NOT DISTINCT FROM breakdown_top.breakdown_key_0 
@@ -36,14 +36,14 @@ SELECT sum(breakdown_members.breakdown_measure_amount) AS breakdown_total_part_0
 FROM (SELECT (SELECT val_tier_1.tier 
 FROM orders AS val_tier_0, customers AS val_tier_1 
 WHERE val_tier_0.id = payments.order_id AND val_tier_0.tenant_id = %(tenant_id)s::VARCHAR AND val_tier_1.id = val_tier_0.customer_id AND val_tier_1.tenant_id = %(tenant_id)s::VARCHAR 
- LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label 
+ LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label, payments.id AS breakdown_order 
 FROM payments 
 WHERE payments.tenant_id = %(tenant_id)s::VARCHAR) AS breakdown_members LEFT OUTER JOIN (SELECT breakdown_shown.breakdown_key_0 AS breakdown_key_0, %(param_1)s::INTEGER AS breakdown_shown 
 FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, sum(breakdown_members.breakdown_measure_amount) AS breakdown_part_0, count(*) AS breakdown_rows, count(*) OVER () AS breakdown_groups, CAST(%(limit)s::INTEGER AS INTEGER) AS breakdown_probe 
 FROM (SELECT (SELECT val_tier_1.tier 
 FROM orders AS val_tier_0, customers AS val_tier_1 
 WHERE val_tier_0.id = payments.order_id AND val_tier_0.tenant_id = %(tenant_id)s::VARCHAR AND val_tier_1.id = val_tier_0.customer_id AND val_tier_1.tenant_id = %(tenant_id)s::VARCHAR 
- LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label 
+ LIMIT %(one_row)s::INTEGER) AS breakdown_key_0, payments.amount AS breakdown_measure_amount, payments.tenant_id AS row_tenant, payments.id AS row_id, payments.reference AS row_label, payments.id AS breakdown_order 
 FROM payments 
 WHERE payments.tenant_id = %(tenant_id)s::VARCHAR) AS breakdown_members GROUP BY breakdown_members.breakdown_key_0 ORDER BY sum(breakdown_members.breakdown_measure_amount) DESC NULLS LAST, breakdown_members.breakdown_key_0 COLLATE "C" ASC NULLS LAST 
  LIMIT %(limit)s::INTEGER - %(param_2)s::INTEGER) AS breakdown_shown) AS breakdown_shown_groups ON breakdown_members.breakdown_key_0 IS NOT DISTINCT FROM breakdown_shown_groups.breakdown_key_0

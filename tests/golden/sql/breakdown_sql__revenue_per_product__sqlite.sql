@@ -9,7 +9,7 @@ WHERE val_id_0.id = order_lines.product_id AND val_id_0.tenant_id = ?
  LIMIT ? OFFSET ?) AS breakdown_key_0, (SELECT val_name_0.name 
 FROM products AS val_name_0 
 WHERE val_name_0.id = order_lines.product_id AND val_name_0.tenant_id = ?
- LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label 
+ LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label, order_lines.id AS breakdown_order 
 FROM order_lines 
 WHERE order_lines.tenant_id = ?) AS breakdown_members GROUP BY breakdown_members.breakdown_key_0 ORDER BY sum(breakdown_members.breakdown_measure_quantity * breakdown_members.breakdown_measure_unit_price) DESC NULLS LAST, breakdown_members.breakdown_key_0 ASC NULLS LAST
  LIMIT ? OFFSET ?
@@ -17,14 +17,14 @@ WHERE order_lines.tenant_id = ?) AS breakdown_members GROUP BY breakdown_members
 
 -- role: rows
 SELECT breakdown_ranked.breakdown_key_0, breakdown_ranked.row_tenant, breakdown_ranked.row_id, breakdown_ranked.row_label, breakdown_ranked.breakdown_measure_quantity, breakdown_ranked.breakdown_measure_unit_price, breakdown_ranked.breakdown_product 
-FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.row_tenant AS row_tenant, breakdown_members.row_id AS row_id, breakdown_members.row_label AS row_label, breakdown_members.breakdown_measure_quantity AS breakdown_measure_quantity, breakdown_members.breakdown_measure_unit_price AS breakdown_measure_unit_price, breakdown_members.breakdown_product AS breakdown_product, row_number() OVER (PARTITION BY breakdown_members.breakdown_key_0 ORDER BY breakdown_members.row_id ASC) AS breakdown_rank 
+FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.row_tenant AS row_tenant, breakdown_members.row_id AS row_id, breakdown_members.row_label AS row_label, breakdown_members.breakdown_measure_quantity AS breakdown_measure_quantity, breakdown_members.breakdown_measure_unit_price AS breakdown_measure_unit_price, breakdown_members.breakdown_product AS breakdown_product, row_number() OVER (PARTITION BY breakdown_members.breakdown_key_0 ORDER BY breakdown_members.breakdown_order ASC) AS breakdown_rank 
 FROM (SELECT (SELECT val_id_0.id 
 FROM products AS val_id_0 
 WHERE val_id_0.id = order_lines.product_id AND val_id_0.tenant_id = ?
  LIMIT ? OFFSET ?) AS breakdown_key_0, (SELECT val_name_0.name 
 FROM products AS val_name_0 
 WHERE val_name_0.id = order_lines.product_id AND val_name_0.tenant_id = ?
- LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label 
+ LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label, order_lines.id AS breakdown_order 
 FROM order_lines 
 WHERE order_lines.tenant_id = ?) AS breakdown_members) AS breakdown_ranked JOIN (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, min(breakdown_members.breakdown_label_0) AS breakdown_label_0, sum(breakdown_members.breakdown_measure_quantity * breakdown_members.breakdown_measure_unit_price) AS breakdown_part_0, count(*) AS breakdown_rows, count(*) OVER () AS breakdown_groups, CAST(? AS INTEGER) AS breakdown_probe 
 FROM (SELECT (SELECT val_id_0.id 
@@ -33,7 +33,7 @@ WHERE val_id_0.id = order_lines.product_id AND val_id_0.tenant_id = ?
  LIMIT ? OFFSET ?) AS breakdown_key_0, (SELECT val_name_0.name 
 FROM products AS val_name_0 
 WHERE val_name_0.id = order_lines.product_id AND val_name_0.tenant_id = ?
- LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label 
+ LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label, order_lines.id AS breakdown_order 
 FROM order_lines 
 WHERE order_lines.tenant_id = ?) AS breakdown_members GROUP BY breakdown_members.breakdown_key_0 ORDER BY sum(breakdown_members.breakdown_measure_quantity * breakdown_members.breakdown_measure_unit_price) DESC NULLS LAST, breakdown_members.breakdown_key_0 ASC NULLS LAST
  LIMIT ? OFFSET ?) AS breakdown_top ON breakdown_ranked.breakdown_key_0 IS breakdown_top.breakdown_key_0 
@@ -48,7 +48,7 @@ WHERE val_id_0.id = order_lines.product_id AND val_id_0.tenant_id = ?
  LIMIT ? OFFSET ?) AS breakdown_key_0, (SELECT val_name_0.name 
 FROM products AS val_name_0 
 WHERE val_name_0.id = order_lines.product_id AND val_name_0.tenant_id = ?
- LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label 
+ LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label, order_lines.id AS breakdown_order 
 FROM order_lines 
 WHERE order_lines.tenant_id = ?) AS breakdown_members LEFT OUTER JOIN (SELECT breakdown_shown.breakdown_key_0 AS breakdown_key_0, ? AS breakdown_shown 
 FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, min(breakdown_members.breakdown_label_0) AS breakdown_label_0, sum(breakdown_members.breakdown_measure_quantity * breakdown_members.breakdown_measure_unit_price) AS breakdown_part_0, count(*) AS breakdown_rows, count(*) OVER () AS breakdown_groups, CAST(? AS INTEGER) AS breakdown_probe 
@@ -58,7 +58,7 @@ WHERE val_id_0.id = order_lines.product_id AND val_id_0.tenant_id = ?
  LIMIT ? OFFSET ?) AS breakdown_key_0, (SELECT val_name_0.name 
 FROM products AS val_name_0 
 WHERE val_name_0.id = order_lines.product_id AND val_name_0.tenant_id = ?
- LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label 
+ LIMIT ? OFFSET ?) AS breakdown_label_0, order_lines.quantity AS breakdown_measure_quantity, order_lines.unit_price AS breakdown_measure_unit_price, order_lines.quantity * order_lines.unit_price AS breakdown_product, order_lines.tenant_id AS row_tenant, order_lines.id AS row_id, order_lines.title AS row_label, order_lines.id AS breakdown_order 
 FROM order_lines 
 WHERE order_lines.tenant_id = ?) AS breakdown_members GROUP BY breakdown_members.breakdown_key_0 ORDER BY sum(breakdown_members.breakdown_measure_quantity * breakdown_members.breakdown_measure_unit_price) DESC NULLS LAST, breakdown_members.breakdown_key_0 ASC NULLS LAST
  LIMIT ? - ? OFFSET ?) AS breakdown_shown) AS breakdown_shown_groups ON breakdown_members.breakdown_key_0 IS breakdown_shown_groups.breakdown_key_0

@@ -3,7 +3,7 @@
 
 -- role: main
 SELECT breakdown_members.breakdown_key_0, breakdown_members.breakdown_key_1, count(*) AS breakdown_value, sum(count(*)) OVER () AS breakdown_total, count(*) OVER () AS breakdown_groups, CAST(? AS INTEGER) AS breakdown_probe 
-FROM (SELECT qdsl_period(projects.created_at, ?, ?, ?) AS breakdown_key_0, projects.status AS breakdown_key_1, projects.tenant_id AS row_tenant, projects.id AS row_id, projects.title AS row_label 
+FROM (SELECT qdsl_period(projects.created_at, ?, ?, ?) AS breakdown_key_0, projects.status AS breakdown_key_1, projects.tenant_id AS row_tenant, projects.id AS row_id, projects.title AS row_label, projects.id AS breakdown_order 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
@@ -13,13 +13,13 @@ WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = projects.id 
 
 -- role: rows
 SELECT breakdown_ranked.breakdown_key_0, breakdown_ranked.breakdown_key_1, breakdown_ranked.row_tenant, breakdown_ranked.row_id, breakdown_ranked.row_label 
-FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.breakdown_key_1 AS breakdown_key_1, breakdown_members.row_tenant AS row_tenant, breakdown_members.row_id AS row_id, breakdown_members.row_label AS row_label, row_number() OVER (PARTITION BY breakdown_members.breakdown_key_0, breakdown_members.breakdown_key_1 ORDER BY breakdown_members.row_id ASC) AS breakdown_rank 
-FROM (SELECT qdsl_period(projects.created_at, ?, ?, ?) AS breakdown_key_0, projects.status AS breakdown_key_1, projects.tenant_id AS row_tenant, projects.id AS row_id, projects.title AS row_label 
+FROM (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.breakdown_key_1 AS breakdown_key_1, breakdown_members.row_tenant AS row_tenant, breakdown_members.row_id AS row_id, breakdown_members.row_label AS row_label, row_number() OVER (PARTITION BY breakdown_members.breakdown_key_0, breakdown_members.breakdown_key_1 ORDER BY breakdown_members.breakdown_order ASC) AS breakdown_rank 
+FROM (SELECT qdsl_period(projects.created_at, ?, ?, ?) AS breakdown_key_0, projects.status AS breakdown_key_1, projects.tenant_id AS row_tenant, projects.id AS row_id, projects.title AS row_label, projects.id AS breakdown_order 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
 WHERE sf1.tenant_id = ? AND sf1.entity_type = ? AND sf1.entity_id = projects.id AND sf1.predicate = ? AND sf1.value_norm IN (__[POSTCOMPILE_f1])))) AS breakdown_members) AS breakdown_ranked JOIN (SELECT breakdown_members.breakdown_key_0 AS breakdown_key_0, breakdown_members.breakdown_key_1 AS breakdown_key_1, count(*) AS breakdown_value, sum(count(*)) OVER () AS breakdown_total, count(*) OVER () AS breakdown_groups, CAST(? AS INTEGER) AS breakdown_probe 
-FROM (SELECT qdsl_period(projects.created_at, ?, ?, ?) AS breakdown_key_0, projects.status AS breakdown_key_1, projects.tenant_id AS row_tenant, projects.id AS row_id, projects.title AS row_label 
+FROM (SELECT qdsl_period(projects.created_at, ?, ?, ?) AS breakdown_key_0, projects.status AS breakdown_key_1, projects.tenant_id AS row_tenant, projects.id AS row_id, projects.title AS row_label, projects.id AS breakdown_order 
 FROM projects 
 WHERE projects.tenant_id = ? AND projects.status IN (__[POSTCOMPILE_f0]) AND (EXISTS (SELECT sf1.id 
 FROM semantic_facts AS sf1 
