@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, FieldType
-from qdsl.dsl.catalog.relations import RelationStep, relation_path
+from qdsl.dsl.catalog.relations import RelationStep, relation_path, rows_path
 from qdsl.dsl.errors import InternalError
 from qdsl.dsl.ir import LIST_OPERATORS, Filter, Operator, Plan, Scalar
 from qdsl.dsl.operators import HOLDS_FACT
@@ -185,7 +185,7 @@ def bind_plan(plan: Plan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
     for i, flt in enumerate(plan.filters):
         path: tuple[RelationStep, ...] = ()
         owner = entity
-        rows = _related_rows(catalog, entity, flt.field)
+        rows = rows_path(catalog, entity.name, flt.field)
         if rows:
             target = catalog.entities[rows[-1].target]
             spec = target.filter_spec(target.id)
@@ -201,22 +201,6 @@ def bind_plan(plan: Plan, catalog: Catalog, tenant_id: str | None) -> BoundPlan:
             raise _not_normalized(f"filter field `{flt.field}`")
         out.append(BoundFilter(i, flt, spec, typed_value(spec, flt), path))
     return BoundPlan(plan, catalog, entity, tuple(out), tenant_id, bind_scope(plan, catalog))
-
-
-def _related_rows(catalog: Catalog, entity: EntitySpec, field: str) -> tuple[RelationStep, ...]:
-    """The steps of a normalized filter on related rows (every name a relation, the
-    first no field of the entity); empty for a filter on a field."""
-    if entity.filter_spec(field.split(RELATION_SEPARATOR, 1)[0]) is not None:
-        return ()
-    steps: list[RelationStep] = []
-    here = entity.name
-    for name in field.split(RELATION_SEPARATOR):
-        step = catalog.relation_steps.get(here, {}).get(name)
-        if step is None:
-            return ()
-        steps.append(step)
-        here = step.target
-    return tuple(steps)
 
 
 def _not_normalized(what: str) -> InternalError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
+from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec, rows_path
 from qdsl.dsl.ir import Filter, Operator
 from qdsl.verifier import Language
 
@@ -162,7 +162,7 @@ def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -
     if (
         entity is not None
         and flt.operator is Operator.IS_NULL
-        and _names_rows(catalog, entity, flt.field)
+        and rows_path(catalog, entity.name, flt.field)
     ):
         return related_rows(catalog, entity, flt.field, flt, lang)
     spec = field_spec(entity, flt.field)
@@ -203,11 +203,3 @@ def conditions(
 ) -> str:
     parts = [condition(catalog, entity_type, f, lang) for f in filters]
     return ("，".join(parts)) if lang == "zh" else " and ".join(parts)
-
-
-def _names_rows(catalog: Catalog, entity: EntitySpec, field: str) -> bool:
-    """Whether a normalized filter's field is a path of relations alone."""
-    first = field.split(".", 1)[0]
-    return entity.filter_spec(first) is None and first in catalog.relation_steps.get(
-        entity.name, {}
-    )

@@ -26,6 +26,7 @@ from qdsl.dsl.catalog.relations import (
     RelationStep,
     relation_named,
     relation_path,
+    rows_path,
 )
 from qdsl.dsl.catalog.specs import EntitySpec, FieldSpec, MeasureSpec, RelationSpec
 from qdsl.dsl.catalog.types import (
@@ -66,4 +67,5 @@ __all__ = [
     "relation_named",
     "relation_path",
     "resolve_catalog",
+    "rows_path",
 ]

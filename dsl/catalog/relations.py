@@ -181,6 +181,26 @@ def relation_path(
     return tuple(steps)
 
 
+def rows_path(catalog: Catalog, entity: str, field: str) -> tuple[RelationStep, ...]:
+    """The steps of a path of relation names alone (`payments`, `orders.payments`:
+    a condition on the related rows themselves), or () when `field` is a field of
+    `entity` or a path ending at one. Canonical names only; a path longer than
+    MAX_HOPS is still returned (`relation_path` refuses it)."""
+    ent = catalog.entities.get(entity)
+    names = field.split(".")
+    if ent is None or ent.filter_spec(names[0]) is not None:
+        return ()
+    steps: list[RelationStep] = []
+    here = entity
+    for name in names:
+        step = catalog.relation_steps.get(here, {}).get(name)
+        if step is None:
+            return ()
+        steps.append(step)
+        here = step.target
+    return tuple(steps)
+
+
 def relation_named(catalog: Catalog, entity: str, word: str) -> str | None:
     """The relation of `entity` that `word` names (its name or a synonym, any width
     or case), if exactly one does; for planners that read relation words."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qdsl.dsl.catalog import Cardinality, Catalog, EntitySpec, FieldSpec, FieldType
-from qdsl.dsl.catalog.relations import MAX_HOPS
+from qdsl.dsl.catalog.relations import MAX_HOPS, rows_path
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.question.model import Kind, Piece, Problem, Sense
 
@@ -174,7 +174,7 @@ def through(catalog: Catalog, main: str, entity: str, fields: set[str]) -> bool:
     return any(f == path or f.startswith(path + SEPARATOR) for f in fields)
 
 
-def rows_path(catalog: Catalog, main: str, p: Piece) -> str | None:
+def named_rows(catalog: Catalog, main: str, p: Piece) -> str | None:
     """The relation path to the one related entity an absence or presence piece
     names ("without a payment": `payments`), when one declared path reaches it."""
     named = {s.entity for s in p.senses if s.kind is Kind.ENTITY and s.entity}
@@ -193,7 +193,7 @@ def settle_rows(b: Builder, main: str) -> None:
     rows = [
         c
         for c in b.conditions
-        if c.operator is Operator.IS_NULL and _is_rows(b.catalog, main, c.field)
+        if c.operator is Operator.IS_NULL and rows_path(b.catalog, main, c.field)
     ]
     for c in rows:
         others = [o for o in b.conditions if o is not c and o.field.startswith(c.field + SEPARATOR)]
@@ -202,19 +202,6 @@ def settle_rows(b: Builder, main: str) -> None:
         b.conditions.remove(c)
         if c.value is not False:
             b.problem(c.text, "unplaced", (c.field,), "negation")
-
-
-def _is_rows(catalog: Catalog, main: str, field: str) -> bool:
-    """Whether a condition's field is a path of relations alone (no field at its end)."""
-    here = main
-    for name in field.split(SEPARATOR):
-        if name in catalog.entities[here].fields:
-            return False
-        step = catalog.relation_steps.get(here, {}).get(name)
-        if step is None:
-            return False
-        here = step.target
-    return True
 
 
 def shown_field(catalog: Catalog, main: str, p: Piece) -> str | None:

@@ -231,7 +231,7 @@ class Walk(NumberPieces):
             return  # "有退款的订单": a related yes/no field
         if s is not None and s.kind is Kind.ENTITY and p.kind is Kind.PRESENCE:
             return  # the asked entity named again: "compare project 64 with project 65"
-        rows = related.rows_path(self.b.catalog, self.main, p) if s is None else None
+        rows = related.named_rows(self.b.catalog, self.main, p) if s is None else None
         if rows is not None:  # "没有付款的订单": no related row at all
             self.b.add(rows, Operator.IS_NULL, p.kind is Kind.ABSENCE, p.text)
             return
