@@ -138,23 +138,37 @@ def related_label(
     return spec, " ".join((*(w.replace("_", " ") for w in words), label))
 
 
-def related_rows(
-    catalog: Catalog, entity: EntitySpec, path: str, flt: Filter, lang: Language
-) -> str:
-    """A filter on related rows in words: "没有支付", "with no payments"."""
+def relation_words(catalog: Catalog, entity: EntitySpec, path: str, lang: Language) -> str:
+    """A path of relations in words: "订单的支付", "orders payments" (a grouping by the
+    related object is named so too: "按客户")."""
     words: list[str] = []
     here = entity.name
     for name in path.split("."):
         step = catalog.relation_steps.get(here, {}).get(name)
         if step is None:
             return path
-        zh_word = _first(step.synonyms, cjk=True) or entity_name(catalog, step.target, lang)
-        words.append(zh_word if lang == "zh" else name.replace("_", " "))
+        if lang == "zh":
+            words.append(_first(step.synonyms, cjk=True) or entity_name(catalog, step.target, lang))
+        else:
+            words.append(name.replace("_", " "))
         here = step.target
+    return ("的" if lang == "zh" else " ").join(words)
+
+
+def related_rows(
+    catalog: Catalog, entity: EntitySpec, path: str, flt: Filter, lang: Language
+) -> str:
+    """A filter on related rows in words: "没有支付", "there is no payment"."""
     none = flt.value is not False
     if lang == "zh":
-        return ("没有" if none else "有") + "的".join(words)
-    return ("with no " if none else "with ") + " of ".join(reversed(words))
+        return ("没有" if none else "有") + relation_words(catalog, entity, path, lang)
+    steps = rows_path(catalog, entity.name, path)
+    if not steps:
+        return path
+    target = entity_name(catalog, steps[-1].target, lang)
+    through = f" through {relation_words(catalog, entity, path.rsplit('.', 1)[0], lang)}"
+    said = f"there is {'no' if none else 'a'} {target}"
+    return said + (through if len(steps) > 1 else "")
 
 
 def condition(catalog: Catalog, entity_type: str, flt: Filter, lang: Language) -> str:

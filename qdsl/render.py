@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qdsl.abstentions import clarification
-from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog, EntitySpec, FieldSpec
+from qdsl.dsl.catalog import EVIDENCE_PROJECTION, Catalog, EntitySpec, FieldSpec, rows_path
 from qdsl.dsl.ir import Filter, Operator, Plan, QueryType
 from qdsl.dsl.kinds import KindTable, kind_of
 from qdsl.dsl.textnorm import normalize_text
@@ -25,6 +25,7 @@ from qdsl.phrases import (
     field_spec,
     plain,
     related_label,
+    relation_words,
     value_name,
 )
 from qdsl.superlatives import top_sentence
@@ -137,6 +138,8 @@ class _Ctx:
         return self.catalog.entities.get(self.plan.entity_type)
 
     def field(self, name: str) -> str:
+        if self.spec is not None and rows_path(self.catalog, self.spec.name, name):
+            return relation_words(self.catalog, self.spec, name, self.lang)  # "按客户"
         if "." in name and self.spec is not None:  # a related field: "customer city"
             return related_label(self.catalog, self.spec, name, self.lang)[1]
         return field_name(field_spec(self.spec, name), name, self.lang)
