@@ -113,6 +113,13 @@ def _measured(draw: st.DrawFn, at: At, numbers: list[Field], timed: list[Field])
     return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, tags=frozenset(tags))
 
 
+def related_group(q: Question) -> str | None:
+    """What a breakdown across a relation groups by: `relation` or `relation.field`."""
+    if "rel:group_field" in q.tags or "rel:group_object" in q.tags:
+        return _tag(q, "group:")
+    return None
+
+
 def _tag(q: Question, prefix: str) -> str | None:
     return next((t.removeprefix(prefix) for t in q.tags if t.startswith(prefix)), None)
 

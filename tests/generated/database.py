@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
-from generated.model import Deployment, Entity, Field, Value
+from generated.model import Deployment, Entity, Field, Relation, Row, Value
 from sqlalchemy import Engine
 
 from qdsl.facts.db import READER_ROLE, make_engine, upgrade
@@ -90,12 +90,22 @@ def stored(f: Field, value: Value, dialect: str) -> Any:
 
 
 def stored_id(ent: Entity, ident: str) -> Any:
-    if ent.id_sql == "UUID":
+    return _stored_key(ent.id_sql, ident)
+
+
+def _stored_key(sql: str, ident: str | None) -> Any:
+    if ident is None:
+        return None
+    if sql == "UUID":
         return uuid.UUID(ident)
-    return ident if ent.text_ids else int(ident)
+    return int(ident) if sql in ("INTEGER", "BIGINT") else ident
 
 
-def _table(md: sa.MetaData, ent: Entity) -> sa.Table:
+def _keys(dep: Deployment, ent: Entity) -> list[Relation]:
+    return [r for r in dep.relations if r.child == ent.name]
+
+
+def _table(md: sa.MetaData, ent: Entity, keys: list[Relation]) -> sa.Table:
     cols = [
         sa.Column("tenant_id", sa.String(64), primary_key=True),
         sa.Column("id", _DDL[ent.id_sql], primary_key=True, autoincrement=False),
@@ -106,24 +116,28 @@ def _table(md: sa.MetaData, ent: Entity) -> sa.Table:
             cols.append(sa.Column(f.name, _DDL[f.sql], nullable=f.nullable))
     if ent.passages is not None:
         cols += [sa.Column(name, sa.Text()) for name in ent.passages.columns]
+    # no foreign key: a deployer's key may name a row that is gone, or another tenant's
+    cols += [sa.Column(r.key, _DDL[r.key_sql], nullable=True) for r in keys]
     return sa.Table(ent.table, md, *cols)
 
 
 def _insert_rows(engine: Engine, dep: Deployment) -> None:
     md = sa.MetaData()
     for ent in dep.entities:
-        _table(md, ent)
+        _table(md, ent, _keys(dep, ent))
     md.create_all(engine)
     with engine.begin() as conn:
         for (tenant, name), rows in dep.rows:
             ent = dep.entity(name)
             columns = [f for f in ent.fields if f.sql is not None]
             quoted = ent.passages.columns if ent.passages is not None else ()
+            keys = _keys(dep, ent)
             # untyped: the values go in exactly as `stored` made them
             target = sa.table(
                 ent.table,
                 *(sa.column(c) for c in ("tenant_id", "id", "name", *quoted)),
                 *(sa.column(f.name) for f in columns),
+                *(sa.column(k.key) for k in keys),
             )
             records = [
                 {
@@ -132,11 +146,17 @@ def _insert_rows(engine: Engine, dep: Deployment) -> None:
                     "name": r["label"],
                     **{name: r[name] for name in quoted},
                     **{f.name: stored(f, r[f.name], dep.dialect) for f in columns},
+                    **{k.key: _stored_key(k.key_sql, _key(r, k)) for k in keys},
                 }
                 for r in rows
             ]
             if records:
                 conn.execute(sa.insert(target), records)
+
+
+def _key(row: Row, rel: Relation) -> str | None:
+    key = row.get(rel.key)
+    return None if key is None else str(key)
 
 
 def fact_records(dep: Deployment) -> list[dict[str, Any]]:

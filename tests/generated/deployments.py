@@ -7,7 +7,10 @@ ids and values overlap (row n has the same id in both tenants, with other
 content; a tenant may hold no row of an entity). Facts are stored under any
 alias spelling of their value; a many-valued predicate holds up to three
 values per object; now and then a fact is about an object the table does not
-hold.
+hold. Two times in three a deployment of two or more entities declares a
+relation: one entity's key column holds the other's ids (`relation`), mostly
+one its tenant holds, now and then none, an id no tenant holds, or one only the
+other tenant holds (the isolation case: that parent never counts).
 
 `gaps` names column types left out until the product serves them (the test
 module's KNOWN_GAPS says which and why; the questions leave out the other gaps'
@@ -28,6 +31,7 @@ from generated.model import (
     Fact,
     Field,
     Passages,
+    Relation,
     Row,
     Value,
 )
@@ -196,6 +200,56 @@ def _facts(draw: st.DrawFn, tenant: str, ent: Entity, ids: Iterable[str]) -> lis
     return out
 
 
+# the key column types that hold a parent's ids, by the parent's id type
+KEY_TYPES: dict[str, tuple[str, ...]] = {
+    "INTEGER": ("INTEGER", "BIGINT"),
+    "BIGINT": ("BIGINT", "INTEGER"),
+    "TEXT": ("TEXT", "VARCHAR(32)"),
+    "VARCHAR(32)": ("VARCHAR(32)", "TEXT"),
+    "UUID": ("UUID",),
+}
+
+
+@st.composite
+def relation(
+    draw: st.DrawFn, child: Entity, parent: Entity, dialect: Dialect, gaps: frozenset[str]
+) -> Relation:
+    """The child's many-to-one relation to the parent, named and worded from the nouns;
+    its key column stores the parent's ids in an id type that fits them."""
+    ids = allowed_types(dialect, "id", gaps)
+    key_sql = draw(st.sampled_from([t for t in KEY_TYPES[parent.id_sql] if t in ids]))
+    name = draw(st.sampled_from([parent.name, f"{parent.name}_ref"]))
+    p, c = parent.noun, child.noun
+    return Relation(
+        name,
+        child.name,
+        parent.name,
+        draw(st.sampled_from([f"{parent.name}_id", f"{parent.name}_key"])),
+        key_sql,
+        (p.zh, p.en, p.en_plural),
+        draw(st.sampled_from([c.en_plural, f"{child.name}_items"])),
+        (c.zh, c.en, c.en_plural),
+    )
+
+
+def _parent_key(
+    draw: st.DrawFn, parent: Entity, *, mine: int, theirs: int, beyond: int
+) -> str | None:
+    """The parent id a child row holds: mostly one of its tenant's parents, now and then
+    none, one no tenant holds, or one only the other tenant holds (the same id names
+    another parent there: it must never make the child match)."""
+    how = draw(st.integers(0, 9))
+    if how == 0:
+        return None
+    if how == 1 or (not mine and theirs <= mine):
+        return parent.id_of(beyond + draw(st.integers(1, 3)))
+    if how == 2 and theirs > mine:
+        return parent.id_of(draw(st.integers(mine + 1, theirs)))
+    if not mine:
+        return parent.id_of(draw(st.integers(mine + 1, theirs)))
+    return parent.id_of(draw(st.integers(1, mine)))
+
+
 @st.composite
 def deployments(
     draw: st.DrawFn, dialect: Dialect, gaps: frozenset[str] = frozenset()
@@ -206,19 +260,33 @@ def deployments(
     )
     # at most one entity answers explanations (a catalog has one default for them)
     ents = tuple(draw(entities(n, dialect, gaps, documented=i == 0)) for i, n in enumerate(nouns))
+    rels: tuple[Relation, ...] = ()
+    if len(ents) > 1 and "relations" not in gaps and draw(st.integers(0, 2)):
+        child, parent = draw(st.permutations(ents))[:2]
+        rels = (draw(relation(child, parent, dialect, gaps)),)
+    counts = {(t, e.name): draw(st.integers(0, MAX_ROWS)) for t in TENANTS for e in ents}
     rows: list[tuple[tuple[str, str], tuple[Row, ...]]] = []
     facts: list[Fact] = []
     for tenant in TENANTS:
+        other = next(t for t in TENANTS if t != tenant)
         for ent in ents:
-            count = draw(st.integers(0, MAX_ROWS))
+            count = counts[tenant, ent.name]
             these = tuple(_row(draw, ent, n, now) for n in range(1, count + 1))
+            for rel in (r for r in rels if r.child == ent.name):
+                parent = next(e for e in ents if e.name == rel.parent)
+                mine, theirs = counts[tenant, parent.name], counts[other, parent.name]
+                beyond = max(mine, theirs)
+                for row in these:
+                    row[rel.key] = _parent_key(
+                        draw, parent, mine=mine, theirs=theirs, beyond=beyond
+                    )
             rows.append(((tenant, ent.name), these))
             ids = [str(r["id"]) for r in these]
             if draw(st.integers(0, 3)) == 0:
                 # facts about an object the table does not hold (deleted, not loaded yet)
                 ids.append(ent.id_of(count + 1))
             facts += _facts(draw, tenant, ent, ids)
-    return Deployment(dialect, now, ents, tuple(rows), tuple(facts))
+    return Deployment(dialect, now, ents, tuple(rows), tuple(facts), rels)
 
 
 # -- every column type, every run --------------------------------------------------------

@@ -9,10 +9,12 @@ questions on a database built from the example on its dialect.
 An example is a `[[example]]` table: `title`, `dialect` (where it was found),
 `now`, `gaps` (for a shape not served yet: its KNOWN_GAPS keys), then its
 `entity` tables (a noun of the bank, the id and label column types, and
-`fields`: [concept, SQL type or "fact", nullable]), `row`s (`values`: id, label
-and the column fields; a missing key is NULL), `fact`s and `question`s (the
-text, its structured conditions for the oracle, and `expect`: the ids surely
-and possibly matching, or for a status/compare the object's values).
+`fields`: [concept, SQL type or "fact", nullable]), its declared `relation`s
+(child, parent, key column and its type, names and words), `row`s (`values`: id,
+label, the column fields and a child's parent key; a missing key is NULL),
+`fact`s and `question`s (the text, its structured conditions for the oracle, and
+`expect`: the ids surely and possibly matching, for a status/compare the
+object's values, for a breakdown its [key, count] groups).
 """
 
 from __future__ import annotations
@@ -25,7 +27,17 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from generated.model import Deployment, Entity, Fact, Field, Passages, Row, Value, toml_value
+from generated.model import (
+    Deployment,
+    Entity,
+    Fact,
+    Field,
+    Passages,
+    Relation,
+    Row,
+    Value,
+    toml_value,
+)
 from generated.oracle import Expected, expected
 from generated.periods import Range
 from generated.questions import Cond, Question
@@ -98,6 +110,10 @@ def expect_of(want: Expected) -> dict[str, Any]:
             ]
         }
     out: dict[str, Any] = {}
+    if want.qtype == "breakdown":
+        # [key, count] per group (the key a parent's id or value, "" for none)
+        groups = sorted(("" if k is None else str(_plain(k)), n) for k, n in want.groups.items())
+        return {"groups": [list(g) for g in groups]}
     if want.qtype == "count":
         out["count"] = len(want.definite)
     if want.qtype == "existence" and want.possible == want.definite:
@@ -123,6 +139,8 @@ def dump(title: str, dep: Deployment, questions: list[Question]) -> str:
             p = e.passages
             table["passages"] = [p.column, p.section or "", p.declared]
         out += _lines("example.entity", table)
+    for rel in dep.relations:
+        out += _lines("example.relation", {k: _plain_rel(v) for k, v in vars(rel).items()})
     for (tenant, name), rows in dep.rows:
         for r in rows:
             values = {k: _plain(v) for k, v in r.items() if v is not None}
@@ -150,12 +168,22 @@ def dump(title: str, dep: Deployment, questions: list[Question]) -> str:
             table["ids"] = list(q.ids)
         if q.conds:
             table["conds"] = [_cond(c) for c in q.conds]
-        asked = sorted(t for t in q.tags if t.startswith(("ask:", "field:")))
+        kept = ("ask:", "field:", *(("rel:", "group:") if _across(q) else ()))
+        asked = sorted(t for t in q.tags if t.startswith(kept))
         if asked:
             table["tags"] = asked  # an attribute question: which field it asks
         table["expect"] = expect_of(expected(dep, q))
         out += _lines("example.question", table)
     return "\n".join(out) + "\n"
+
+
+def _across(q: Question) -> bool:
+    """A question across a relation: its tags say what the oracle groups by."""
+    return any(t.startswith("rel:") for t in q.tags)
+
+
+def _plain_rel(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -183,8 +211,11 @@ def _entity(raw: dict[str, Any]) -> Entity:
     return Entity(_NOUNS[raw["noun"]], raw["id_sql"], raw["label_sql"], fields, quoted)
 
 
-def _row(ent: Entity, values: dict[str, Any]) -> Row:
+def _row(ent: Entity, values: dict[str, Any], keys: Iterable[Relation]) -> Row:
     row: Row = {"id": str(values["id"]), "label": values["label"]}
+    for rel in keys:
+        raw_key = values.get(rel.key)
+        row[rel.key] = None if raw_key is None else str(raw_key)
     for f in ent.fields:
         if f.sql is not None:
             raw = values.get(f.name)
@@ -222,10 +253,15 @@ def _cond_of(ent: Entity, raw: dict[str, Any]) -> Cond:
 def _example(raw: dict[str, Any]) -> Example:
     ents = tuple(_entity(e) for e in raw["entity"])
     by_name = {e.name: e for e in ents}
+    rels = tuple(
+        Relation(**{k: tuple(v) if isinstance(v, list) else v for k, v in r.items()})
+        for r in raw.get("relation", [])
+    )
     grouped: dict[tuple[str, str], list[Row]] = {}
     for r in raw.get("row", []):
+        keys = [k for k in rels if k.child == r["entity"]]
         grouped.setdefault((r["tenant"], r["entity"]), []).append(
-            _row(by_name[r["entity"]], r["values"])
+            _row(by_name[r["entity"]], r["values"], keys)
         )
     for tenant in ("tenant-a", "tenant-b"):
         for e in ents:
@@ -241,6 +277,7 @@ def _example(raw: dict[str, Any]) -> Example:
         ents,
         tuple((k, tuple(v)) for k, v in grouped.items()),
         tuple(facts),
+        rels,
     )
     questions = tuple(
         Question(

@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from generated import breakdowns, measures_judge
+from generated import breakdowns, measures_judge, relations
 from generated.model import Deployment, Entity
 from generated.oracle import Expected, Snapshot
 from generated.questions import Question
@@ -310,6 +310,13 @@ def _top_problems(dep: Deployment, q: Question, data: dict[str, Any], want: Expe
 def _breakdown_problems(
     dep: Deployment, q: Question, data: dict[str, Any], want: Expected
 ) -> list[str]:
+    related = breakdowns.related_group(q)
+    if related is not None:
+        _, kind = relations.related_groups(dep, q, related)
+        out = breakdowns.problems(kind, data, want.groups, same_value, period=False)
+        if relations.SEPARATOR not in related:  # per parent: each shown by its label
+            out += relations.labels_problems(dep, q, data, related)
+        return out
     name = next(t.removeprefix("group:") for t in q.tags if t.startswith("group:"))
     kind = kind_of(dep.entity(q.entity), name)
     if "measured" in q.tags:

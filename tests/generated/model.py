@@ -116,6 +116,28 @@ Row = dict[str, Value]  # "id", "label", one key per column field and per passag
 
 
 @dataclass(frozen=True)
+class Relation:
+    """A declared many-to-one relation: each `child` row's `key` column holds the id of
+    one `parent` row of its tenant, or of none (no such id, or only the other tenant
+    holds it); its inverse, one-to-many, reaches the parent's children."""
+
+    name: str
+    child: str
+    parent: str
+    key: str
+    key_sql: str  # an id column type fitting the parent's ids
+    synonyms: tuple[str, ...]
+    inverse: str
+    inverse_synonyms: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.child}.{self.name} -> {self.parent} (key {self.key} {self.key_sql}, "
+            f"inverse {self.inverse})"
+        )
+
+
+@dataclass(frozen=True)
 class Fact:
     tenant: str
     entity: str
@@ -136,9 +158,15 @@ class Deployment:
     # (tenant, entity name) -> rows
     rows: tuple[tuple[tuple[str, str], tuple[Row, ...]], ...]
     facts: tuple[Fact, ...]
+    relations: tuple[Relation, ...] = ()
 
     def entity(self, name: str) -> Entity:
         return next(e for e in self.entities if e.name == name)
+
+    def parent_of(self, tenant: str, rel: Relation, child: Row) -> Row | None:
+        """The child's parent row in its own tenant: never one of the other tenant."""
+        key = child.get(rel.key)
+        return next((r for r in self.rows_of(tenant, rel.parent) if r["id"] == key), None)
 
     def rows_of(self, tenant: str, entity: str) -> tuple[Row, ...]:
         return dict(self.rows)[tenant, entity]
@@ -157,9 +185,10 @@ class Deployment:
 
     def __repr__(self) -> str:
         sizes = {f"{t}/{e}": len(r) for (t, e), r in self.rows}
+        related = f", relations {list(self.relations)}" if self.relations else ""
         return (
             f"Deployment({self.dialect}, now={self.now.isoformat()}, {list(self.entities)}, "
-            f"rows {sizes}, {len(self.facts)} facts)"
+            f"rows {sizes}, {len(self.facts)} facts{related})"
         )
 
 
@@ -227,11 +256,21 @@ def _entity_mapping(e: Entity) -> dict[str, Any]:
     return out
 
 
-def catalog_mapping(dep: Deployment) -> dict[str, Any]:
+def _relation_mapping(rel: Relation) -> dict[str, Any]:
     return {
-        "facts": {"table": "semantic_facts"},
-        "entities": {e.name: _entity_mapping(e) for e in dep.entities},
+        "entity": rel.parent,
+        "key": rel.key,
+        "synonyms": list(rel.synonyms),
+        "inverse": rel.inverse,
+        "inverse_synonyms": list(rel.inverse_synonyms),
     }
+
+
+def catalog_mapping(dep: Deployment) -> dict[str, Any]:
+    entities = {e.name: _entity_mapping(e) for e in dep.entities}
+    for rel in dep.relations:
+        entities[rel.child].setdefault("relations", {})[rel.name] = _relation_mapping(rel)
+    return {"facts": {"table": "semantic_facts"}, "entities": entities}
 
 
 def toml_value(value: Any) -> str:
@@ -262,8 +301,10 @@ def catalog_toml(dep: Deployment) -> str:
     lines = ["[facts]", 'table = "semantic_facts"']
     for name, ent in catalog_mapping(dep)["entities"].items():
         fields = ent.pop("fields")
+        relations = ent.pop("relations", {})
         lines += ["", f"[entities.{name}]"]
         lines += [f"{k} = {toml_value(v)}" for k, v in ent.items()]
+        lines += [f"relations.{toml_key(r)} = {toml_value(v)}" for r, v in relations.items()]
         for fname, spec in fields.items():
             lines += ["", f"[entities.{name}.fields.{fname}]"]
             lines += [f"{k} = {toml_value(v)}" for k, v in spec.items()]

@@ -20,7 +20,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from generated import breakdowns
+from generated import breakdowns, relations
 from generated.model import Deployment, Row, Value
 from generated.periods import Range, moment_of
 from generated.questions import Cond, Question
@@ -109,6 +109,8 @@ def facts_of(
 def snapshot(dep: Deployment, tenant: str, entity: str, ident: str) -> Snapshot | None:
     ent = dep.entity(entity)
     quoted = ent.passages.columns if ent.passages is not None else ()
+    # a relation's key column is no field of the catalog: no answer shows it
+    quoted += tuple(r.key for r in dep.relations if r.child == entity)
     for row in dep.rows_of(tenant, entity):
         if row["id"] == ident:
             values = {
@@ -135,8 +137,30 @@ def _top(dep: Deployment, q: Question) -> Expected:
     return Expected(q.qtype, tops, frozenset(str(r["id"]) for r in rows))
 
 
-def expected(dep: Deployment, q: Question) -> Expected:
+def _all_hold(dep: Deployment, q: Question, row: Row, bound: bool) -> bool | None:
+    """The question's conditions on the row, those across a relation on its related rows."""
+    facts = facts_of(dep, q.tenant, q.entity, str(row["id"]))
+    own = [c for c in q.conds if relations.SEPARATOR not in c.field]
+    results = [all_hold(own, row, facts)]
+    results += [
+        relations.related_holds(
+            dep, q.tenant, q.entity, c, row, holds=holds, facts_of=facts_of, bound=bound
+        )
+        for c in q.conds
+        if relations.SEPARATOR in c.field
+    ]
+    if any(r is False for r in results):
+        return False
+    return True if all(r is True for r in results) else None
+
+
+def expected(dep: Deployment, q: Question, *, tenant_bound: bool = True) -> Expected:
+    """The oracle's answer; `tenant_bound=False` reads related rows of either tenant (the
+    careless join a right answer must never agree with where the two differ)."""
     if q.qtype == "breakdown":
+        related = breakdowns.related_group(q)
+        if related is not None:
+            return Expected(q.qtype, groups=relations.related_groups(dep, q, related)[0])
         return Expected(q.qtype, groups=breakdowns.groups(dep.rows_of(q.tenant, q.entity), q))
     if q.qtype == "top":
         return _top(dep, q)
@@ -150,7 +174,7 @@ def expected(dep: Deployment, q: Question) -> Expected:
     possible: set[str] = set()
     for row in dep.rows_of(q.tenant, q.entity):
         ident = str(row["id"])
-        verdict = all_hold(q.conds, row, facts_of(dep, q.tenant, q.entity, ident))
+        verdict = _all_hold(dep, q, row, tenant_bound)
         if verdict is not False:
             possible.add(ident)
         if verdict is True:

@@ -442,13 +442,28 @@ def label_question(draw: st.DrawFn, at: At) -> Question | None:
     asked_fields = [f for f in at.ent.fields if _nouns(f.concept, at.lang)]
     if not pool or not asked_fields:
         return None
+    templates = LABEL_TEMPLATES[at.lang]
+    if "explain_topic_through_relation" in at.gaps and _documented_relates(at):
+        # an explanation's cue (是什么, What is) reads as one of the related rows
+        templates = tuple(t for t in templates if t.endswith("是多少"))
+        if not templates:
+            return None
     label = str(draw(st.sampled_from(pool))["label"])
     ids = tuple(str(r["id"]) for r in here if str(r["label"]) == label)
     asked = draw(st.sampled_from(asked_fields))
     noun = _pick(draw, _nouns(asked.concept, at.lang))
-    text = _pick(draw, LABEL_TEMPLATES[at.lang]).format(l=label, f=noun)
+    text = _pick(draw, templates).format(l=label, f=noun)
     tags = frozenset({"ask:attribute", f"field:{asked.name}", "by:label"})
     return Question(text, at.lang, "status", at.ent.name, at.tenant, (), ids, tags)
+
+
+def _documented_relates(at: At) -> bool:
+    """Whether an entity answering explanations declares a relation with the asked one."""
+    documented = {e.name for e in at.dep.entities if e.passages is not None} - {at.ent.name}
+    return any(
+        {r.child, r.parent} & documented and at.ent.name in (r.child, r.parent)
+        for r in at.dep.relations
+    )
 
 
 # the object holding the top (or bottom) value of a number or date field
@@ -575,6 +590,25 @@ QTYPES = (
 )
 
 
+# the query types a question across a relation is asked as, half the time when the
+# asked entity has a declared relation (tests/generated/relations.py)
+RELATED_QTYPES = ("count", "existence", "list", "breakdown")
+
+
+@st.composite
+def _across(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
+    """Half the time a question of these types asks across one of the entity's relations."""
+    if qtype not in RELATED_QTYPES:
+        return None
+    if not any(at.ent.name in (r.child, r.parent) for r in at.dep.relations):
+        return None
+    if not draw(st.booleans()):
+        return None
+    from generated.relations import related_question  # it builds on this module
+
+    return draw(related_question(at, qtype))
+
+
 @st.composite
 def questions(
     draw: st.DrawFn,
@@ -590,6 +624,9 @@ def questions(
         gaps,
     )
     qtype = draw(st.sampled_from(qtypes))
+    related = draw(_across(at, qtype))
+    if related is not None:
+        return related
     if qtype == "explain":
         if at.ent.passages is not None:
             return draw(explain_question(at))

@@ -47,6 +47,9 @@ class Tally:
     failures: list[tuple[Deployment, Asked]] = field(default_factory=list)
     # (slot, SQL type) of every column the deployments asked about stored values in
     columns: set[tuple[str, str]] = field(default_factory=set)
+    # answers across a relation judged RIGHT that a join forgetting the tenant on the
+    # related table would have got wrong: the isolation cases were asked, and held
+    isolating: int = 0
 
     @property
     def asked(self) -> int:
@@ -62,6 +65,15 @@ class Tally:
                 self.by_shape[tag, a.verdict.outcome] += 1
             if a.verdict.outcome in ("wrong", "error"):
                 self.failures.append((dep, a))
+            if a.verdict.outcome == "right" and _tells_tenants_apart(dep, a.question):
+                self.isolating += 1
+
+
+def _tells_tenants_apart(dep: Deployment, q: Question) -> bool:
+    if not any(c.field.count(".") for c in q.conds):
+        return False
+    careless = expected(dep, q, tenant_bound=False)
+    return careless.definite != expected(dep, q).definite
 
 
 def _error(exc: BaseException) -> Verdict:

@@ -3,11 +3,15 @@
 Hypothesis builds whole deployments (tests/generated/deployments.py: 1–3
 entities with fields of every kind, each in a SQL column type that fits the
 dialect, int and text ids, two tenants with overlapping ids and values, facts
-under any alias, many-valued ones) and zh and en questions about them
+under any alias, many-valued ones, and in most with two or more entities a
+declared relation whose key rows hold a parent id of their tenant, of none, or
+of the other tenant only) and zh and en questions about them
 (tests/generated/questions.py: count, existence, list, the status of one
 object, the comparison of two, the explanation of a name, the sum, average,
 maximum or minimum of a number field; conditions of every kind and
-conjunctions of 2–3). Each deployment gets a real database
+conjunctions of 2–3; across the relation, children by a parent's value,
+parents by a child's, and children counted per parent or per a parent's value:
+tests/generated/relations.py). Each deployment gets a real database
 (tests/generated/conftest.py) and each question goes through
 `qdsl.plan_and_answer` with the rule planner; the oracle
 (tests/generated/oracle.py, plain Python over the generated rows) says what the
@@ -45,7 +49,20 @@ from qdsl.dsl.textnorm import normalize_text
 # Shapes the product does not serve yet, left out of generation until the fix for each
 # lands (issue 20; the row of its table, or the item of its "Build" list). Remove a name
 # once its fix is merged: the property then covers that shape too.
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    # found by the relation questions (tests/generated/found.toml shows it): the reader
+    # takes "What is Harbor Point's remote?" / "Harbor Point 的远程办公是什么" as an
+    # explanation of the documented entity's rows related to Harbor Point (`employee
+    # where site_ref.name = "Harbor Point"`, through a declared relation to the site),
+    # not as the site's attribute; a linked label of a related entity becomes a
+    # relation condition of the explanation (dsl/question/related.py `absorb`, from
+    # dsl/question/walk.py). Left out: such a question where a documented entity
+    # relates to the asked one.
+    "explain_topic_through_relation": (
+        "an attribute asked with an explanation's cue ('What is X's f?') of an entity a "
+        "documented one relates to is read as an explanation of the related rows"
+    ),
+}
 GAPS = frozenset(KNOWN_GAPS)
 
 PER_DEPLOYMENT = 30
@@ -55,6 +72,11 @@ AT_LEAST: dict[Dialect, int] = {"sqlite": 2000, "postgresql": 300}
 # somewhere in the SQLite run (a shape that only ever abstains is not being tested;
 # the smaller PostgreSQL run may miss a rare one, which the type matrix then asks).
 RIGHT_SHARE = 0.7
+# questions across a declared relation (tests/generated/relations.py), by shape
+RELATION_SHAPES = ("up", "down", "group_field", "group_object")
+# answers across a relation a join forgetting the tenant on the related table would
+# get wrong, judged RIGHT in the SQLite run: the isolation cases are asked
+ISOLATING_AT_LEAST = 10
 # questions asked of each deployment of the type matrix, most of them showing values
 MATRIX_QUESTIONS = 60
 MATRIX_QTYPES = (
@@ -130,6 +152,9 @@ def _required_shapes(tally: Tally) -> set[str]:
     shapes.add("by:label")  # an attribute of an object named by its label
     if "bool_conditions" not in GAPS:
         shapes |= {"cond:bool", "cond:not_bool"}
+    if "relations" not in GAPS:
+        shapes |= {f"rel:{s}" for s in RELATION_SHAPES}
+        shapes |= {"rel:up:value", "rel:up:not_value", "rel:up:name", "rel:up:label"}
     return shapes
 
 
@@ -173,14 +198,21 @@ def test_generated_deployments_answer_right_or_safe(
     )
     grouped = {o: tally.by_shape["qtype:breakdown", o] for o in ("right", "safe")}
     measured = {o: tally.by_shape["measured", o] for o in ("right", "safe")}
+    related = {
+        shape: {o: tally.by_shape[f"rel:{shape}", o] for o in ("right", "safe")}
+        for shape in RELATION_SHAPES
+    }
     with capsys.disabled():
         print(f"\n{summary}; breakdowns {grouped}, of them measures per group {measured}")
+        print(f"across a declared relation: {related}, {tally.isolating} of them tenant-bound")
     assert tally.asked >= AT_LEAST[dialect] * scale, summary
     assert right >= RIGHT_SHARE * tally.asked, summary
     if dialect == "sqlite":
         shapes = _required_shapes(tally)
         never_right = sorted(t for t in shapes if not tally.by_shape[t, "right"])
         assert not never_right, f"{summary}; never answered right: {never_right}"
+        if "relations" not in GAPS:
+            assert tally.isolating >= ISOLATING_AT_LEAST * scale, summary
 
 
 def _matrix_params() -> list[Any]:
@@ -505,3 +537,133 @@ def test_the_judge_wants_every_group_with_its_count() -> None:
     assert judge(dep, monthly, _fake("answered", "breakdown_table", by_day), want).outcome == (
         "wrong"
     )
+
+
+def _related_deployment() -> Deployment:
+    """Employees (the children) of sites: tenant-a's E-1 at its site 1, E-2 at site 2,
+    which only the other tenant holds, E-3 at no site; tenant-b's E-2 at none."""
+    from dataclasses import replace
+
+    from generated.model import Entity, Field, Relation
+    from generated.vocab import NOUNS
+
+    dep = _tiny_deployment()
+    concepts = {c.key: c for c in CONCEPTS}
+    site = Entity(NOUNS[1], "INTEGER", "TEXT", (Field(concepts["region"], "TEXT"),))
+    rel = Relation(
+        "site", "employee", "site", "site_id", "INTEGER", ("站点", "site", "sites"),
+        "employees", ("员工", "employee", "employees"),
+    )  # fmt: skip
+    keys = {("tenant-a", "E-1"): "1", ("tenant-a", "E-2"): "2"}
+    rows = [
+        ((tenant, name), tuple({**r, "site_id": keys.get((tenant, str(r["id"])))} for r in these))
+        for (tenant, name), these in dep.rows
+    ]
+    employee_a = dict(rows)["tenant-a", "employee"]
+    extra = {**employee_a[0], "id": "E-3", "label": "王芳", "site_id": None}
+    rows[0] = (("tenant-a", "employee"), (*employee_a, extra))
+    rows += [
+        (("tenant-a", "site"), ({"id": "1", "label": "Ridge", "region": "east"},)),
+        (
+            ("tenant-b", "site"),
+            (
+                {"id": "1", "label": "Harbor Point", "region": "north"},
+                {"id": "2", "label": "滨江基地", "region": "east"},
+            ),
+        ),
+    ]
+    return replace(dep, entities=(*dep.entities, site), rows=tuple(rows), relations=(rel,))
+
+
+def test_the_judge_never_lets_the_other_tenants_parent_make_a_child_match() -> None:
+    from generated.oracle import expected
+    from generated.questions import Cond
+
+    dep = _related_deployment()
+    east = Cond("value", "site.region", "华东", "east")
+    q = Question(
+        "华东站点的员工有哪些", "zh", "list", "employee", "tenant-a", (east,),
+        tags=frozenset({"rel:up"}),
+    )  # fmt: skip
+    want = expected(dep, q)
+    assert sorted(want.definite) == ["E-1"]
+    # the join that forgets the tenant on sites also takes E-2 (site 2 is tenant-b's)
+    assert sorted(expected(dep, q, tenant_bound=False).definite) == ["E-1", "E-2"]
+
+    def outcome(*ids: str) -> str:
+        data = {"items": [{"id": i} for i in ids], "total": len(ids)}
+        return judge(dep, q, _fake("answered", "entity_list", data), want).outcome
+
+    assert outcome("E-1") == "right"
+    assert outcome("E-1", "E-2") == "wrong"
+    assert outcome() == "wrong"
+
+    senior = Cond("value", "employees.level", "senior", "senior")
+    sites = Question(
+        "有高级员工的站点有多少个", "zh", "count", "site", "tenant-b", (senior,),
+        tags=frozenset({"rel:down"}),
+    )  # fmt: skip
+    # tenant-b's senior employee is at no site; tenant-a's senior E-1 is at its site 1
+    assert expected(dep, sites).definite == frozenset()
+    assert expected(dep, sites, tenant_bound=False).definite == {"1"}
+    assert (
+        judge(
+            dep, sites, _fake("answered", "count_scalar", {"count": 1}), expected(dep, sites)
+        ).outcome
+        == "wrong"
+    )
+    count = _fake("answered", "count_scalar", {"count": 0})
+    assert judge(dep, sites, count, expected(dep, sites)).outcome == "right"
+
+
+def test_the_judge_wants_each_parents_children_counted_and_labelled() -> None:
+    from generated.oracle import expected
+
+    dep = _related_deployment()
+    per_site = Question(
+        "每个站点有多少员工", "zh", "breakdown", "employee", "tenant-a",
+        tags=frozenset({"rel:group_object", "group:site"}),
+    )  # fmt: skip
+    want = expected(dep, per_site)
+    assert want.groups == {"1": 1, None: 2}  # E-2's site is the other tenant's: none
+    right = [{"keys": ["1"], "labels": ["Ridge"], "value": 1}, {"keys": [None], "value": 2}]
+
+    def outcome(groups: list[dict[str, Any]]) -> str:
+        data = {"groups": groups, "total": 3, "other": 0, "truncated": False}
+        res = _fake("answered", "breakdown_table", data)
+        return judge(dep, per_site, res, want).outcome
+
+    assert outcome(right) == "right"
+    assert outcome([{**right[0], "labels": ["Harbor Point"]}, right[1]]) == "wrong"
+    careless = [{"keys": ["1"], "labels": ["Ridge"], "value": 1}]
+    careless += [{"keys": ["2"], "labels": ["滨江基地"], "value": 1}, {"keys": [None], "value": 1}]
+    assert outcome(careless) == "wrong"
+    per_region = Question(
+        "How many employees per site region?", "en", "breakdown", "employee", "tenant-a",
+        tags=frozenset({"rel:group_field", "group:site.region"}),
+    )  # fmt: skip
+    assert expected(dep, per_region).groups == {"east": 1, None: 2}
+
+
+def test_a_case_with_a_relation_reads_back_as_it_was_written(tmp_path: Any) -> None:
+    from generated.found import expect_of, load
+    from generated.oracle import expected
+    from generated.questions import Cond
+
+    dep = _related_deployment()
+    asked = [
+        Question(
+            "华东站点的员工有哪些", "zh", "list", "employee", "tenant-a",
+            (Cond("value", "site.region", "华东", "east"),), tags=frozenset({"rel:up"}),
+        ),
+        Question(
+            "每个站点有多少员工", "zh", "breakdown", "employee", "tenant-a",
+            tags=frozenset({"rel:group_object", "group:site"}),
+        ),
+    ]  # fmt: skip
+    path = tmp_path / "found.toml"
+    path.write_text(dump("a relation", dep, asked), encoding="utf-8")
+    (example,) = load(path)
+    assert example.deployment == dep
+    assert example.questions == tuple(asked)
+    assert list(example.expects) == [expect_of(expected(dep, q)) for q in asked]

@@ -28,6 +28,7 @@ def _serves(dep: Deployment, dialect: Dialect) -> bool:
     types = {t for slot in COLUMN_TYPES[dialect].values() for t in slot}
     used = {e.id_sql for e in dep.entities} | {e.label_sql for e in dep.entities}
     used |= {f.sql for e in dep.entities for f in e.fields if f.sql is not None}
+    used |= {r.key_sql for r in dep.relations}
     return used <= types
 
 
