@@ -7,7 +7,7 @@ ids and values overlap (row n has the same id in both tenants, with other
 content; a tenant may hold no row of an entity). Facts are stored under any
 alias spelling of their value; a many-valued predicate holds up to three
 values per object; now and then a fact is about an object the table does not
-hold. Two times in three a deployment of two or more entities declares a
+hold. Three times in four a deployment of two or more entities declares a
 relation: one entity's key column holds the other's ids (`relation`), mostly
 one its tenant holds, now and then none, an id no tenant holds, or one only the
 other tenant holds (the isolation case: that parent never counts).
@@ -261,7 +261,7 @@ def deployments(
     # at most one entity answers explanations (a catalog has one default for them)
     ents = tuple(draw(entities(n, dialect, gaps, documented=i == 0)) for i, n in enumerate(nouns))
     rels: tuple[Relation, ...] = ()
-    if len(ents) > 1 and "relations" not in gaps and draw(st.integers(0, 2)):
+    if len(ents) > 1 and "relations" not in gaps and draw(st.integers(0, 3)):
         child, parent = draw(st.permutations(ents))[:2]
         rels = (draw(relation(child, parent, dialect, gaps)),)
     counts = {(t, e.name): draw(st.integers(0, MAX_ROWS)) for t in TENANTS for e in ents}

@@ -160,7 +160,12 @@ def expected(dep: Deployment, q: Question, *, tenant_bound: bool = True) -> Expe
     if q.qtype == "breakdown":
         related = breakdowns.related_group(q)
         if related is not None:
-            return Expected(q.qtype, groups=relations.related_groups(dep, q, related)[0])
+            # only the children the question's own conditions keep (its values: no edge)
+            def keep(row: Row) -> bool:
+                return _all_hold(dep, q, row, True) is True
+
+            groups, _ = relations.related_groups(dep, q, related, keep)
+            return Expected(q.qtype, groups=groups)
         return Expected(q.qtype, groups=breakdowns.groups(dep.rows_of(q.tenant, q.entity), q))
     if q.qtype == "top":
         return _top(dep, q)

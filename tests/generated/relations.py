@@ -12,8 +12,12 @@ relation"):
 * `down`: parents by a value some child of theirs holds ("有银牌合同的设备有哪些",
   "Which devices have a silver contract?"), or a child's linked name ("... a
   contract whose vendor is Juniper", which the reader does not state yet);
+* `none_value`: parents none of whose children holds a value ("没有银牌合同的设备",
+  "Which devices have no silver contract?"): the plan language cannot state it, so
+  only an abstention is right;
 * `group_field` / `group_object`: children counted per value of the parent's
-  field, or per parent ("How many contracts per device risk level?", "每个设备有多少合同").
+  field, or per parent ("How many contracts per device risk level?", "每个设备有多少合同"),
+  now and then only those holding a value of their own ("每个设备有多少银牌合同").
 
 The oracle reads the relation as SPEC does: a child's parent is the row of its
 own tenant whose id its key holds (none when the key is empty, names no row, or
@@ -162,6 +166,16 @@ DOWN_TEMPLATES = {
 }
 
 
+NONE_TEMPLATES = {
+    ("zh", "list"): ("没有{c}的{p}有哪些",),
+    ("zh", "count"): ("没有{c}的{p}有多少个",),
+    ("zh", "existence"): ("有没有没有{c}的{p}",),
+    ("en", "list"): ("Which {p} have no {c}?",),
+    ("en", "count"): ("How many {p} have no {c}?",),
+    ("en", "existence"): ("Are there any {p} with no {c}?",),
+}
+
+
 @st.composite
 def down_question(draw: st.DrawFn, at: At, rel: Relation, qtype: str) -> Question | None:
     child = at.dep.entity(rel.child)
@@ -175,6 +189,16 @@ def down_question(draw: st.DrawFn, at: At, rel: Relation, qtype: str) -> Questio
         word = _word(draw, v.spellings, at.lang)
         c = Cond("value", f"{rel.inverse}{SEPARATOR}{f.name}", word, v.canon)
         phrase = f"{word}{noun}" if at.zh else f"{_article(word)} {word} {noun}"
+        if draw(st.integers(0, 4)) == 0:
+            # no child holds it: the plan language cannot state it (docs/plan-language.md),
+            # so only an abstention is right; "has a child without it" is WRONG
+            c = replace(c, kind="none_value")
+            templates = NONE_TEMPLATES[at.lang, qtype]
+            parents = at.ent.noun.zh if at.zh else at.ent.noun.en_plural
+            bare = f"{word}{noun}" if at.zh else f"{word} {noun}"
+            text = _pick(draw, templates).format(p=parents, c=bare)
+            tags = frozenset({"rel:down", "rel:down:none_value", *_shared(at.ent, f)})
+            return Question(text, at.lang, qtype, at.ent.name, at.tenant, (c,), (), tags)
     elif texts:
         f = draw(st.sampled_from(texts))
         names = sorted({v for v in theirs.seen(f) if isinstance(v, str)})
@@ -216,6 +240,15 @@ def group_question(draw: st.DrawFn, at: At, rel: Relation) -> Question:
     fields = [f for f in _fields(parent, ("enum", "text", "bool")) if _nouns(f.concept, at.lang)]
     p = parent.noun.zh if at.zh else parent.noun.en
     c = at.ent.noun.zh if at.zh else at.ent.noun.en_plural
+    conds: tuple[Cond, ...] = ()
+    own = [f for f in _fields_apart(at.ent, parent, ("enum",)) if f.concept.values]
+    if own and draw(st.integers(0, 2)) == 0:
+        # only some children counted: "How many silver contracts does each device have?"
+        f = draw(st.sampled_from(own))
+        v = draw(st.sampled_from(f.concept.values))
+        word = _word(draw, v.spellings, at.lang)
+        conds = (Cond("value", f.name, word, v.canon, before_noun=True),)
+        c = f"{word}{c}" if at.zh else f"{word} {c}"
     if fields and draw(st.booleans()):
         f = draw(st.sampled_from(fields))
         word = _pick(draw, _nouns(f.concept, at.lang))
@@ -224,7 +257,8 @@ def group_question(draw: st.DrawFn, at: At, rel: Relation) -> Question:
     else:
         text = _pick(draw, GROUP_OBJECT_TEMPLATES[at.lang]).format(p=p, c=c)
         tags = {"rel:group_object", f"group:{rel.name}"}
-    return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, tags=frozenset(tags))
+    tags |= {"rel:group_filtered"} if conds else set()
+    return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, conds, tags=frozenset(tags))
 
 
 @st.composite
@@ -290,21 +324,25 @@ def related_holds(
     (Kleene's OR over them); a related row of the other tenant is never one."""
     name, field = c.field.split(SEPARATOR)
     rel, up, related = related_rows(dep, tenant, entity, name, row, bound=bound)
-    inner = replace(c, field=field)
+    none = c.kind == "none_value"  # no related row holds the value
+    inner = replace(c, field=field, kind="value" if none else c.kind)
     target = rel.parent if up else rel.child
     results = [holds(inner, r, facts_of(dep, t, target, str(r["id"]))) for t, r in related]
-    if any(r is True for r in results):
-        return True
-    return None if any(r is None for r in results) else False
+    some = True if any(r is True for r in results) else None if None in results else False
+    return some if not none or some is None else not some
 
 
-def related_groups(dep: Deployment, q: Question, name: str) -> tuple[Counter[Any], str]:
-    """The tenant's children counted per parent (its id) or per the parent's value, and
-    the kind of field the keys are (a parent's id is read as text)."""
+def related_groups(
+    dep: Deployment, q: Question, name: str, keep: Any = None
+) -> tuple[Counter[Any], str]:
+    """The tenant's children (those `keep` keeps) counted per parent (its id) or per
+    the parent's value, and the kind of field the keys are (an id is read as text)."""
     head, _, field = name.partition(SEPARATOR)
     rel, _ = relation_of(dep, q.entity, head)
     out: Counter[Any] = Counter()
     for child in dep.rows_of(q.tenant, q.entity):
+        if keep is not None and not keep(child):
+            continue
         parent = dep.parent_of(q.tenant, rel, child)
         if parent is None:
             out[None] += 1

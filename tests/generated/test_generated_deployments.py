@@ -154,7 +154,7 @@ def _required_shapes(tally: Tally) -> set[str]:
         shapes |= {"cond:bool", "cond:not_bool"}
     if "relations" not in GAPS:
         shapes |= {f"rel:{s}" for s in RELATION_SHAPES}
-        shapes |= {"rel:up:value", "rel:up:not_value", "rel:up:name", "rel:up:label"}
+        shapes |= {"rel:up:name", "rel:up:label", "rel:down:value"}
     return shapes
 
 
