@@ -198,9 +198,11 @@ def test_generated_deployments_answer_right_or_safe(
     )
     grouped = {o: tally.by_shape["qtype:breakdown", o] for o in ("right", "safe")}
     measured = {o: tally.by_shape["measured", o] for o in ("right", "safe")}
+    # each shape, and each kind of condition or grouping within it
+    kinds = sorted({t for t, _ in tally.by_shape if t.startswith("rel:")})
     related = {
-        shape: {o: tally.by_shape[f"rel:{shape}", o] for o in ("right", "safe")}
-        for shape in RELATION_SHAPES
+        t.removeprefix("rel:"): {o: tally.by_shape[t, o] for o in ("right", "safe")}
+        for t in kinds
     }
     with capsys.disabled():
         print(f"\n{summary}; breakdowns {grouped}, of them measures per group {measured}")
