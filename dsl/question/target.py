@@ -113,8 +113,11 @@ def _named_entity(
 
 def _zh_head(plain: list[str], pieces: Sequence[Piece], catalog: Catalog) -> str | None:
     """In Chinese the head of "柏林客户的订单" is the last noun: of entities that
-    declared relations join, the one named last is asked about."""
-    if len(plain) < 2 or not any(_CJK.search(p.text) for p in pieces):
+    declared relations join, the one named last is asked about. Chinese by its
+    nouns, not by a name it quotes: "the cancelled orders of customers in 北京" asks
+    about orders."""
+    nouns = [p for p in pieces if p.kind is Kind.ENTITY]
+    if len(plain) < 2 or not any(_CJK.search(p.text) for p in nouns):
         return None
     order = [e for p in pieces if p.kind is Kind.ENTITY for e in entity_senses(p) if e in plain]
     last = order[-1]

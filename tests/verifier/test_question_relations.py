@@ -10,9 +10,11 @@ import pytest
 from qdsl.dsl.catalog import Catalog
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Plan
+from qdsl.dsl.linking import LinkedValue
 from qdsl.dsl.normalize import PlanContext, normalize
 from qdsl.dsl.plan.load import load_plan
 from qdsl.dsl.question import Reading, read_question
+from qdsl.dsl.textnorm import normalize_text
 from qdsl.executor.result import ExecutionResult
 from qdsl.planner import plan_from_reading
 from qdsl.verifier import Answer, Subject, VerifyContext
@@ -113,6 +115,32 @@ def test_chinese_reads_the_last_noun_as_the_entity_asked(shop_catalog: Catalog) 
     assert [(c.field, c.value) for c in reading.conditions] == [("order.customer.tier", "gold")]
     reading = read_question("有退款的订单有哪些", shop_catalog)
     assert (reading.entity, reading.conditions[0].field) == ("order", "payments.refunded")
+
+
+def test_a_chinese_name_in_an_english_question_leaves_the_head_noun_asked(
+    shop_catalog: Catalog,
+) -> None:
+    # the Chinese reading of the last noun as the head ("北京客户的订单") is for Chinese
+    # nouns, not for an English question quoting a Chinese name
+    values = {normalize_text("北京"): (LinkedValue("customer", "city", "北京"),)}
+    for question, entity, want in (
+        (
+            "List the cancelled orders of customers in 北京",
+            "order",
+            [("status", "cancelled"), ("customer.city", "北京")],
+        ),
+        (
+            "北京客户的已取消订单有哪些",
+            "order",
+            [("customer.city", "北京"), ("status", "cancelled")],
+        ),
+        ("Which customers in 北京 have a cancelled order?", "customer", None),
+    ):
+        reading = read_question(question, shop_catalog, values=values)
+        assert reading.understood, (question, reading.problems)
+        assert reading.entity == entity, question
+        if want is not None:
+            assert [(c.field, c.value) for c in reading.conditions] == want, question
 
 
 def test_a_negation_over_one_to_many_is_not_read_as_a_relation_condition(
