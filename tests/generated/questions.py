@@ -253,7 +253,10 @@ def _number(draw: st.DrawFn, at: At, f: Field) -> Cond:
         text = f"{syn}{_pick(draw, zh_words)}{num}"
     else:
         how = _pick(draw, en_words)
-        text = _pick(draw, [f"with a {syn} {how} {num}", f"whose {syn} is {how} {num}"])
+        forms = [f"with a {syn} {how} {num}", f"whose {syn} is {how} {num}"]
+        if how == "no more than" and "with_a_field_no_more_than" in at.gaps:
+            forms = forms[1:]  # "with a salary no" reads as "has a salary" (KNOWN_GAPS)
+        text = _pick(draw, forms)
     return Cond("number", f.name, text, n, op)
 
 

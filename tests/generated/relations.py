@@ -15,6 +15,9 @@ relation"):
 * `none_value`: parents none of whose children holds a value ("没有银牌合同的设备",
   "Which devices have no silver contract?"): the plan language cannot state it, so
   only an abstention is right;
+* `presence`: objects with some related row, or none ("没有合同的设备", "Which
+  contracts have no device?"): a child whose key names only the other tenant's
+  parent has none;
 * `group_field` / `group_object`: children counted per value of the parent's
   field, or per parent ("How many contracts per device risk level?", "每个设备有多少合同"),
   now and then only those holding a value of their own ("每个设备有多少银牌合同").
@@ -261,6 +264,40 @@ def group_question(draw: st.DrawFn, at: At, rel: Relation) -> Question:
     return Question(text, at.lang, "breakdown", at.ent.name, at.tenant, conds, tags=frozenset(tags))
 
 
+PRESENCE_TEMPLATES = {
+    ("zh", "list", False): ("没有{r}的{n}有哪些",),
+    ("zh", "count", False): ("没有{r}的{n}有多少个",),
+    ("zh", "existence", False): ("有没有没有{r}的{n}",),
+    ("en", "list", False): ("Which {n} have no {r}?", "Which {n} are without {a} {r}?"),
+    ("en", "count", False): ("How many {n} have no {r}?",),
+    ("en", "existence", False): ("Are there any {n} without {a} {r}?",),
+    ("zh", "list", True): ("有{r}的{n}有哪些",),
+    ("zh", "count", True): ("有{r}的{n}有多少个",),
+    ("zh", "existence", True): ("有没有有{r}的{n}",),
+    ("en", "list", True): ("Which {n} have {a} {r}?",),
+    ("en", "count", True): ("How many {n} have {a} {r}?",),
+    ("en", "existence", True): ("Are there any {n} with {a} {r}?",),
+}
+
+
+@st.composite
+def presence_question(draw: st.DrawFn, at: At, rel: Relation, qtype: str) -> Question:
+    """Objects with no related row, or with some: a child with no parent of its tenant
+    (its key empty, naming no row, or a row only the other tenant holds), a parent
+    with no child ("没有合同的设备", "Which contracts have no device?")."""
+    up = rel.child == at.ent.name
+    other = at.dep.entity(rel.parent if up else rel.child).noun
+    some = draw(st.booleans())
+    word = other.zh if at.zh else other.en
+    noun = at.ent.noun.zh if at.zh else at.ent.noun.en_plural
+    template = _pick(draw, PRESENCE_TEMPLATES[at.lang, qtype, some])
+    text = template.format(r=word, n=noun, a=_article(word))
+    name = rel.name if up else rel.inverse
+    c = Cond("related" if some else "no_related", f"{name}{SEPARATOR}id", word)
+    tags = {"rel:presence", f"rel:presence:{'up' if up else 'down'}_{'some' if some else 'none'}"}
+    return Question(text, at.lang, qtype, at.ent.name, at.tenant, (c,), (), frozenset(tags))
+
+
 @st.composite
 def related_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
     """A question across one of the asked entity's relations, or None (it has none)."""
@@ -273,6 +310,8 @@ def related_question(draw: st.DrawFn, at: At, qtype: str) -> Question | None:
         return draw(group_question(at, draw(st.sampled_from(ups))))
     if qtype == "breakdown":
         return None
+    if draw(st.integers(0, 4)) == 0:
+        return draw(presence_question(at, draw(st.sampled_from(ups + downs)), qtype))
     if ups and (not downs or draw(st.booleans())):
         return draw(up_question(at, draw(st.sampled_from(ups)), qtype))
     return draw(down_question(at, draw(st.sampled_from(downs)), qtype))
@@ -324,6 +363,8 @@ def related_holds(
     (Kleene's OR over them); a related row of the other tenant is never one."""
     name, field = c.field.split(SEPARATOR)
     rel, up, related = related_rows(dep, tenant, entity, name, row, bound=bound)
+    if c.kind in ("related", "no_related"):  # some related row, or none
+        return bool(related) is (c.kind == "related")
     none = c.kind == "none_value"  # no related row holds the value
     inner = replace(c, field=field, kind="value" if none else c.kind)
     target = rel.parent if up else rel.child

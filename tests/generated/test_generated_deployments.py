@@ -50,6 +50,16 @@ from qdsl.dsl.textnorm import normalize_text
 # lands (issue 20; the row of its table, or the item of its "Build" list). Remove a name
 # once its fix is merged: the property then covers that shape too.
 KNOWN_GAPS: dict[str, str] = {
+    # found when the relation questions moved the draws (tests/generated/found.toml
+    # shows it): "with a headcount no more than 1 and with a salary over 5000" is read
+    # as `headcount is set` and `salary <= 1` and `salary > 5000`; the presence reading
+    # of "with a <field>" (dsl/question/segment.py `_AROUND_FIELD`) stops only before
+    # some comparison words (over, more, less, at, ...), not before "no more than".
+    # Left out: the "with a <field> no more than N" form (the "whose ... is" one stays).
+    "with_a_field_no_more_than": (
+        "'with a <number field> no more than N' is read as the field being set, the "
+        "bound put on the next number field"
+    ),
     # found by the relation questions (tests/generated/found.toml shows it): the reader
     # takes "What is Harbor Point's remote?" / "Harbor Point 的远程办公是什么" as an
     # explanation of the documented entity's rows related to Harbor Point (`employee
@@ -73,7 +83,7 @@ AT_LEAST: dict[Dialect, int] = {"sqlite": 2000, "postgresql": 300}
 # the smaller PostgreSQL run may miss a rare one, which the type matrix then asks).
 RIGHT_SHARE = 0.7
 # questions across a declared relation (tests/generated/relations.py), by shape
-RELATION_SHAPES = ("up", "down", "group_field", "group_object")
+RELATION_SHAPES = ("up", "down", "presence", "group_field", "group_object")
 # answers across a relation a join forgetting the tenant on the related table would
 # get wrong, judged RIGHT in the SQLite run: the isolation cases are asked
 ISOLATING_AT_LEAST = 10
@@ -154,7 +164,7 @@ def _required_shapes(tally: Tally) -> set[str]:
         shapes |= {"cond:bool", "cond:not_bool"}
     if "relations" not in GAPS:
         shapes |= {f"rel:{s}" for s in RELATION_SHAPES}
-        shapes |= {"rel:up:name", "rel:up:label", "rel:down:value"}
+        shapes |= {"rel:up:name", "rel:up:label", "rel:down:value", "rel:presence:up_none"}
     return shapes
 
 
@@ -201,8 +211,7 @@ def test_generated_deployments_answer_right_or_safe(
     # each shape, and each kind of condition or grouping within it
     kinds = sorted({t for t, _ in tally.by_shape if t.startswith("rel:")})
     related = {
-        t.removeprefix("rel:"): {o: tally.by_shape[t, o] for o in ("right", "safe")}
-        for t in kinds
+        t.removeprefix("rel:"): {o: tally.by_shape[t, o] for o in ("right", "safe")} for t in kinds
     }
     with capsys.disabled():
         print(f"\n{summary}; breakdowns {grouped}, of them measures per group {measured}")
