@@ -186,7 +186,9 @@ _AROUND_FIELD = (
     (W.PRESENCE_BEFORE + r"\s*", r"(?=\s*的)", Kind.PRESENCE),
     (
         r"(?<![a-z])(?:with|having) an? ",
-        r"(?! (?:of|over|above|under|below|more|less|at|between))",
+        # a bound after the field's name is a comparison, not its presence
+        r"(?! (?:of|over|above|under|below|more|less|fewer|greater|higher|lower|at|between"
+        r"|no|not|up to|within|exactly|equal|from)\b| ?[<>=≤≥])",
         Kind.PRESENCE,
     ),
 )

@@ -155,7 +155,10 @@ class Walk(NumberPieces):
         """A spelling that means nothing of the asked entity."""
         negated = self.negate is not None
         shown: list[str] = []
-        if related.absorb(
+        # an explanation's words of another entity are its topic ("What is Harbor
+        # Point's remote?"), never a condition across a relation
+        topic = self.qt is not None and kind_of(self.qt).policy.text_fallback
+        if not topic and related.absorb(
             self.b.catalog,
             self.main,
             p,

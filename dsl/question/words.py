@@ -156,19 +156,20 @@ _BOUND = rf"(?=\s*{_ZH_AMOUNT}+(?!{_ZH_AMOUNT}|\s*[个项条名家篇位件份])
 # Comparisons: (pattern, op, whether the number comes after the words).
 _GTE = (
     r"不少于|不低于|至少|大于等于|大于或等于|\bat least\b|\bno less than\b"
-    rf"|\bnot less than\b|(?:最少|最低){_BOUND}"
+    rf"|\bnot less than\b|(?:最少|最低){_BOUND}|>=|=>|≥"
 )
 _LTE = (
     r"不超过|不多于|不高于|至多|小于等于|小于或等于|\bat most\b|\bno more than\b"
-    rf"|\bup to\b|\bnot more than\b|(?:最多|最高){_BOUND}"
+    rf"|\bup to\b|\bnot more than\b|(?:最多|最高){_BOUND}|<=|=<|≤"
 )
 _GT = (
     r"超过|大于|多于|高于|高过|\bover\b|\bmore than\b|\babove\b|\bgreater than\b"
     r"|\bexceeding\b|\bexceeds?\b|\bhigher than\b|\blarger than\b|\bbigger than\b"
+    r"|>(?!=)"
 )
 _LT = (
     r"低于|小于|少于|不到|不足|\bunder\b|\bbelow\b|\bless than\b|\bfewer than\b"
-    r"|\blower than\b|\bsmaller than\b"
+    r"|\blower than\b|\bsmaller than\b|<(?!=)"
 )
 # Comparisons: (pattern, op, whether the number comes after the words).
 COMPARISONS: tuple[tuple[str, str, bool], ...] = (

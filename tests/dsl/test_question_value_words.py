@@ -52,3 +52,25 @@ def test_a_word_that_only_begins_with_the_classifier_is_not_one() -> None:
     # 类似 is "similar", not a classifier
     r = read_question("图书类似的商品", _catalog("shop"))
     assert any(p.text == "类似" for p in r.problems)
+
+
+@pytest.mark.parametrize(
+    ("question", "op"),
+    [
+        ("How many projects with a budget no more than 100000 are there?", Operator.LTE),
+        ("How many projects with a budget <= 100000 are there?", Operator.LTE),
+        ("How many projects whose budget is ≥ 100000 are there?", Operator.GTE),
+        ("预算>100000的项目有几个", Operator.GT),
+        ("How many projects whose budget is < 100000 are there?", Operator.LT),
+        ("How many projects with a budget of at least 100000 are there?", Operator.GTE),
+    ],
+)
+def test_with_a_field_and_a_bound_is_the_bound_not_the_fields_presence(
+    question: str, op: Operator
+) -> None:
+    # found by the generated deployments: "with a headcount no more than 1" was read as
+    # the headcount being set, its bound put on the next number field; and a bound
+    # written as a symbol ("<= 100000") was read as the value itself
+    r = read_question(question, _catalog("demo"))
+    assert r.problems == ()
+    assert [(c.field, c.operator, c.value) for c in r.conditions] == [("budget", op, 100000)]

@@ -254,8 +254,6 @@ def _number(draw: st.DrawFn, at: At, f: Field) -> Cond:
     else:
         how = _pick(draw, en_words)
         forms = [f"with a {syn} {how} {num}", f"whose {syn} is {how} {num}"]
-        if how == "no more than" and "with_a_field_no_more_than" in at.gaps:
-            forms = forms[1:]  # "with a salary no" reads as "has a salary" (KNOWN_GAPS)
         text = _pick(draw, forms)
     return Cond("number", f.name, text, n, op)
 
@@ -446,11 +444,6 @@ def label_question(draw: st.DrawFn, at: At) -> Question | None:
     if not pool or not asked_fields:
         return None
     templates = LABEL_TEMPLATES[at.lang]
-    if "explain_topic_through_relation" in at.gaps and _documented_relates(at):
-        # an explanation's cue (是什么, What is) reads as one of the related rows
-        templates = tuple(t for t in templates if t.endswith("是多少"))
-        if not templates:
-            return None
     label = str(draw(st.sampled_from(pool))["label"])
     ids = tuple(str(r["id"]) for r in here if str(r["label"]) == label)
     asked = draw(st.sampled_from(asked_fields))
@@ -458,15 +451,6 @@ def label_question(draw: st.DrawFn, at: At) -> Question | None:
     text = _pick(draw, templates).format(l=label, f=noun)
     tags = frozenset({"ask:attribute", f"field:{asked.name}", "by:label"})
     return Question(text, at.lang, "status", at.ent.name, at.tenant, (), ids, tags)
-
-
-def _documented_relates(at: At) -> bool:
-    """Whether an entity answering explanations declares a relation with the asked one."""
-    documented = {e.name for e in at.dep.entities if e.passages is not None} - {at.ent.name}
-    return any(
-        {r.child, r.parent} & documented and at.ent.name in (r.child, r.parent)
-        for r in at.dep.relations
-    )
 
 
 # the object holding the top (or bottom) value of a number or date field

@@ -49,30 +49,7 @@ from qdsl.dsl.textnorm import normalize_text
 # Shapes the product does not serve yet, left out of generation until the fix for each
 # lands (issue 20; the row of its table, or the item of its "Build" list). Remove a name
 # once its fix is merged: the property then covers that shape too.
-KNOWN_GAPS: dict[str, str] = {
-    # found when the relation questions moved the draws (tests/generated/found.toml
-    # shows it): "with a headcount no more than 1 and with a salary over 5000" is read
-    # as `headcount is set` and `salary <= 1` and `salary > 5000`; the presence reading
-    # of "with a <field>" (dsl/question/segment.py `_AROUND_FIELD`) stops only before
-    # some comparison words (over, more, less, at, ...), not before "no more than".
-    # Left out: the "with a <field> no more than N" form (the "whose ... is" one stays).
-    "with_a_field_no_more_than": (
-        "'with a <number field> no more than N' is read as the field being set, the "
-        "bound put on the next number field"
-    ),
-    # found by the relation questions (tests/generated/found.toml shows it): the reader
-    # takes "What is Harbor Point's remote?" / "Harbor Point 的远程办公是什么" as an
-    # explanation of the documented entity's rows related to Harbor Point (`employee
-    # where site_ref.name = "Harbor Point"`, through a declared relation to the site),
-    # not as the site's attribute; a linked label of a related entity becomes a
-    # relation condition of the explanation (dsl/question/related.py `absorb`, from
-    # dsl/question/walk.py). Left out: such a question where a documented entity
-    # relates to the asked one.
-    "explain_topic_through_relation": (
-        "an attribute asked with an explanation's cue ('What is X's f?') of an entity a "
-        "documented one relates to is read as an explanation of the related rows"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 GAPS = frozenset(KNOWN_GAPS)
 
 PER_DEPLOYMENT = 30
