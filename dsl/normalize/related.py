@@ -33,10 +33,9 @@ def split_path(field: str) -> tuple[tuple[str, ...], str]:
     return tuple(names), last
 
 
-def related_path(
-    catalog: Catalog, ent: EntitySpec, names: tuple[str, ...]
-) -> tuple[RelationStep, ...]:
-    """The steps of a path written with relation names or their synonyms."""
+def canonical_names(catalog: Catalog, ent: EntitySpec, names: tuple[str, ...]) -> list[str]:
+    """Relation words as the relations' names, up to the first word naming none
+    (kept as written, for the refusal to name)."""
     here = ent.name
     canonical: list[str] = []
     for word in names:
@@ -47,7 +46,14 @@ def related_path(
         if step is None:
             break
         here = step.target
-    return relation_path(catalog, ent.name, canonical)
+    return canonical
+
+
+def related_path(
+    catalog: Catalog, ent: EntitySpec, names: tuple[str, ...]
+) -> tuple[RelationStep, ...]:
+    """The steps of a path written with relation names or their synonyms."""
+    return relation_path(catalog, ent.name, canonical_names(catalog, ent, names))
 
 
 def resolve_related(

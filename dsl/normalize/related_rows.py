@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qdsl.dsl.catalog.relations import relation_named
+from qdsl.dsl.catalog.relations import rows_path
 from qdsl.dsl.errors import PlanError
 from qdsl.dsl.ir import Operator
 from qdsl.dsl.normalize.env import where
-from qdsl.dsl.normalize.related import SEPARATOR, related_path
+from qdsl.dsl.normalize.related import SEPARATOR, canonical_names, related_path
 
 if TYPE_CHECKING:
     from qdsl.dsl.catalog import Catalog, EntitySpec, FieldSpec
@@ -24,23 +24,17 @@ if TYPE_CHECKING:
 
 
 def names_relations(catalog: Catalog | None, ent: EntitySpec, field: str) -> bool:
-    """Whether every name of `field` is a relation along a declared path (and the
-    first one no field of the entity): what the plan names are related rows."""
+    """Whether `field` is a path of relations alone, in names or synonyms (and its
+    first word no field of the entity): what the plan names are related rows."""
     from qdsl.dsl.normalize.names import resolve_filter_field
 
-    if catalog is None:
+    names = tuple(field.split(SEPARATOR))
+    if catalog is None or resolve_filter_field(ent, names[0]) is not None:
         return False
-    names = field.split(SEPARATOR)
-    if resolve_filter_field(ent, names[0]) is not None:
-        return False
-    here = ent.name
-    for word in names:
-        known = catalog.relation_steps.get(here, {})
-        name = word if word in known else relation_named(catalog, here, word)
-        if name is None:
-            return False
-        here = known[name].target
-    return True
+    canonical = canonical_names(catalog, ent, names)
+    return len(canonical) == len(names) and bool(
+        rows_path(catalog, ent.name, SEPARATOR.join(canonical))
+    )
 
 
 def related_rows_spec(
