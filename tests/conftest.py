@@ -62,8 +62,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for name, count in sorted(SUITE_COUNTS.items()):
             terminalreporter.write_line(f"{name}: {count} executions")
 
+
 # The second deployment (support tickets) and its databases.
-pytest_plugins = ["deployments.fixtures", "deployments.shop"]
+pytest_plugins = ["deployments.fixtures", "deployments.shop", "deployments.agency"]
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 PG_FIXTURES = frozenset(

@@ -12,12 +12,16 @@ relations away. Two tenants, each with an "Acme Corp" and a "Zoe Park".
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from deployments.small import build
+from sqlalchemy import Engine
 
 from qdsl.dsl.catalog import Catalog, catalog_from_mapping
+from qdsl.facts.db import make_engine
 
 CATALOG_TOML = """
 timezone = "UTC"
@@ -209,3 +213,17 @@ def build_agency(directory: Path, url: str) -> None:
     ]
     (directory / "data.sql").write_text("\n".join(data) + "\n", encoding="utf-8")
     build(directory, url)
+
+
+@pytest.fixture
+def agency(dialect: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """An engine on the agency, built for the test on the `dialect` fixture's database."""
+    tmp = request.getfixturevalue("tmp_path")
+    if dialect == "sqlite":
+        url = f"sqlite+pysqlite:///{tmp / 'agency.sqlite3'}"
+    else:
+        url = request.getfixturevalue("pg_database_factory")()
+    build_agency(tmp / "agency", url)
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()

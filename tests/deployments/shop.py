@@ -10,13 +10,14 @@ PostgreSQL `qdsl db secure`, then `qdsl index refresh`).
 
 Fixtures (registered from tests/conftest.py): `shop_catalog`,
 `shop_sqlite_path`, `shop_sqlite_url`, `shop_pg_url` (session-scoped built
-databases), `shop_url` (once per dialect) and `shop` (an engine on it with every
-table's rows, for oracles).
+databases), `shop_url` (once per dialect), `shop` (an engine on it with every
+table's rows, for oracles) and `shop_engine` (an engine on the `dialect`
+fixture's shop); `reached` follows relation steps over the rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import pytest
 import sqlalchemy as sa
 from deployments.small import build
 
-from qdsl.dsl.catalog import Catalog, load_catalog
+from qdsl.dsl.catalog import Catalog, RelationStep, load_catalog
 
 SHOP_DIR = Path(__file__).parent / "shop"
 SHOP_CATALOG = SHOP_DIR / "catalog.toml"
@@ -65,6 +66,36 @@ def shop_pg_url(pg_database_factory: Callable[[], str]) -> str:
 def shop_url(request: pytest.FixtureRequest) -> str:
     name = "shop_sqlite_url" if request.param == "sqlite" else "shop_pg_url"
     return str(request.getfixturevalue(name))
+
+
+@pytest.fixture
+def shop_engine(dialect: str, request: pytest.FixtureRequest) -> Iterator[sa.Engine]:
+    """An engine on the session's shop of the `dialect` fixture's database."""
+    from qdsl.facts.db import make_engine
+
+    url = request.getfixturevalue("shop_sqlite_url" if dialect == "sqlite" else "shop_pg_url")
+    engine = make_engine(str(url))
+    yield engine
+    engine.dispose()
+
+
+def reached(
+    rows: Rows, row: dict[str, Any], steps: Sequence[RelationStep], *, same_tenant: bool = True
+) -> list[dict[str, Any]]:
+    """The rows `row` reaches through relation `steps`, as an oracle follows them: of
+    its own tenant only, unless `same_tenant` is False (the careless join a test
+    tells apart from the executor's)."""
+    tenant = row["tenant_id"]
+    frontier = [row]
+    for step in steps:
+        frontier = [
+            r
+            for f in frontier
+            for r in rows[step.target_table]
+            if r[step.target_column] == f[step.source_column]
+            and (r["tenant_id"] == tenant or not same_tenant)
+        ]
+    return frontier
 
 
 @pytest.fixture

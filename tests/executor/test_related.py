@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from deployments.shop import SHOP_TENANTS, Rows
+from deployments.shop import SHOP_TENANTS, Rows, reached
 from test_golden_sql import assert_golden
 
 from qdsl.dsl.catalog import Catalog, relation_path
@@ -37,22 +37,12 @@ def oracle(
     *names, column = path.split(".")
     steps = relation_path(catalog, entity, names)
     spec = catalog.entities[steps[-1].target].fields[column]
-    out = set()
-    for row in rows[catalog.entities[entity].table]:
-        if row["tenant_id"] != tenant:
-            continue
-        frontier = [row]
-        for step in steps:
-            frontier = [
-                r
-                for f in frontier
-                for r in rows[step.target_table]
-                if r[step.target_column] == f[step.source_column]
-                and (r["tenant_id"] == tenant or not same_tenant)
-            ]
-        if any(test(r[spec.column]) for r in frontier):
-            out.add(str(row["id"]))
-    return out
+    return {
+        str(row["id"])
+        for row in rows[catalog.entities[entity].table]
+        if row["tenant_id"] == tenant
+        and any(test(r[spec.column]) for r in reached(rows, row, steps, same_tenant=same_tenant))
+    }
 
 
 def answer(plan: str, catalog: Catalog, engine: sa.Engine, tenant: str) -> set[str]:

@@ -8,19 +8,17 @@ relations away, clarifies."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
-from deployments.agency import agency_catalog, build_agency
+from deployments.agency import agency_catalog
 from deployments.shop import SHOP_CATALOG
 from planner_doubles import ScriptedModel
 from sqlalchemy import Engine
 
 from qdsl.api import AnswerOptions, AnswerResult, plan_and_answer
 from qdsl.dsl.catalog import Catalog, load_catalog
-from qdsl.facts.db import make_engine
 from qdsl.planner import LLMPlanner
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -44,27 +42,6 @@ CLIENTS_OF_TASK = """SELECT DISTINCT c.id FROM clients c
     JOIN projects p ON p.tenant_id = c.tenant_id AND p.client_id = c.id
     JOIN tasks k ON k.tenant_id = p.tenant_id AND k.project_id = p.id
     WHERE c.tenant_id = :t AND k.summary = :n"""
-
-
-@pytest.fixture
-def agency(dialect: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
-    tmp = request.getfixturevalue("tmp_path")
-    if dialect == "sqlite":
-        url = f"sqlite+pysqlite:///{tmp / 'agency.sqlite3'}"
-    else:
-        url = request.getfixturevalue("pg_database_factory")()
-    build_agency(tmp / "agency", url)
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def shop(dialect: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
-    url = request.getfixturevalue("shop_sqlite_url" if dialect == "sqlite" else "shop_pg_url")
-    engine = make_engine(str(url))
-    yield engine
-    engine.dispose()
 
 
 def ask(
@@ -97,11 +74,11 @@ def ids(res: AnswerResult) -> list[str]:
     ],
 )
 def test_shop_orders_of_a_named_related_object(
-    shop: Engine, tenant: str, question: str, sql: str, name: str
+    shop_engine: Engine, tenant: str, question: str, sql: str, name: str
 ) -> None:
-    want = oracle(shop, sql, tenant, name)
+    want = oracle(shop_engine, sql, tenant, name)
     assert want
-    res = ask(shop, load_catalog(SHOP_CATALOG), question, tenant)
+    res = ask(shop_engine, load_catalog(SHOP_CATALOG), question, tenant)
     assert ids(res) == want
     assert sorted(e.entity_id for e in res.evidence) == want
 
@@ -169,10 +146,10 @@ def refused_every_time(
 
 
 def test_an_llm_plan_without_the_condition_or_on_another_path_is_never_answered(
-    shop: Engine, agency: Engine
+    shop_engine: Engine, agency: Engine
 ) -> None:
     refused_every_time(
-        shop,
+        shop_engine,
         load_catalog(SHOP_CATALOG),
         question="Which orders did Felix Hoffmann place?",
         tenant="nordwind",
@@ -189,10 +166,14 @@ def test_an_llm_plan_without_the_condition_or_on_another_path_is_never_answered(
     )
 
 
-def test_an_llm_plan_with_the_related_condition_is_answered(shop: Engine, agency: Engine) -> None:
-    want = oracle(shop, SHOP_ORDERS_OF, "nordwind", "Felix Hoffmann")
+def test_an_llm_plan_with_the_related_condition_is_answered(
+    shop_engine: Engine, agency: Engine
+) -> None:
+    want = oracle(shop_engine, SHOP_ORDERS_OF, "nordwind", "Felix Hoffmann")
     model = ScriptedModel('list order where 客户.name = "Felix Hoffmann"')
-    res = ask(shop, load_catalog(SHOP_CATALOG), "Felix Hoffmann 的订单有哪些", "nordwind", model)
+    res = ask(
+        shop_engine, load_catalog(SHOP_CATALOG), "Felix Hoffmann 的订单有哪些", "nordwind", model
+    )
     assert ids(res) == want and len(model.prompts) == 1
     want = oracle(agency, PROJECTS_OF, "south", "Acme Corp")
     model = ScriptedModel('list project where client.name = "Acme Corp"')

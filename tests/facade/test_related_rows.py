@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
-from deployments.agency import agency_catalog, build_agency
-from deployments.shop import SHOP_TENANTS, Rows
+from deployments.agency import agency_catalog
+from deployments.shop import SHOP_TENANTS, Rows, reached
 from fixed_planner import FixedPlanner
 from sqlalchemy import Engine
 
@@ -33,7 +33,6 @@ from qdsl.dsl.normalize import normalize
 from qdsl.dsl.plan.parser import parse_text
 from qdsl.dsl.question import read_question
 from qdsl.executor.run import execute
-from qdsl.facts.db import make_engine
 
 NOW = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
@@ -64,22 +63,11 @@ def with_related(
     same_tenant: bool = True,
 ) -> set[str]:
     """Ids of the tenant's `entity` rows that reach some row through `steps`."""
-    out = set()
-    for row in rows[catalog.entities[entity].table]:
-        if row["tenant_id"] != tenant:
-            continue
-        frontier = [row]
-        for step in steps:
-            frontier = [
-                r
-                for f in frontier
-                for r in rows[step.target_table]
-                if r[step.target_column] == f[step.source_column]
-                and (r["tenant_id"] == tenant or not same_tenant)
-            ]
-        if frontier:
-            out.add(str(row["id"]))
-    return out
+    return {
+        str(row["id"])
+        for row in rows[catalog.entities[entity].table]
+        if row["tenant_id"] == tenant and reached(rows, row, steps, same_tenant=same_tenant)
+    }
 
 
 def _ids(plan: str, catalog: Catalog, engine: Engine, tenant: str) -> set[str]:
@@ -145,27 +133,6 @@ def test_a_relation_alone_takes_only_is_null(shop_catalog: Catalog) -> None:
         with pytest.raises(PlanError) as caught:
             normalize(parse_text(text), shop_catalog)
         assert caught.value.code == code, text
-
-
-@pytest.fixture
-def agency(dialect: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
-    tmp = request.getfixturevalue("tmp_path")
-    if dialect == "sqlite":
-        url = f"sqlite+pysqlite:///{tmp / 'agency.sqlite3'}"
-    else:
-        url = request.getfixturevalue("pg_database_factory")()
-    build_agency(tmp / "agency", url)
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def shop_engine(dialect: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
-    url = request.getfixturevalue("shop_sqlite_url" if dialect == "sqlite" else "shop_pg_url")
-    engine = make_engine(str(url))
-    yield engine
-    engine.dispose()
 
 
 ORDERS_WITHOUT_PAYMENT = """SELECT o.id FROM orders o WHERE o.tenant_id = :t AND NOT EXISTS
