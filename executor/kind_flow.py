@@ -140,12 +140,6 @@ class KindContext:
     def id_column(self) -> Any:
         return self._b.et.id
 
-    def id_order(self, key: Any) -> Any:
-        et = self._b.et
-        if self._b.dialect == "postgresql" and is_text(et, et.spec.id):
-            return sa.collate(key, "C")
-        return key
-
     def limit(self) -> Any:
         return self._b.limit()
 

@@ -203,6 +203,7 @@ def _build(ctx: StatementContext) -> KindStatements:
         .subquery("breakdown_members")
     )
     keys = [members.c[key_name(i)] for i in range(n)]
+    id_order = ctx.key_order(ctx.entity.id, None, members.c[_ORDER])
     key_order = [
         ctx.key_order(g.field, g.grain, keys[i]).asc().nulls_last() for i, g in enumerate(groupings)
     ]
@@ -237,9 +238,7 @@ def _build(ctx: StatementContext) -> KindStatements:
         *(members.c[c.name] for c in product),
         # the first members in the id's own order: sorting every member by its
         # text would cost most of the statement
-        sql.func.row_number()
-        .over(partition_by=keys, order_by=ctx.id_order(members.c[_ORDER]).asc())
-        .label(_RANK),
+        sql.func.row_number().over(partition_by=keys, order_by=id_order.asc()).label(_RANK),
     ).subquery("breakdown_ranked")
     cited = (
         sql.select(

@@ -75,11 +75,8 @@ class StatementContext(Protocol):
         """A cited row's tenant, id and label, labelled ROW_TENANT, ROW_ID, ROW_LABEL."""
 
     def id_column(self) -> Any:
-        """The id in its column's own type (cheaper to sort than its text)."""
-
-    def id_order(self, key: Any) -> Any:
-        """`key` (the id column, selected elsewhere) as it sorts: numbers as numbers,
-        text in byte order on every dialect."""
+        """The id in its column's own type (cheaper to sort than its text; it sorts as
+        `key_order(entity.id, None, key)` says)."""
 
     def limit(self) -> Any:
         """The bound row limit: the plan's limit + 1 (one more, to know it was cut)."""
