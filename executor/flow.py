@@ -7,14 +7,16 @@ drivers in `executor.run` only carry requests to a connection, so both run
 exactly the same steps:
 
 1. facts first: the entity rows matching column predicates and fact EXISTS,
-   capped at limit+1, with the match total for count/list, the tenant's
-   unfiltered count (the baseline guard, when the plan filters) and the facts
-   that matched each row's fact filters (its evidence), all in one statement;
+   capped at limit+1, with the match total for count/list and the tenant's
+   unfiltered count (the baseline guard, when the plan filters), in one
+   statement;
 2. only if that found nothing and the plan allows it: bounded text fallback
    over text_grams, every spelling of the value in one statement, confirmed
    with LIKE/ILIKE (instr on SQLite), returning the rows themselves;
 3. the baseline on its own, only when no row carried it;
-4. every fact of each row, for templates that report them (status, explain,
+4. the facts that matched the fact filters (the evidence) of the rows kept,
+   by their ids, when the rows came from facts;
+5. every fact of each row, for templates that report them (status, explain,
    diagnose, compare) or project fact fields.
 
 Rows are read where they are used, straight from the tuples, and the result
@@ -38,7 +40,7 @@ from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.fact_values import fact_sets
 from qdsl.executor.kind_flow import own_flow
-from qdsl.executor.main_facts import FACT_PREFIX, split_rows
+from qdsl.executor.main_facts import group_evidence, split_rows
 from qdsl.executor.result import ExecutionResult, Validated, builder
 from qdsl.executor.rows import Layout, Rows
 from qdsl.executor.statements import AnySelect
@@ -92,16 +94,15 @@ class _Columns:
 
 
 class _Facts:
-    """Where a fact's columns are in rows of one layout (`prefix`: the main
-    statement carries its matching facts as `f_` columns)."""
+    """Where a fact's columns are in rows of one layout."""
 
-    def __init__(self, layout: Layout, prefix: str) -> None:
-        at = [layout.index[prefix + c] for c in FACT_COLUMNS]
+    def __init__(self, layout: Layout) -> None:
+        at = [layout.index[c] for c in FACT_COLUMNS]
         self.pick = itemgetter(*at)
-        self.entity_id = layout.getter(prefix + "entity_id")
-        self.predicate = layout.getter(prefix + "predicate")
-        self.value_text = layout.getter(prefix + "value_text")
-        self.value_norm = layout.getter(prefix + "value_norm")
+        self.entity_id = layout.getter("entity_id")
+        self.predicate = layout.getter("predicate")
+        self.value_text = layout.getter("value_text")
+        self.value_norm = layout.getter("value_norm")
         # rows of entity_facts_ranked rank their value among their predicate's values
         ranked = N.FACT_RANK_DOWN in layout.index
         self.rank = layout.getter(N.FACT_RANK) if ranked else None
@@ -119,10 +120,10 @@ class _Facts:
         return values
 
 
-def _facts_of(layout: Layout, prefix: str) -> _Facts:
-    found = layout.memo.get(prefix)
+def _facts_of(layout: Layout) -> _Facts:
+    found = layout.memo.get("facts")
     if not isinstance(found, _Facts):
-        found = layout.memo[prefix] = _Facts(layout, prefix)
+        found = layout.memo["facts"] = _Facts(layout)
     return found
 
 
@@ -292,7 +293,7 @@ def _entity_facts(
         steps.notes.append("entity facts ranked per predicate")
         if len(got.data) >= cap:
             steps.notes.append(f"entity facts cut at {len(got.data)} rows")
-    facts = _facts_of(got.layout, "")
+    facts = _facts_of(got.layout)
     entity_id = facts.entity_id
     for f in got.data:
         every.setdefault(entity_id(f), []).append(f)
@@ -316,25 +317,33 @@ def _fallback_ready(prep: Prepared) -> bool:
 
 def _read_main(
     got: Rows, steps: _Steps, retrieval: str
-) -> tuple[_Entities, dict[Any, list[Row]], _Facts | None, int | None, int | None]:
-    """The main statement's entity rows, each one's matching facts (and where
-    they are in its row), the baseline and the match total it carried."""
+) -> tuple[_Entities, int | None, int | None]:
+    """The main statement's entity rows, the baseline and the match total it
+    carried."""
     st = steps.prep.statements
-    matched: dict[Any, list[Row]] = {}
-    main_facts: _Facts | None = None
     baseline: int | None = None
     count: int | None = None
     rows: Sequence[Row]
     if st.main_facts:
-        rows, matched, baseline = split_rows(got)
-        if matched:
-            main_facts = _facts_of(got.layout, FACT_PREFIX)
+        rows, baseline = split_rows(got)
     else:
         rows = got.data
     if st.counts:
         count = int(got.layout.getter(N.ROW_TOTAL)(rows[0])) if rows else 0
     steps.notes.append(f"{retrieval}: {len(rows)} row(s) read")
-    return _Entities(got.layout, rows), matched, main_facts, baseline, count
+    return _Entities(got.layout, rows), baseline, count
+
+
+def _evidence(
+    steps: _Steps, ids: list[Any]
+) -> Generator[Request, Rows, tuple[_Facts | None, dict[Any, list[Row]]]]:
+    """The facts that matched each row's fact filters, per entity id."""
+    stmt = steps.prep.statements.evidence
+    assert stmt is not None
+    got = yield steps.req("evidence", stmt, {N.IDS: ids})
+    if not got.data:
+        return None, {}
+    return _facts_of(got.layout), group_evidence(got)
 
 
 def _truncate(found: _Entities, limit: int) -> bool:
@@ -369,7 +378,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not _fallback_ready(prep):
         got = yield steps.req("main", st.main)
-        found, matched, main_facts, baseline, count = _read_main(got, steps, known.retrieval)
+        found, baseline, count = _read_main(got, steps, known.retrieval)
 
     matched_term: dict[Any, str] | None = None
     capped = False
@@ -386,8 +395,10 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
     columns = known.columns(found.layout) if found.layout is not None else None
-    if matched_term is not None:
-        matched = {}  # text hits: no fact stands behind them
+    # text hits have no fact behind them: evidence only for rows found by facts
+    if st.evidence is not None and matched_term is None and columns is not None and found.rows:
+        ids = [columns.id(r) for r in found.rows]
+        main_facts, matched = yield from _evidence(steps, ids)
     every_facts: _Facts | None = None
     every: dict[Any, list[Row]] = {}
     if st.uses_entity_facts and columns is not None and found.rows:
@@ -568,4 +579,6 @@ def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
         "entity_facts": st.entity_facts,
         "entity_facts_ranked": st.entity_facts_ranked,
     }
+    if st.evidence is not None:
+        by_role["evidence"] = st.evidence
     return [by_role[r] for r in dict.fromkeys(roles)]

@@ -31,8 +31,9 @@ from qdsl.dsl.kinds.hooks import KindStatements
 from qdsl.executor import names as N
 from qdsl.executor.entity_facts_sql import entity_facts, entity_facts_ranked
 from qdsl.executor.fallback_sql import fallback_rows
+from qdsl.executor.id_lists import ids_type, in_ids
 from qdsl.executor.kind_flow import own_statements
-from qdsl.executor.main_facts import wrap_main
+from qdsl.executor.main_facts import evidence, wrap_main
 from qdsl.executor.predicates import (
     Params,
     column_condition,
@@ -59,7 +60,7 @@ class StatementSet:
     main: AnySelect
     counts: bool  # main carries the match total (a window count over every match)
     baseline: AnySelect
-    main_facts: bool  # main is wrapped: baseline guard and/or matching facts (evidence)
+    main_facts: bool  # main is wrapped: it carries the baseline guard
     entity_facts: AnySelect
     entity_facts_ranked: AnySelect  # entity_facts bounded per predicate, when it was cut
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
@@ -70,11 +71,15 @@ class StatementSet:
     fact_predicates: tuple[str, ...] = ()
     # a kind's own statements and reader (`QueryKind.build`): what it runs instead
     own: KindStatements | None = None
+    # the facts matching the positive fact filters, of the ids read (`main_facts.evidence`)
+    evidence: AnySelect | None = None
 
     def named(self) -> list[tuple[str, AnySelect]]:
         if self.own is not None:
             return list(self.own.statements)
         out: list[tuple[str, AnySelect]] = [("main", self.main)]
+        if self.evidence is not None:
+            out.append(("evidence", self.evidence))
         out.append(("baseline", self.baseline))
         if self.uses_entity_facts:
             out.append(("entity_facts", self.entity_facts))
@@ -290,9 +295,9 @@ class StatementBuilder:
     def limit(self) -> sa.BindParameter[object]:
         return self.p(N.LIMIT, type_=sa.Integer())
 
-    def ids(self, name: str = N.IDS) -> sa.BindParameter[object]:
-        """An IN list of ids as text (the facts' and grams' entity ids)."""
-        return self.p(name, expanding=True, type_=sa.Text())
+    def in_ids(self, column: ColumnElement[Any]) -> ColumnElement[bool]:
+        """`column` (the facts' entity id, text) is one of the ids read (:ids)."""
+        return in_ids(column, self.p(N.IDS, type_=ids_type(self.dialect)), self.dialect)
 
     def subject_ids(self) -> sa.BindParameter[object]:
         """The plan's subjects, compared with the id column in its own type."""
@@ -303,7 +308,7 @@ class StatementBuilder:
         return sa.select(*f.c).where(
             f.c.tenant_id == self.p(N.TENANT, type_=sa.Text()),
             f.c.entity_type == self.p(N.ENTITY_TYPE, type_=sa.Text()),
-            f.c.entity_id.in_(self.ids()),
+            self.in_ids(f.c.entity_id),
         )
 
 
@@ -330,7 +335,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     if apart:
         main = main.add_columns(b.match_count(bound, has_subjects=has_subjects))
     baseline = sa.select(sa.func.count().label(N.COUNT)).select_from(et.table).where(b.tenant())
-    joined = wrap_main(b, main, bound, guard=guard)
+    joined = wrap_main(b, main, guard=guard)
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
         .where(*b.bounds(), et.id.in_(et.id_list(N.IDS)))
@@ -362,6 +367,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
             () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
         ),
         own=own,
+        evidence=evidence(b, bound),
     )
 
 

@@ -1,7 +1,7 @@
 """The executor's result-building steps as they were before rows were read from
 the driver's tuples and results built without validation (`executor.flow` at
 the time, verbatim but for this note, `split_rows`, copied in from
-`executor.main_facts`, and the rows' own facts): the reference
+`executor.main_facts`, the evidence read by id, and the rows' own facts): the reference
 `test_result_build` holds the new steps to, output for output.
 
 The rows' own facts are written here as plainly as they can be: every value of
@@ -9,6 +9,7 @@ a fact predicate, one per alias group of its field (its canonical value) or per
 `value_norm`, in the statement's order; how many distinct values a cut
 predicate holds; and every fact read for a row as its evidence.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,7 +24,7 @@ from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import FACT_VALUES_CAP, Prepared, render
-from qdsl.executor.main_facts import FACT_PREFIX
+from qdsl.executor.main_facts import FILTER_COLUMN
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.statements import AnySelect
 
@@ -231,7 +232,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if prep.plan.retrieval_policy.facts_first or not fallback_ready():
         rows = yield steps.req("main", st.main)
         if st.main_facts:
-            rows, matched, baseline = split_rows(rows)
+            rows, baseline = split_rows(rows)
         if st.counts:
             count = int(rows[0][N.ROW_TOTAL]) if rows else 0
         steps.notes.append(f"{known.retrieval}: {len(rows)} row(s) read")
@@ -252,8 +253,11 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
     ids = [r[N.ROW_ID] for r in rows]
-    if matched_term is not None:
-        matched = {}  # text hits: no fact stands behind them
+    if st.evidence is not None and matched_term is None and ids:
+        # text hits: no fact stands behind them
+        facts = yield steps.req("evidence", st.evidence, {N.IDS: ids})
+        for f in sorted(facts, key=lambda f: (f[FILTER_COLUMN], f["id"])):
+            matched.setdefault(f["entity_id"], []).append(f)
     every = yield from _entity_facts(steps, ids)
 
     evidence: dict[str, dict[str, Any]] = {}
@@ -414,28 +418,15 @@ def _fact_sets(
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
     st = prep.statements
     by_role: dict[str, AnySelect] = {**dict(st.named()), "entity_facts": st.entity_facts}
+    if st.evidence is not None:
+        by_role["evidence"] = st.evidence
     return [by_role[r] for r in dict.fromkeys(roles)]
 
 
-def split_rows(
-    rows: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], dict[str, list[Any]], int | None]:
-    """Entity rows (once each, in order), per entity id its matching facts, and the
-    baseline (None if the statement does not carry it)."""
-    entities: dict[str, dict[str, Any]] = {}
-    matched: dict[str, list[Any]] = {}
+def split_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
+    """Entity rows and the baseline (None if the statement does not carry it)."""
     if not rows:
-        return [], matched, None
+        return [], None
     raw = rows[0].get(N.ROW_BASELINE)
     baseline = int(raw) if raw is not None else None
-    n = len(FACT_PREFIX)
-    fact_keys = [(k, k[n:]) for k in rows[0] if k.startswith(FACT_PREFIX)]
-    fact_id = f"{FACT_PREFIX}id"
-    for r in rows:
-        eid = r[N.ROW_ID]
-        if eid is None:  # the baseline's row when nothing matched
-            continue
-        entities.setdefault(eid, r)
-        if fact_keys and r[fact_id] is not None:
-            matched.setdefault(eid, []).append({short: r[k] for k, short in fact_keys})
-    return list(entities.values()), matched, baseline
+    return [r for r in rows if r[N.ROW_ID] is not None], baseline
