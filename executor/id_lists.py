@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -40,8 +39,9 @@ class JsonList(sa.types.TypeDecorator[Sequence[Any]]):
 
 
 def ids_type(dialect: str) -> sa.types.TypeEngine[Any]:
-    """The type of a parameter holding a list of text ids."""
-    return postgresql.ARRAY(sa.Text()) if dialect == "postgresql" else JsonList()
+    """The type of a parameter holding a list of text ids (the generic ARRAY:
+    `sqlalchemy.dialects.postgresql` would cost every SQLite process its import)."""
+    return sa.ARRAY(sa.Text()) if dialect == "postgresql" else JsonList()
 
 
 def in_ids(
