@@ -39,6 +39,7 @@ from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import Prepared, render
 from qdsl.executor.fact_values import fact_sets
+from qdsl.executor.gc_pause import collector_held
 from qdsl.executor.kind_flow import own_flow
 from qdsl.executor.main_facts import group_evidence, split_rows
 from qdsl.executor.result import ExecutionResult, Validated, builder
@@ -476,6 +477,10 @@ class _Parts:
         self.execution_id = execution_id
 
     def result(self, build: Validated, summary: _Summary) -> ExecutionResult:
+        with collector_held(len(self.rows)):
+            return self._result(build, summary)
+
+    def _result(self, build: Validated, summary: _Summary) -> ExecutionResult:
         known = self.known
         evidence: dict[str, Any] = {}
         rows = tuple(self._rows(build, evidence)) if self.columns is not None else ()
