@@ -2,7 +2,8 @@
 
 `run_flow` is a generator: it yields `(role, statement, params)` requests and
 receives each request's rows (`rows.Rows`: SQLAlchemy's processed tuples and
-where each column is), then returns the ExecutionResult. The sync and asyncio
+where each column is), then returns how to make the ExecutionResult, which its
+driver calls once the connection is back in its pool. The sync and asyncio
 drivers in `executor.run` only carry requests to a connection, so both run
 exactly the same steps:
 
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable, Generator, Sequence
 from datetime import date
 from decimal import Decimal
+from functools import partial
 from operator import itemgetter
 from typing import Any, Literal
 
@@ -49,7 +51,9 @@ from qdsl.executor.tables import FACT_COLUMNS
 
 Row = Sequence[Any]
 Request = tuple[str, AnySelect, dict[str, Any]]
-Flow = Generator[Request, Rows, ExecutionResult]
+# A flow returns how to make its result: the driver makes it once the connection
+# is back in its pool, so no connection (nor transaction) waits on Python work.
+Flow = Generator[Request, Rows, Callable[[], ExecutionResult]]
 Convert = Callable[[Any], Any]
 
 
@@ -416,7 +420,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
         execution_id=execution_id,
     )
     summary = _Summary(steps, count, truncated, baseline, started)
-    return parts.result(builder(), summary)
+    return partial(parts.result, builder(), summary)
 
 
 def _fingerprints(prep: Prepared, roles: list[str]) -> tuple[str, ...]:

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from qdsl.executor.compile import Prepared
     from qdsl.executor.statements import AnySelect, StatementBuilder
 
-OwnFlow = Generator[tuple[str, "AnySelect", dict[str, Any]], Rows, ExecutionResult]
+# returns how to make the result: the driver makes it once the connection is back
+OwnFlow = Generator[tuple[str, "AnySelect", dict[str, Any]], Rows, Callable[[], ExecutionResult]]
 
 
 class KindContext:
@@ -176,6 +177,23 @@ def own_flow(
         keys = rows.layout.keys
         got[role] = [dict(zip(keys, r, strict=True)) for r in rows.data]
         ran.append(role)
+    return lambda: _own_result(
+        prep, execution_id, got, ran, started, plan_hash, fingerprints, plain
+    )
+
+
+def _own_result(  # noqa: PLR0917 - the flow's state, handed over once
+    prep: Prepared,
+    execution_id: str,
+    got: dict[str, Sequence[dict[str, Any]]],
+    ran: list[str],
+    started: float,
+    plan_hash: str,
+    fingerprints: Callable[[list[str]], tuple[str, ...]],
+    plain: Callable[[Any], Any],
+) -> ExecutionResult:
+    own = prep.statements.own
+    assert own is not None
     read = own.read(got)
     build = builder()
     template = prep.template

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -197,7 +198,7 @@ def execute(
                     try:
                         request = flow.send(rows)
                     except StopIteration as stop:
-                        result: ExecutionResult = stop.value
+                        make: Callable[[], ExecutionResult] = stop.value
                         break
             finally:
                 interrupted = session.interrupted
@@ -205,7 +206,9 @@ def execute(
         raise db_error(
             exc, timeout, interrupted=interrupted, catalog=catalog, url=engine.url
         ) from None
-    return result
+    # made with the connection back in the pool: a caller queued for one gets it
+    # while this one builds its result
+    return make()
 
 
 # -- asyncio ---------------------------------------------------------------------------
@@ -239,7 +242,7 @@ async def aexecute(
                     try:
                         request = flow.send(rows)
                     except StopIteration as stop:
-                        result: ExecutionResult = stop.value
+                        make: Callable[[], ExecutionResult] = stop.value
                         break
             finally:
                 interrupted = session.interrupted
@@ -249,7 +252,7 @@ async def aexecute(
         if url.get_backend_name() == "sqlite":
             url = url.set(drivername="sqlite+pysqlite")
         raise db_error(exc, timeout, interrupted=interrupted, catalog=catalog, url=url) from None
-    return result
+    return make()
 
 
 async def _astorage(engine: AsyncEngine, catalog: Catalog) -> Storage | None:

@@ -51,7 +51,7 @@ def _data(engine: Engine) -> Snapshot:
     return _SNAPSHOTS[id(engine)]
 
 
-def _reference(prep: Any, execution_id: str) -> Generator[Any, Rows, ExecutionResult]:
+def _reference(prep: Any, execution_id: str) -> Generator[Any, Rows, Callable[[], ExecutionResult]]:
     """The reference steps, fed the dicts they were fed before."""
     flow = reference_flow.run_flow(prep, execution_id)
     request = next(flow)
@@ -61,7 +61,7 @@ def _reference(prep: Any, execution_id: str) -> Generator[Any, Rows, ExecutionRe
             request = flow.send(as_dicts(rows))
         except StopIteration as stop:
             result: ExecutionResult = stop.value
-            return result
+            return lambda: result
 
 
 @contextmanager
