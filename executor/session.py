@@ -42,6 +42,7 @@ from qdsl.executor.sqlite_functions import aregister_sqlite, register_sqlite
 from qdsl.executor.sqlite_pool import reader_connection, reader_pool
 from qdsl.executor.sqlite_reader import holder
 from qdsl.facts.db import READER_ROLE
+from qdsl.facts.fair_checkout import turn
 
 if TYPE_CHECKING:
     # annotations only: importing sqlalchemy.ext.asyncio costs the sync path ~70 ms
@@ -228,6 +229,13 @@ def tenant_session(engine: Engine, tenant_id: str, timeout_ms: int) -> Iterator[
     """A session on a connection of `engine`; ends the transaction (nothing was
     written) and undoes the per-call settings before the connection goes back."""
     g = GUARANTEES[engine.dialect.name]
+    with turn(engine):
+        yield from _session(engine, g, tenant_id, timeout_ms)
+
+
+def _session(
+    engine: Engine, g: Guarantees, tenant_id: str, timeout_ms: int
+) -> Iterator[TenantSession]:
     conn, opened = _connect(engine)
     with conn:
         if g.settings:

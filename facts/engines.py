@@ -24,6 +24,7 @@ from sqlalchemy.engine import URL, make_url
 
 from qdsl.dsl.errors import UsageError
 from qdsl.dsl.settings.private_dir import private_root, refuse_unsafe_file
+from qdsl.facts.fair_checkout import DEFAULT_MAX_OVERFLOW, record
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -194,6 +195,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     engine = create_engine(parsed, **kwargs)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+    record(engine, int(kwargs.get("max_overflow", DEFAULT_MAX_OVERFLOW)))
     return engine
 
 
