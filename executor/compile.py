@@ -35,6 +35,7 @@ from qdsl.executor.bind import (
     subject_ids,
 )
 from qdsl.executor.fallback_sql import FALLBACK_SLOTS
+from qdsl.executor.main_facts import evidence_apart
 from qdsl.executor.statements import (
     STATEMENTS,
     StatementCache,
@@ -260,6 +261,7 @@ def prepare(
     )
     if fallback:
         check_fallback_terms(bound.filters, lim)
+    limit = min(plan.limit or spec.default_limit, spec.max_limit)
     statements = _statements(
         StatementInputs(
             bound,
@@ -268,10 +270,10 @@ def prepare(
             has_subjects=bool(refs),
             fallback=fallback,
             storage=storage,
+            evidence_apart=evidence_apart(limit),
         ),
         cache,
     )
-    limit = min(plan.limit or spec.default_limit, spec.max_limit)
     return Prepared(
         plan=plan,
         template=template,

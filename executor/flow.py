@@ -8,15 +8,16 @@ drivers in `executor.run` only carry requests to a connection, so both run
 exactly the same steps:
 
 1. facts first: the entity rows matching column predicates and fact EXISTS,
-   capped at limit+1, with the match total for count/list and the tenant's
-   unfiltered count (the baseline guard, when the plan filters), in one
-   statement;
+   capped at limit+1, with the match total for count/list, the tenant's
+   unfiltered count (the baseline guard, when the plan filters) and, on a
+   page of up to `EVIDENCE_APART_ROWS`, the facts that matched each row's
+   fact filters (its evidence), all in one statement;
 2. only if that found nothing and the plan allows it: bounded text fallback
    over text_grams, every spelling of the value in one statement, confirmed
    with LIKE/ILIKE (instr on SQLite), returning the rows themselves;
 3. the baseline on its own, only when no row carried it;
-4. the facts that matched the fact filters (the evidence) of the rows kept,
-   by their ids, when the rows came from facts;
+4. on a larger page, the evidence of the rows kept, by their ids, when the
+   rows came from facts (`executor.main_facts`);
 5. every fact of each row, for templates that report them (status, explain,
    diagnose, compare) or project fact fields.
 
@@ -43,7 +44,7 @@ from qdsl.executor.compile import Prepared, render
 from qdsl.executor.fact_values import fact_sets
 from qdsl.executor.gc_pause import collector_held
 from qdsl.executor.kind_flow import own_flow
-from qdsl.executor.main_facts import group_evidence, split_rows
+from qdsl.executor.main_facts import FACT_PREFIX, group_evidence, split_rows
 from qdsl.executor.result import ExecutionResult, Validated, builder
 from qdsl.executor.rows import Layout, Rows
 from qdsl.executor.statements import AnySelect
@@ -99,15 +100,16 @@ class _Columns:
 
 
 class _Facts:
-    """Where a fact's columns are in rows of one layout."""
+    """Where a fact's columns are in rows of one layout (`prefix`: the main
+    statement carries its matching facts as `f_` columns)."""
 
-    def __init__(self, layout: Layout) -> None:
-        at = [layout.index[c] for c in FACT_COLUMNS]
+    def __init__(self, layout: Layout, prefix: str) -> None:
+        at = [layout.index[prefix + c] for c in FACT_COLUMNS]
         self.pick = itemgetter(*at)
-        self.entity_id = layout.getter("entity_id")
-        self.predicate = layout.getter("predicate")
-        self.value_text = layout.getter("value_text")
-        self.value_norm = layout.getter("value_norm")
+        self.entity_id = layout.getter(prefix + "entity_id")
+        self.predicate = layout.getter(prefix + "predicate")
+        self.value_text = layout.getter(prefix + "value_text")
+        self.value_norm = layout.getter(prefix + "value_norm")
         # rows of entity_facts_ranked rank their value among their predicate's values
         ranked = N.FACT_RANK_DOWN in layout.index
         self.rank = layout.getter(N.FACT_RANK) if ranked else None
@@ -125,10 +127,10 @@ class _Facts:
         return values
 
 
-def _facts_of(layout: Layout) -> _Facts:
-    found = layout.memo.get("facts")
+def _facts_of(layout: Layout, prefix: str = "") -> _Facts:
+    found = layout.memo.get(prefix)
     if not isinstance(found, _Facts):
-        found = layout.memo["facts"] = _Facts(layout)
+        found = layout.memo[prefix] = _Facts(layout, prefix)
     return found
 
 
@@ -322,27 +324,32 @@ def _fallback_ready(prep: Prepared) -> bool:
 
 def _read_main(
     got: Rows, steps: _Steps, retrieval: str
-) -> tuple[_Entities, int | None, int | None]:
-    """The main statement's entity rows, the baseline and the match total it
-    carried."""
+) -> tuple[_Entities, dict[Any, list[Row]], _Facts | None, int | None, int | None]:
+    """The main statement's entity rows, each one's matching facts if it carries
+    them (and where they are in its row), the baseline and the match total."""
     st = steps.prep.statements
+    matched: dict[Any, list[Row]] = {}
+    main_facts: _Facts | None = None
     baseline: int | None = None
     count: int | None = None
     rows: Sequence[Row]
     if st.main_facts:
-        rows, baseline = split_rows(got)
+        rows, matched, baseline = split_rows(got)
+        if matched:
+            main_facts = _facts_of(got.layout, FACT_PREFIX)
     else:
         rows = got.data
     if st.counts:
         count = int(got.layout.getter(N.ROW_TOTAL)(rows[0])) if rows else 0
     steps.notes.append(f"{retrieval}: {len(rows)} row(s) read")
-    return _Entities(got.layout, rows), baseline, count
+    return _Entities(got.layout, rows), matched, main_facts, baseline, count
 
 
 def _evidence(
     steps: _Steps, ids: list[Any]
 ) -> Generator[Request, Rows, tuple[_Facts | None, dict[Any, list[Row]]]]:
-    """The facts that matched each row's fact filters, per entity id."""
+    """The facts that matched each row's fact filters, per entity id (a large
+    page: `main_facts.evidence`)."""
     stmt = steps.prep.statements.evidence
     assert stmt is not None
     got = yield steps.req("evidence", stmt, {N.IDS: ids})
@@ -383,7 +390,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     count: int | None = None
     if prep.plan.retrieval_policy.facts_first or not _fallback_ready(prep):
         got = yield steps.req("main", st.main)
-        found, baseline, count = _read_main(got, steps, known.retrieval)
+        found, matched, main_facts, baseline, count = _read_main(got, steps, known.retrieval)
 
     matched_term: dict[Any, str] | None = None
     capped = False
@@ -400,8 +407,9 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
     columns = known.columns(found.layout) if found.layout is not None else None
-    # text hits have no fact behind them: evidence only for rows found by facts
-    if st.evidence is not None and matched_term is None and columns is not None and found.rows:
+    if matched_term is not None:
+        matched = {}  # text hits: no fact stands behind them
+    elif st.evidence is not None and columns is not None and found.rows:
         ids = [columns.id(r) for r in found.rows]
         main_facts, matched = yield from _evidence(steps, ids)
     every_facts: _Facts | None = None

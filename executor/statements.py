@@ -60,7 +60,7 @@ class StatementSet:
     main: AnySelect
     counts: bool  # main carries the match total (a window count over every match)
     baseline: AnySelect
-    main_facts: bool  # main is wrapped: it carries the baseline guard
+    main_facts: bool  # main is wrapped: baseline guard and/or matching facts (evidence)
     entity_facts: AnySelect
     entity_facts_ranked: AnySelect  # entity_facts bounded per predicate, when it was cut
     fallback: AnySelect | None  # text fallback: rows, hit total and matching slot per filter
@@ -106,6 +106,8 @@ class StatementInputs:
     has_subjects: bool  # the plan names subjects (referenced objects of its entity)
     fallback: bool  # the text fallback may run
     storage: Storage | None = None  # how the entity's columns are kept (None: unknown)
+    # a large page: the evidence is read by the rows' ids (`main_facts.evidence_apart`)
+    evidence_apart: bool = False
 
 
 def shape_key(w: StatementInputs) -> Shape:
@@ -126,6 +128,7 @@ def shape_key(w: StatementInputs) -> Shape:
         w.fallback,
         (w.bound.scope.field, w.bound.scope.column) if w.bound.scope is not None else None,
         _measure_key(plan),
+        w.evidence_apart,
     )
 
 
@@ -335,7 +338,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
     if apart:
         main = main.add_columns(b.match_count(bound, has_subjects=has_subjects))
     baseline = sa.select(sa.func.count().label(N.COUNT)).select_from(et.table).where(b.tenant())
-    joined = wrap_main(b, main, guard=guard)
+    joined = wrap_main(b, main, bound, guard=guard, joined=not w.evidence_apart)
     rows_by_id = (
         b.entity_select(selected, baseline=guard)
         .where(*b.bounds(), et.id.in_(et.id_list(N.IDS)))
@@ -367,7 +370,7 @@ def build_statements(w: StatementInputs, shape: Shape) -> StatementSet:
             () if every else tuple(dict.fromkeys(et.spec.fields[n].fact or n for n in fact_fields))
         ),
         own=own,
-        evidence=evidence(b, bound),
+        evidence=evidence(b, bound) if w.evidence_apart else None,
     )
 
 

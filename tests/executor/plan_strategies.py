@@ -25,6 +25,7 @@ from qdsl.dsl.ir import (
     SortDirection,
 )
 from qdsl.dsl.textnorm import normalize_text
+from qdsl.executor.main_facts import EVIDENCE_APART_ROWS
 
 ROW_TYPES = (QueryType.EXISTENCE, QueryType.COUNT, QueryType.LIST)
 ALL_TYPES = (*ROW_TYPES, QueryType.STATUS, QueryType.EXPLAIN, QueryType.DIAGNOSE, QueryType.COMPARE)
@@ -193,6 +194,12 @@ def plans(
         filters=flts,
         scope=Scope(referenced_objects=refs),
         sort=sort,
-        limit=draw(st.integers(1, 30)),
+        # a page above EVIDENCE_APART_ROWS reads its evidence by the rows' ids
+        limit=draw(
+            st.one_of(
+                st.integers(1, 30),
+                st.integers(EVIDENCE_APART_ROWS + 1, EVIDENCE_APART_ROWS + 30),
+            )
+        ),
         retrieval_policy=policy,
     )

@@ -1,7 +1,8 @@
 """The executor's result-building steps as they were before rows were read from
 the driver's tuples and results built without validation (`executor.flow` at
 the time, verbatim but for this note, `split_rows`, copied in from
-`executor.main_facts`, the evidence read by id, and the rows' own facts): the reference
+`executor.main_facts`, a large page's evidence read by id, and the rows' own
+facts): the reference
 `test_result_build` holds the new steps to, output for output.
 
 The rows' own facts are written here as plainly as they can be: every value of
@@ -24,7 +25,7 @@ from qdsl.dsl.catalog import FieldType
 from qdsl.dsl.ir import Plan
 from qdsl.executor import names as N
 from qdsl.executor.compile import FACT_VALUES_CAP, Prepared, render
-from qdsl.executor.main_facts import FILTER_COLUMN
+from qdsl.executor.main_facts import FACT_PREFIX, FILTER_COLUMN
 from qdsl.executor.result import ExecutionResult
 from qdsl.executor.statements import AnySelect
 
@@ -232,7 +233,7 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if prep.plan.retrieval_policy.facts_first or not fallback_ready():
         rows = yield steps.req("main", st.main)
         if st.main_facts:
-            rows, baseline = split_rows(rows)
+            rows, matched, baseline = split_rows(rows)
         if st.counts:
             count = int(rows[0][N.ROW_TOTAL]) if rows else 0
         steps.notes.append(f"{known.retrieval}: {len(rows)} row(s) read")
@@ -253,8 +254,9 @@ def run_flow(prep: Prepared, execution_id: str) -> Flow:
     if truncated:
         steps.notes.append(f"truncated at limit {prep.limit}")
     ids = [r[N.ROW_ID] for r in rows]
-    if st.evidence is not None and matched_term is None and ids:
-        # text hits: no fact stands behind them
+    if matched_term is not None:
+        matched = {}  # text hits: no fact stands behind them
+    elif st.evidence is not None and ids:
         facts = yield steps.req("evidence", st.evidence, {N.IDS: ids})
         for f in sorted(facts, key=lambda f: (f[FILTER_COLUMN], f["id"])):
             matched.setdefault(f["entity_id"], []).append(f)
@@ -423,10 +425,25 @@ def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
     return [by_role[r] for r in dict.fromkeys(roles)]
 
 
-def split_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
-    """Entity rows and the baseline (None if the statement does not carry it)."""
+def split_rows(
+    rows: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[Any]], int | None]:
+    """Entity rows (once each, in order), per entity id its matching facts, and the
+    baseline (None if the statement does not carry it)."""
+    entities: dict[str, dict[str, Any]] = {}
+    matched: dict[str, list[Any]] = {}
     if not rows:
-        return [], None
+        return [], matched, None
     raw = rows[0].get(N.ROW_BASELINE)
     baseline = int(raw) if raw is not None else None
-    return [r for r in rows if r[N.ROW_ID] is not None], baseline
+    n = len(FACT_PREFIX)
+    fact_keys = [(k, k[n:]) for k in rows[0] if k.startswith(FACT_PREFIX)]
+    fact_id = f"{FACT_PREFIX}id"
+    for r in rows:
+        eid = r[N.ROW_ID]
+        if eid is None:  # the baseline's row when nothing matched
+            continue
+        entities.setdefault(eid, r)
+        if fact_keys and r[fact_id] is not None:
+            matched.setdefault(eid, []).append({short: r[k] for k, short in fact_keys})
+    return list(entities.values()), matched, baseline

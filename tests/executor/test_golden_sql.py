@@ -15,6 +15,7 @@ from exec_support import CATALOG, NOW, sample_plan
 
 from qdsl.dsl.ir import QueryType
 from qdsl.executor.compile import CompiledPlan, compile_plan
+from qdsl.executor.main_facts import EVIDENCE_APART_ROWS
 from qdsl.executor.templates import registry
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sql"
@@ -67,3 +68,23 @@ def test_no_stale_golden_files() -> None:
     }
     present = {p.name for p in GOLDEN.glob("test_golden_sql__*.sql")}
     assert present <= expected, sorted(present - expected)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_golden_sql_of_a_large_page(dialect: str) -> None:
+    """A page above `EVIDENCE_APART_ROWS` reads its evidence by the rows' ids;
+    one of that size carries it in the main statement."""
+    plan = sample_plan("project", QueryType.LIST)
+    assert any(f.field == "market_theme" for f in plan.filters)
+
+    def compiled(limit: int) -> CompiledPlan:
+        sized = plan.model_copy(update={"limit": limit})
+        return compile_plan(sized, CATALOG, dialect, tenant_id=TENANT, now=NOW)
+
+    small, large = compiled(EVIDENCE_APART_ROWS), compiled(EVIDENCE_APART_ROWS + 1)
+    assert [st.role for st in small.statements] == ["main", "baseline"]
+    assert "AS f_id" in small.statements[0].sql
+    assert [st.role for st in large.statements] == ["main", "evidence", "baseline"]
+    assert "AS f_id" not in large.statements[0].sql
+    path = GOLDEN / f"test_golden_large_page__project.list__{dialect}.sql"
+    assert_golden(path, render_golden(large))

@@ -316,8 +316,7 @@ def test_pg_custom_plans_only_for_the_text_fallback(pg_engine: Engine) -> None:
             mode = conn.exec_driver_sql("SHOW plan_cache_mode").scalar_one()
         finally:
             asking[0] = False
-        role = "fallback" if "text_grams" in statement else "main"
-        seen.append(("evidence" if "q_filter" in statement else role, mode))
+        seen.append(("fallback" if "text_grams" in statement else "main", mode))
 
     def plan(facts_first: bool) -> Plan:
         return Plan(
@@ -328,8 +327,7 @@ def test_pg_custom_plans_only_for_the_text_fallback(pg_engine: Engine) -> None:
         )
 
     cases = [
-        # found by facts: their evidence follows, no fallback
-        ("t1", True, [("main", "auto"), ("evidence", "auto")]),
+        ("t1", True, [("main", "auto")]),  # found by facts: no fallback
         ("t1", False, [("fallback", "force_custom_plan")]),  # the fallback first
         # nothing by facts: the fallback follows, with custom plans
         ("t2", True, [("main", "auto"), ("fallback", "force_custom_plan")]),
@@ -385,8 +383,7 @@ def test_pg_statements_stay_prepared_on_pooled_connections(pg_url: str) -> None:
     finally:
         engine.dispose()
     runs = {k: v for k, v in ran.items() if "semantic_facts" in k or "text_grams" in k}
-    # main, the evidence of t1's rows and the fallback, each prepared once
-    assert len(runs) == 3 and len(found) == 3
+    assert len(runs) == 2 and len(found) == 2  # main and fallback, each prepared once
     for statement, generic, custom in found:
         count = next(
             v
