@@ -49,6 +49,8 @@ def in_ids(
 ) -> ColumnElement[bool]:
     """`column` (text) is one of `ids` (a parameter of `ids_type(dialect)`)."""
     if dialect == "postgresql":
-        return column == sa.any_(ids)
+        # cast: `qdsl compile --literal` shows run-time ids empty, and an empty
+        # ARRAY[] pasted into psql has no type
+        return column == sa.any_(sa.cast(ids, ids.type))
     each = sa.func.json_each(ids).table_valued("value")
     return column.in_(sa.select(each.c.value))

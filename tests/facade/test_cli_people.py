@@ -135,6 +135,22 @@ def test_literal_sql_runs_as_pasted_on_the_demo(dialect: str, db_url: str) -> No
         assert _count(db_url, sql) == expected
 
 
+def test_literal_sql_with_ids_read_at_run_time_runs_as_pasted(dialect: str, db_url: str) -> None:
+    """Statements bound to the ids an earlier one read (a row's own facts, a large
+    page's evidence) show them empty and still run as pasted."""
+    plans = ('status project where id = "64"', 'list project where market_theme ~= "A股" limit 150')
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            for plan in plans:
+                shown = _literal(plan, dialect, "t1")
+                assert len(shown) >= 3  # main, baseline, then facts by id
+                for sql in shown:
+                    conn.exec_driver_sql(sql).all()
+    finally:
+        engine.dispose()
+
+
 def test_literal_sql_quotes_values_by_the_dialect(dialect: str, db_url: str) -> None:
     tenant = "t1' OR '1'='1"
     sql = _literal('count project where title = "O\'Brien"', dialect, tenant)[0]

@@ -18,7 +18,7 @@ WHERE base.tenant_id = %(tenant_id)s::VARCHAR) AS g LEFT OUTER JOIN m ON true OR
 -- role: evidence
 SELECT %(param_1)s::INTEGER AS q_filter, semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
 FROM semantic_facts 
-WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id = ANY (%(ids)s::TEXT[]) AND semantic_facts.predicate = %(f1_pred)s::VARCHAR AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1])
+WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id = ANY (CAST(%(ids)s::TEXT[] AS TEXT[])) AND semantic_facts.predicate = %(f1_pred)s::VARCHAR AND semantic_facts.value_norm IN (__[POSTCOMPILE_f1])
 -- params: {"entity_type": "project", "f1": ["a share", "a shares", "a-share", "a-shares", "a股", "china a-share", "沪深a股"], "f1_pred": "market_theme", "ids": [], "tenant_id": "t1"}
 -- bound at run time: ids
 

@@ -22,7 +22,7 @@ WHERE configs.tenant_id = %(tenant_id)s::VARCHAR
 -- role: entity_facts
 SELECT semantic_facts.id, semantic_facts.tenant_id, semantic_facts.entity_type, semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_text, semantic_facts.value_norm, semantic_facts.value_num, semantic_facts.source_type, semantic_facts.source_ref, semantic_facts.confidence, semantic_facts.observed_at, semantic_facts.valid_until 
 FROM semantic_facts 
-WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id = ANY (%(ids)s::TEXT[]) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_norm COLLATE "C", semantic_facts.id 
+WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id = ANY (CAST(%(ids)s::TEXT[] AS TEXT[])) ORDER BY semantic_facts.entity_id, semantic_facts.predicate, semantic_facts.value_norm COLLATE "C", semantic_facts.id 
  LIMIT %(facts_cap)s::INTEGER
 -- params: {"entity_type": "config", "facts_cap": 1000, "ids": [], "tenant_id": "t1"}
 -- bound at run time: ids
@@ -31,7 +31,7 @@ WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entit
 SELECT ef.id, ef.tenant_id, ef.entity_type, ef.entity_id, ef.predicate, ef.value_text, ef.value_norm, ef.value_num, ef.source_type, ef.source_ref, ef.confidence, ef.observed_at, ef.valid_until, ef.q_rank, ef.q_rank_down 
 FROM (SELECT semantic_facts.id AS id, semantic_facts.tenant_id AS tenant_id, semantic_facts.entity_type AS entity_type, semantic_facts.entity_id AS entity_id, semantic_facts.predicate AS predicate, semantic_facts.value_text AS value_text, semantic_facts.value_norm AS value_norm, semantic_facts.value_num AS value_num, semantic_facts.source_type AS source_type, semantic_facts.source_ref AS source_ref, semantic_facts.confidence AS confidence, semantic_facts.observed_at AS observed_at, semantic_facts.valid_until AS valid_until, dense_rank() OVER (PARTITION BY semantic_facts.entity_id, semantic_facts.predicate ORDER BY semantic_facts.value_norm COLLATE "C" ASC) AS q_rank, dense_rank() OVER (PARTITION BY semantic_facts.entity_id, semantic_facts.predicate ORDER BY semantic_facts.value_norm COLLATE "C" DESC) AS q_rank_down 
 FROM semantic_facts 
-WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id = ANY (%(ids)s::TEXT[])) AS ef 
+WHERE semantic_facts.tenant_id = %(tenant_id)s::VARCHAR AND semantic_facts.entity_type = %(entity_type)s::VARCHAR AND semantic_facts.entity_id = ANY (CAST(%(ids)s::TEXT[] AS TEXT[]))) AS ef 
 WHERE ef.q_rank <= %(values_cap)s::INTEGER ORDER BY ef.entity_id, ef.predicate, ef.q_rank, ef.id 
  LIMIT %(facts_cap)s::INTEGER
 -- params: {"entity_type": "config", "facts_cap": 1000, "ids": [], "tenant_id": "t1", "values_cap": 20}
