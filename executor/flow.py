@@ -596,6 +596,4 @@ def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
         "entity_facts": st.entity_facts,
         "entity_facts_ranked": st.entity_facts_ranked,
     }
-    if st.evidence is not None:
-        by_role["evidence"] = st.evidence
     return [by_role[r] for r in dict.fromkeys(roles)]

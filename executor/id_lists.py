@@ -34,9 +34,6 @@ class JsonList(sa.types.TypeDecorator[Sequence[Any]]):
     def process_literal_param(self, value: Sequence[Any] | None, dialect: Dialect) -> str:
         return json.dumps(list(value or ()), ensure_ascii=False)
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
-        return value
-
 
 def ids_type(dialect: str) -> sa.types.TypeEngine[Any]:
     """The type of a parameter holding a list of text ids (the generic ARRAY:

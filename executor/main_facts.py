@@ -80,8 +80,8 @@ def wrap_main(
         cols.append(g.c[N.ROW_BASELINE])
         source = g.outerjoin(m, sa.true())
     if positive:
-        mf = _matching(b, positive, facts_of=b.facts.c.entity_id.in_(sa.select(m.c[N.ROW_ID])))
-        mf = mf.subquery("mf")
+        of_rows = b.facts.c.entity_id.in_(sa.select(m.c[N.ROW_ID]))
+        mf = _matching(b, positive, facts_of=of_rows).subquery("mf")
         cols += [mf.c[c.name].label(f"{FACT_PREFIX}{c.name}") for c in b.facts.c]
         cols.append(mf.c[FILTER_COLUMN])
         source = source.outerjoin(mf, mf.c.entity_id == m.c[N.ROW_ID])

@@ -420,8 +420,6 @@ def _fact_sets(
 def _stmts(prep: Prepared, roles: list[str]) -> list[AnySelect]:
     st = prep.statements
     by_role: dict[str, AnySelect] = {**dict(st.named()), "entity_facts": st.entity_facts}
-    if st.evidence is not None:
-        by_role["evidence"] = st.evidence
     return [by_role[r] for r in dict.fromkeys(roles)]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,9 @@ from qdsl.facts.db import make_engine
 from qdsl.facts.fair_checkout import FairTurns, turn
 
 
-def _wait_until(check: object, what: str) -> None:
+def _wait_until(check: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + 60
-    while not check():  # type: ignore[operator]
+    while not check():
         assert time.monotonic() < deadline, what
         time.sleep(0.001)
 
@@ -27,12 +28,8 @@ def test_turns_are_handed_on_in_arrival_order() -> None:
     turns = FairTurns(1, timeout=60)
     turns.acquire()
     order: list[int] = []
-    waiting: list[int] = []
-    lock = threading.Lock()
 
     def caller(i: int) -> None:
-        with lock:
-            waiting.append(i)
         turns.acquire()
         order.append(i)
         turns.release()
